@@ -1,0 +1,81 @@
+import { z } from "zod";
+
+export const API_GROUP = "core.orka.ai";
+export const API_VERSION = `${API_GROUP}/v1alpha1`;
+export const DEFAULT_NAMESPACE = "default";
+
+/** RFC 1123 subdomain: what Kubernetes accepts as an object name. */
+export const objectName = z
+  .string()
+  .min(1, "must not be empty")
+  .max(253, "must be at most 253 characters")
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    "must be lowercase letters, digits, '-' or '.', starting and ending with a letter or digit",
+  );
+
+/** RFC 1123 label: what Kubernetes accepts as a namespace. */
+export const namespaceName = z
+  .string()
+  .max(63, "must be at most 63 characters")
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be lowercase letters, digits or '-', starting and ending with a letter or digit");
+
+export const ownerReferenceSchema = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  name: z.string(),
+  uid: z.string(),
+  controller: z.boolean().optional(),
+  blockOwnerDeletion: z.boolean().optional(),
+});
+export type OwnerReference = z.infer<typeof ownerReferenceSchema>;
+
+export const objectMetaSchema = z.object({
+  name: objectName,
+  namespace: namespaceName.default(DEFAULT_NAMESPACE),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.number().int().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+  finalizers: z.array(z.string()).optional(),
+  ownerReferences: z.array(ownerReferenceSchema).optional(),
+});
+export type ObjectMeta = z.infer<typeof objectMetaSchema>;
+
+/** A namespaced reference to another object; the namespace defaults to the referrer's. */
+export const namespacedRef = z.object({ name: objectName, namespace: namespaceName.optional() });
+export const localRef = z.object({ name: objectName });
+export const secretKeyRef = z.object({ name: objectName, key: z.string().min(1).default("api-key") });
+
+/** Go-syntax duration such as 30s or 1h30m, kept as text in the spec. */
+export const durationText = z.string().regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$/, "must be a duration such as 30s, 5m or 1h30m");
+
+/** Labels, annotations and finalizers Orka gives meaning to (spec P1.2). */
+export const LABEL = {
+  parentTask: "orka.ai/parent-task",
+  delegatedAgent: "orka.ai/delegated-agent",
+  iteration: "orka.ai/iteration",
+  iterationGroup: "orka.ai/iteration-group",
+  scheduledRun: "orka.ai/scheduled-run",
+  createdBy: "orka.ai/created-by",
+} as const;
+
+export const ANNOTATION = {
+  parentTaskName: "orka.ai/parent-task-name",
+  coordinationDepth: "orka.ai/coordination-depth",
+  disableCoordinationToolInjection: "orka.ai/disable-coordination-tool-injection",
+} as const;
+
+export const FINALIZER_CLEANUP = "orka.ai/cleanup";
+
+/** Every object Orka stores, whatever its kind. */
+export interface Resource<Spec = unknown, Status = unknown> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { namespace: string };
+  spec: Spec;
+  status?: Status;
+}

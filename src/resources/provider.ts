@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { secretKeyRef } from "./meta.ts";
+
+export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted"] as const;
+
+/** One scripted model turn: text, tool calls, or both. */
+export const scriptedTurnSchema = z
+  .object({
+    text: z.string().optional(),
+    toolCalls: z
+      .array(z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }))
+      .optional(),
+  })
+  .refine((turn) => turn.text !== undefined || (turn.toolCalls?.length ?? 0) > 0, {
+    message: "a scripted turn needs text or toolCalls",
+  });
+export type ScriptedTurn = z.infer<typeof scriptedTurnSchema>;
+
+export const providerSpecSchema = z
+  .object({
+    type: z.enum(PROVIDER_TYPES),
+    secretRef: secretKeyRef.optional(),
+    baseURL: z.url({ message: "must be an http(s) URL" }).optional(),
+    defaultModel: z.string().optional(),
+    rateLimit: z
+      .object({ requestsPerMinute: z.number().int().positive().optional(), tokensPerMinute: z.number().int().positive().optional() })
+      .optional(),
+    azure: z.object({ deploymentName: z.string().optional(), apiVersion: z.string().optional() }).optional(),
+    /** Orka's own offline model: plays these turns in order, or the turns in a YAML/JSON file. */
+    scripted: z
+      .object({ turns: z.array(scriptedTurnSchema).optional(), file: z.string().optional() })
+      .refine((s) => (s.turns === undefined) !== (s.file === undefined), { message: "set exactly one of turns and file" })
+      .optional(),
+  })
+  .refine((spec) => spec.type !== "scripted" || spec.scripted !== undefined, {
+    message: "a scripted provider needs spec.scripted.turns or spec.scripted.file",
+    path: ["scripted"],
+  });
+export type ProviderSpec = z.infer<typeof providerSpecSchema>;
+
+export const providerStatusSchema = z.object({
+  ready: z.boolean().optional(),
+  message: z.string().optional(),
+  lastValidated: z.string().optional(),
+});
+export type ProviderStatus = z.infer<typeof providerStatusSchema>;

@@ -1,0 +1,136 @@
+import { z } from "zod";
+import { durationText, localRef, namespacedRef } from "./meta.ts";
+
+export const TASK_TYPES = ["ai", "agent", "container"] as const;
+export type TaskType = (typeof TASK_TYPES)[number];
+
+export const TASK_PHASES = ["Pending", "Running", "Finalizing", "Succeeded", "Failed", "Scheduled", "Cancelled"] as const;
+export type TaskPhase = (typeof TASK_PHASES)[number];
+export const TERMINAL_PHASES: readonly TaskPhase[] = ["Succeeded", "Failed", "Cancelled"];
+
+const credentialFreeUrl = z
+  .url({ message: "must be an https URL" })
+  .refine((u) => {
+    const url = new URL(u);
+    return url.username === "" && url.password === "" && url.search === "" && url.hash === "";
+  }, "must not contain credentials, a query or a fragment");
+
+export const workspaceSchema = z
+  .object({
+    intent: z.enum(["read", "write"]).optional(),
+    gitRepo: credentialFreeUrl.optional(),
+    branch: z.string().optional(),
+    ref: z.string().optional(),
+    readCredentialRef: z.string().optional(),
+    publicationGitRepo: credentialFreeUrl.optional(),
+    publicationReadCredentialRef: z.string().optional(),
+    publicationCredentialRef: z.string().optional(),
+    forgeCredentialRef: z.string().optional(),
+    pushBranch: z.string().optional(),
+    prBaseBranch: z.string().optional(),
+    prTitle: z.string().max(256).optional(),
+    prBody: z.string().max(32_768).optional(),
+    createPR: z.boolean().optional(),
+  })
+  .refine((w) => !(w.branch && w.ref), { message: "set at most one of branch and ref", path: ["ref"] })
+  .refine((w) => !w.createPR || w.intent === "write", { message: "createPR requires intent: write", path: ["createPR"] });
+
+export const taskSpecSchema = z.object({
+  type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),
+  agentRef: namespacedRef.optional(),
+  prompt: z.string().optional(),
+  ai: z
+    .object({
+      providerRef: namespacedRef.optional(),
+      provider: z.string().optional(),
+      model: z.string().optional(),
+      prompt: z.string().optional(),
+      systemPrompt: z.string().optional(),
+      temperature: z.number().min(0).max(2).optional(),
+      maxTokens: z.number().int().positive().optional(),
+      skills: z.array(localRef).optional(),
+      tools: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  image: z.string().optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  env: z.array(z.object({ name: z.string().min(1), value: z.string().default("") })).optional(),
+  timeout: durationText.optional(),
+  priority: z.number().int().min(0).max(1000).default(500),
+  retryPolicy: z
+    .object({
+      maxRetries: z.number().int().min(0).max(100).default(0),
+      backoffMultiplier: z.number().min(1).default(2),
+      initialDelay: durationText.optional(),
+    })
+    .optional(),
+  schedule: z.string().optional(),
+  timeZone: z.string().optional(),
+  concurrencyPolicy: z.enum(["Forbid", "Allow"]).optional(),
+  startingDeadlineSeconds: z.number().int().positive().optional(),
+  successfulJobsHistoryLimit: z.number().int().min(0).optional(),
+  failedJobsHistoryLimit: z.number().int().min(0).optional(),
+  suspend: z.boolean().optional(),
+  sessionRef: z
+    .object({
+      name: z.string().min(1),
+      create: z.boolean().default(false),
+      append: z.boolean().default(true),
+      maxMessages: z.number().int().positive().default(50),
+    })
+    .optional(),
+  workspace: workspaceSchema.optional(),
+  agentRuntime: z
+    .object({
+      maxTurns: z.number().int().positive().optional(),
+      allowedTools: z.array(z.string()).optional(),
+      disallowedTools: z.array(z.string()).optional(),
+      allowBash: z.boolean().optional(),
+    })
+    .optional(),
+  priorTaskRef: localRef.optional(),
+  secretRef: localRef.optional(),
+  webhookURL: z.url().optional(),
+  requestedBy: z.string().optional(),
+  transaction: z.record(z.string(), z.unknown()).optional(),
+});
+export type TaskSpec = z.infer<typeof taskSpecSchema>;
+
+export const taskConditionSchema = z.object({
+  type: z.string(),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: z.string().optional(),
+});
+export type TaskCondition = z.infer<typeof taskConditionSchema>;
+
+export const childTaskSummarySchema = z.object({
+  name: z.string(),
+  agent: z.string().optional(),
+  phase: z.string(),
+  result: z.string().optional(),
+});
+
+export const taskStatusSchema = z.object({
+  phase: z.enum(TASK_PHASES).optional(),
+  startTime: z.string().optional(),
+  completionTime: z.string().optional(),
+  attempts: z.number().int().optional(),
+  iteration: z.number().int().optional(),
+  jobName: z.string().optional(),
+  resultRef: z.object({ available: z.boolean() }).optional(),
+  message: z.string().optional(),
+  childTasks: z.array(childTaskSummarySchema).optional(),
+  conditions: z.array(taskConditionSchema).optional(),
+  lastScheduleTime: z.string().optional(),
+  nextScheduleTime: z.string().optional(),
+  webhookDelivered: z.boolean().optional(),
+  executionOutcome: z.object({ phase: z.enum(TASK_PHASES), message: z.string().optional() }).optional(),
+  /** When the Task may be started again after a failed attempt (retry backoff). */
+  retryAfter: z.string().optional(),
+  /** When the Task entered the queue; drives ageing (P2.9). */
+  queuedAt: z.string().optional(),
+});
+export type TaskStatus = z.infer<typeof taskStatusSchema>;

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { durationText, objectName } from "./meta.ts";
+
+export const toolSpecSchema = z
+  .object({
+    description: z.string().min(1, "is required"),
+    parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+    enabled: z.boolean().default(true),
+    http: z
+      .object({
+        url: z.url({ message: "must be an http(s) URL" }),
+        method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("POST"),
+        headers: z.record(z.string(), z.string()).optional(),
+        timeout: durationText.default("30s"),
+        authSecretRef: z.object({ name: objectName, key: z.string().min(1) }).optional(),
+        authInject: z.enum(["header", "body"]).default("header"),
+        authBodyKey: z.string().optional(),
+      })
+      .refine((h) => h.authInject !== "body" || !!h.authBodyKey, {
+        message: "authInject: body needs authBodyKey",
+        path: ["authBodyKey"],
+      })
+      .optional(),
+    mcp: z.object({ url: z.url().optional(), path: z.string().default("/mcp") }).optional(),
+  })
+  .refine((spec) => (spec.http === undefined) !== (spec.mcp === undefined), {
+    message: "a Tool needs exactly one of http and mcp",
+    path: ["http"],
+  });
+export type ToolSpec = z.infer<typeof toolSpecSchema>;
+
+export const toolStatusSchema = z.object({
+  available: z.boolean().optional(),
+  error: z.string().optional(),
+  endpoint: z.string().optional(),
+});
+export type ToolStatus = z.infer<typeof toolStatusSchema>;

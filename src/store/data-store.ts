@@ -1,0 +1,71 @@
+/** Per-Task data kept beside the resources: results, execution events, logs, artifacts, attempts. */
+
+export type EventSeverity = "info" | "warning" | "error";
+
+export interface ExecutionEventInput {
+  type: string;
+  severity?: EventSeverity;
+  toolName?: string;
+  toolCallID?: string;
+  summary: string;
+  content?: string;
+}
+
+export interface ExecutionEvent extends Required<Pick<ExecutionEventInput, "type" | "summary">> {
+  seq: number;
+  severity: EventSeverity;
+  toolName?: string;
+  toolCallID?: string;
+  content?: string;
+  createdAt: string;
+}
+
+export type AttemptState = "running" | "succeeded" | "failed" | "killed";
+
+export interface Attempt {
+  id: string;
+  namespace: string;
+  task: string;
+  taskUid: string;
+  number: number;
+  allowedTools: string[];
+  state: AttemptState;
+  exitCode?: number;
+  reason?: string;
+  startedAt: string;
+  endedAt?: string;
+}
+
+export interface ArtifactInfo {
+  file: string;
+  size: number;
+  createdAt: string;
+}
+
+export interface TaskDataStore {
+  putResult(namespace: string, task: string, body: string): void;
+  getResult(namespace: string, task: string): string | undefined;
+
+  appendEvent(namespace: string, task: string, event: ExecutionEventInput): ExecutionEvent;
+  listEvents(namespace: string, task: string, options?: { after?: number; limit?: number; type?: string }): ExecutionEvent[];
+  latestEventSeq(namespace: string, task: string): number;
+  /** Called after every event append for that Task; returns an unsubscribe function. */
+  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent) => void): () => void;
+
+  appendLog(namespace: string, task: string, attempt: number, chunk: string): void;
+  readLogs(namespace: string, task: string, afterId?: number): { text: string; lastId: number };
+  onLog(namespace: string, task: string, listener: (chunk: string) => void): () => void;
+
+  putArtifact(namespace: string, task: string, file: string, content: Buffer): void;
+  listArtifacts(namespace: string, task: string): ArtifactInfo[];
+  getArtifact(namespace: string, task: string, file: string): Buffer | undefined;
+
+  createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt;
+  attemptByTokenHash(tokenHash: string): Attempt | undefined;
+  latestAttempt(namespace: string, task: string): Attempt | undefined;
+  runningAttempts(): Attempt[];
+  finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void;
+
+  /** Removes everything a Task owns (P2.8). */
+  deleteTaskData(namespace: string, task: string): void;
+}

@@ -1,0 +1,212 @@
+import { EventEmitter } from "node:events";
+import type {
+  ArtifactInfo,
+  Attempt,
+  AttemptState,
+  ExecutionEvent,
+  ExecutionEventInput,
+  TaskDataStore,
+} from "../data-store.ts";
+import type { Db } from "./db.ts";
+
+interface EventRow {
+  seq: number;
+  type: string;
+  severity: ExecutionEvent["severity"];
+  tool_name: string | null;
+  tool_call_id: string | null;
+  summary: string;
+  content: string | null;
+  created_at: string;
+}
+
+interface AttemptRow {
+  id: string;
+  namespace: string;
+  task: string;
+  task_uid: string;
+  number: number;
+  allowed_tools: string;
+  state: AttemptState;
+  exit_code: number | null;
+  reason: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+const now = () => new Date().toISOString();
+const topic = (kind: string, namespace: string, task: string) => `${kind}\u0000${namespace}\u0000${task}`;
+
+export class SqliteTaskDataStore implements TaskDataStore {
+  private readonly db: Db;
+  private readonly notifications = new EventEmitter();
+  private readonly statements;
+
+  constructor(db: Db) {
+    this.db = db;
+    this.notifications.setMaxListeners(0);
+    this.statements = {
+      putResult: db.prepare("INSERT OR REPLACE INTO results (namespace, task, body, created_at) VALUES (?, ?, ?, ?)"),
+      getResult: db.prepare<[string, string], { body: string }>("SELECT body FROM results WHERE namespace = ? AND task = ?"),
+      insertEvent: db.prepare<unknown[], { seq: number }>(
+        `INSERT INTO events (namespace, task, type, severity, tool_name, tool_call_id, summary, content, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      ),
+      latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = ? AND task = ?"),
+      appendLog: db.prepare("INSERT INTO logs (namespace, task, attempt, chunk) VALUES (?, ?, ?, ?)"),
+      readLogs: db.prepare<[string, string, number], { id: number; chunk: string }>(
+        "SELECT id, chunk FROM logs WHERE namespace = ? AND task = ? AND id > ? ORDER BY id",
+      ),
+      putArtifact: db.prepare("INSERT OR REPLACE INTO artifacts (namespace, task, file, content, created_at) VALUES (?, ?, ?, ?, ?)"),
+      listArtifacts: db.prepare<[string, string], { file: string; size: number; created_at: string }>(
+        "SELECT file, length(content) AS size, created_at FROM artifacts WHERE namespace = ? AND task = ? ORDER BY file",
+      ),
+      getArtifact: db.prepare<[string, string, string], { content: Buffer }>(
+        "SELECT content FROM artifacts WHERE namespace = ? AND task = ? AND file = ?",
+      ),
+      insertAttempt: db.prepare(
+        `INSERT INTO attempts (id, namespace, task, task_uid, number, token_hash, allowed_tools, state, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+      ),
+      attemptByToken: db.prepare<[string], AttemptRow>("SELECT * FROM attempts WHERE token_hash = ?"),
+      latestAttempt: db.prepare<[string, string], AttemptRow>(
+        "SELECT * FROM attempts WHERE namespace = ? AND task = ? ORDER BY started_at DESC, number DESC LIMIT 1",
+      ),
+      runningAttempts: db.prepare<[], AttemptRow>("SELECT * FROM attempts WHERE state = 'running'"),
+      finishAttempt: db.prepare(
+        "UPDATE attempts SET state = ?, exit_code = ?, reason = ?, ended_at = ? WHERE id = ? AND state = 'running'",
+      ),
+    };
+  }
+
+  putResult(namespace: string, task: string, body: string): void {
+    this.statements.putResult.run(namespace, task, body, now());
+  }
+
+  getResult(namespace: string, task: string): string | undefined {
+    return this.statements.getResult.get(namespace, task)?.body;
+  }
+
+  appendEvent(namespace: string, task: string, input: ExecutionEventInput): ExecutionEvent {
+    const createdAt = now();
+    const severity = input.severity ?? "info";
+    const { seq } = this.statements.insertEvent.get(
+      namespace, task, input.type, severity, input.toolName ?? null, input.toolCallID ?? null, input.summary, input.content ?? null, createdAt,
+    )!;
+    const event: ExecutionEvent = { seq, createdAt, ...input, severity };
+    this.notifications.emit(topic("event", namespace, task), event);
+    return event;
+  }
+
+  listEvents(namespace: string, task: string, options: { after?: number; limit?: number; type?: string } = {}): ExecutionEvent[] {
+    const where = ["namespace = ?", "task = ?", "seq > ?"];
+    const params: unknown[] = [namespace, task, options.after ?? 0];
+    if (options.type) {
+      where.push("type = ?");
+      params.push(options.type);
+    }
+    const limit = options.limit && options.limit > 0 ? `LIMIT ${Math.floor(options.limit)}` : "";
+    return this.db
+      .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq ${limit}`)
+      .all(...params)
+      .map((row) => ({
+        seq: row.seq,
+        type: row.type,
+        severity: row.severity,
+        toolName: row.tool_name ?? undefined,
+        toolCallID: row.tool_call_id ?? undefined,
+        summary: row.summary,
+        content: row.content ?? undefined,
+        createdAt: row.created_at,
+      }));
+  }
+
+  latestEventSeq(namespace: string, task: string): number {
+    return this.statements.latestSeq.get(namespace, task)?.seq ?? 0;
+  }
+
+  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent) => void): () => void {
+    return this.subscribe(topic("event", namespace, task), listener);
+  }
+
+  appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
+    this.statements.appendLog.run(namespace, task, attempt, chunk);
+    this.notifications.emit(topic("log", namespace, task), chunk);
+  }
+
+  readLogs(namespace: string, task: string, afterId = 0): { text: string; lastId: number } {
+    const rows = this.statements.readLogs.all(namespace, task, afterId);
+    return { text: rows.map((r) => r.chunk).join(""), lastId: rows.at(-1)?.id ?? afterId };
+  }
+
+  onLog(namespace: string, task: string, listener: (chunk: string) => void): () => void {
+    return this.subscribe(topic("log", namespace, task), listener);
+  }
+
+  putArtifact(namespace: string, task: string, file: string, content: Buffer): void {
+    this.statements.putArtifact.run(namespace, task, file, content, now());
+  }
+
+  listArtifacts(namespace: string, task: string): ArtifactInfo[] {
+    return this.statements.listArtifacts.all(namespace, task).map((r) => ({ file: r.file, size: r.size, createdAt: r.created_at }));
+  }
+
+  getArtifact(namespace: string, task: string, file: string): Buffer | undefined {
+    return this.statements.getArtifact.get(namespace, task, file)?.content;
+  }
+
+  createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt {
+    const startedAt = now();
+    this.statements.insertAttempt.run(
+      attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
+    );
+    return { ...attempt, state: "running", startedAt };
+  }
+
+  attemptByTokenHash(tokenHash: string): Attempt | undefined {
+    const row = this.statements.attemptByToken.get(tokenHash);
+    return row && toAttempt(row);
+  }
+
+  latestAttempt(namespace: string, task: string): Attempt | undefined {
+    const row = this.statements.latestAttempt.get(namespace, task);
+    return row && toAttempt(row);
+  }
+
+  runningAttempts(): Attempt[] {
+    return this.statements.runningAttempts.all().map(toAttempt);
+  }
+
+  finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
+    this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id);
+  }
+
+  deleteTaskData(namespace: string, task: string): void {
+    this.db.transaction(() => {
+      for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
+        this.db.prepare(`DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
+      }
+    })();
+  }
+
+  private subscribe<T>(name: string, listener: (value: T) => void): () => void {
+    this.notifications.on(name, listener);
+    return () => this.notifications.off(name, listener);
+  }
+}
+
+function toAttempt(row: AttemptRow): Attempt {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    task: row.task,
+    taskUid: row.task_uid,
+    number: row.number,
+    allowedTools: JSON.parse(row.allowed_tools),
+    state: row.state,
+    exitCode: row.exit_code ?? undefined,
+    reason: row.reason ?? undefined,
+    startedAt: row.started_at,
+    endedAt: row.ended_at ?? undefined,
+  };
+}

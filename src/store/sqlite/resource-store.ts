@@ -1,0 +1,236 @@
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import type { KindName } from "../../resources/kinds.ts";
+import type { Resource } from "../../resources/meta.ts";
+import { OrkaError } from "../../util/errors.ts";
+import type { SecretCipher } from "../secret-cipher.ts";
+import {
+  matchesLabels,
+  parseLabelSelector,
+  type ListOptions,
+  type ListResult,
+  type ResourceStore,
+  type WatchEvent,
+  type WatchListener,
+} from "../resource-store.ts";
+import type { Db } from "./db.ts";
+
+interface Row {
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  body: string;
+}
+
+const kindLabel = (kind: string) => kind.toLowerCase();
+
+/** The embedded ResourceStore: one `resources` table, every write in a transaction, watch in-process. */
+export class SqliteResourceStore implements ResourceStore {
+  private readonly db: Db;
+  private readonly cipher: SecretCipher;
+  private readonly events = new EventEmitter();
+  private readonly statements;
+
+  constructor(db: Db, cipher: SecretCipher) {
+    this.db = db;
+    this.cipher = cipher;
+    this.events.setMaxListeners(0);
+    this.statements = {
+      get: db.prepare<[string, string, string], Row>("SELECT * FROM resources WHERE kind = ? AND namespace = ? AND name = ?"),
+      insert: db.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES (?, ?, ?, ?, ?, ?)"),
+      replace: db.prepare("UPDATE resources SET resource_version = ?, body = ? WHERE kind = ? AND namespace = ? AND name = ?"),
+      remove: db.prepare("DELETE FROM resources WHERE kind = ? AND namespace = ? AND name = ?"),
+      nextVersion: db.prepare<[], { value: number }>(
+        "UPDATE counters SET value = value + 1 WHERE name = 'resource_version' RETURNING value",
+      ),
+      addOwner: db.prepare("INSERT OR IGNORE INTO owner_refs (owner_uid, kind, namespace, name) VALUES (?, ?, ?, ?)"),
+      removeOwned: db.prepare("DELETE FROM owner_refs WHERE kind = ? AND namespace = ? AND name = ?"),
+      owned: db.prepare<[string], { kind: string; namespace: string; name: string }>(
+        "SELECT kind, namespace, name FROM owner_refs WHERE owner_uid = ?",
+      ),
+    };
+  }
+
+  async get<S, T>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined> {
+    const row = this.statements.get.get(kind, namespace, name);
+    return row ? (this.decode(row) as Resource<S, T>) : undefined;
+  }
+
+  async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
+    const selector = parseLabelSelector(options.labelSelector);
+    const after = options.continue ? decodeContinue(options.continue) : undefined;
+    const where = ["kind = ?"];
+    const params: unknown[] = [kind];
+    if (options.namespace !== undefined) {
+      where.push("namespace = ?");
+      params.push(options.namespace);
+    }
+    if (after) {
+      where.push("(namespace, name) > (?, ?)");
+      params.push(after.namespace, after.name);
+    }
+    const rows = this.db
+      .prepare<unknown[], Row>(`SELECT * FROM resources WHERE ${where.join(" AND ")} ORDER BY namespace, name`)
+      .all(...params);
+    const matching = rows.map((row) => this.decode(row) as Resource<S, T>).filter((o) => matchesLabels(o.metadata.labels, selector));
+    const limit = options.limit ?? 0;
+    if (limit <= 0 || matching.length <= limit) return { items: matching };
+    const items = matching.slice(0, limit);
+    const last = items[items.length - 1].metadata;
+    return {
+      items,
+      continue: encodeContinue({ namespace: last.namespace, name: last.name }),
+      remainingItemCount: matching.length - limit,
+    };
+  }
+
+  async create<S, T>(object: Resource<S, T>): Promise<Resource<S, T>> {
+    const meta = object.metadata;
+    const created = this.db.transaction(() => {
+      if (this.statements.get.get(object.kind, meta.namespace, meta.name)) {
+        throw new OrkaError("already_exists", `${kindLabel(object.kind)} already exists`);
+      }
+      const stored: Resource<S, T> = {
+        ...object,
+        metadata: {
+          ...meta,
+          uid: randomUUID(),
+          generation: 1,
+          creationTimestamp: new Date().toISOString(),
+          deletionTimestamp: undefined,
+          resourceVersion: String(this.nextVersion()),
+        },
+      };
+      this.statements.insert.run(object.kind, meta.namespace, meta.name, stored.metadata.uid, Number(stored.metadata.resourceVersion), this.encode(stored));
+      this.indexOwners(stored);
+      return stored;
+    })();
+    this.emit({ type: "ADDED", object: created });
+    return created;
+  }
+
+  async update<S, T>(object: Resource<S, T>): Promise<Resource<S, T>> {
+    return this.write(object, (current, next) => {
+      const specChanged = JSON.stringify(current.spec) !== JSON.stringify(next.spec);
+      return {
+        ...next,
+        metadata: {
+          ...next.metadata,
+          uid: current.metadata.uid,
+          creationTimestamp: current.metadata.creationTimestamp,
+          deletionTimestamp: current.metadata.deletionTimestamp,
+          generation: (current.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+        },
+        status: current.status,
+      };
+    });
+  }
+
+  async updateStatus<S, T>(object: Resource<S, T>): Promise<Resource<S, T>> {
+    return this.write(object, (current, next) => ({ ...current, status: next.status }));
+  }
+
+  async delete(kind: KindName, namespace: string, name: string): Promise<void> {
+    const emitted: WatchEvent[] = [];
+    this.db.transaction(() => this.deleteInTransaction(kind, namespace, name, emitted, true))();
+    for (const event of emitted) this.emit(event);
+  }
+
+  watch(listener: WatchListener): () => void {
+    this.events.on("event", listener);
+    return () => this.events.off("event", listener);
+  }
+
+  private write<S, T>(
+    object: Resource<S, T>,
+    merge: (current: Resource<S, T>, next: Resource<S, T>) => Resource<S, T>,
+  ): Promise<Resource<S, T>> {
+    const meta = object.metadata;
+    const emitted: WatchEvent[] = [];
+    const written = this.db.transaction(() => {
+      const row = this.statements.get.get(object.kind, meta.namespace, meta.name);
+      if (!row) throw new OrkaError("not_found", `${kindLabel(object.kind)} not found`);
+      const current = this.decode(row) as Resource<S, T>;
+      if (meta.resourceVersion !== undefined && meta.resourceVersion !== current.metadata.resourceVersion) {
+        throw new OrkaError("conflict", `${kindLabel(object.kind)} ${meta.name} was modified concurrently; read it again and retry`);
+      }
+      const next = merge(current, object);
+      next.metadata = { ...next.metadata, resourceVersion: String(this.nextVersion()) };
+      if (next.metadata.deletionTimestamp && (next.metadata.finalizers?.length ?? 0) === 0) {
+        this.deleteInTransaction(object.kind as KindName, meta.namespace, meta.name, emitted, false);
+        return next;
+      }
+      this.statements.replace.run(Number(next.metadata.resourceVersion), this.encode(next), object.kind, meta.namespace, meta.name);
+      this.indexOwners(next);
+      emitted.push({ type: "MODIFIED", object: next });
+      return next;
+    })();
+    for (const event of emitted) this.emit(event);
+    return Promise.resolve(written);
+  }
+
+  private deleteInTransaction(kind: KindName, namespace: string, name: string, emitted: WatchEvent[], honourFinalizers: boolean): void {
+    const row = this.statements.get.get(kind, namespace, name);
+    if (!row) {
+      if (honourFinalizers) throw new OrkaError("not_found", `${kindLabel(kind)} not found`);
+      return;
+    }
+    const current = this.decode(row);
+    if (honourFinalizers && (current.metadata.finalizers?.length ?? 0) > 0) {
+      if (current.metadata.deletionTimestamp) return;
+      const marked = {
+        ...current,
+        metadata: { ...current.metadata, deletionTimestamp: new Date().toISOString(), resourceVersion: String(this.nextVersion()) },
+      };
+      this.statements.replace.run(Number(marked.metadata.resourceVersion), this.encode(marked), kind, namespace, name);
+      emitted.push({ type: "MODIFIED", object: marked });
+      return;
+    }
+    this.statements.remove.run(kind, namespace, name);
+    this.statements.removeOwned.run(kind, namespace, name);
+    emitted.push({ type: "DELETED", object: current });
+    for (const child of this.statements.owned.all(row.uid)) {
+      this.deleteInTransaction(child.kind as KindName, child.namespace, child.name, emitted, true);
+    }
+  }
+
+  private indexOwners(object: Resource): void {
+    for (const owner of object.metadata.ownerReferences ?? []) {
+      this.statements.addOwner.run(owner.uid, object.kind, object.metadata.namespace, object.metadata.name);
+    }
+  }
+
+  private nextVersion(): number {
+    return this.statements.nextVersion.get()!.value;
+  }
+
+  private encode(object: Resource): string {
+    if (object.kind !== "Secret") return JSON.stringify(object);
+    return JSON.stringify({ ...object, spec: this.cipher.encrypt(JSON.stringify(object.spec)) });
+  }
+
+  private decode(row: Row): Resource {
+    const object = JSON.parse(row.body) as Resource;
+    if (object.kind === "Secret") object.spec = JSON.parse(this.cipher.decrypt(object.spec as string));
+    return object;
+  }
+
+  private emit(event: WatchEvent): void {
+    this.events.emit("event", event);
+  }
+}
+
+function encodeContinue(position: { namespace: string; name: string }): string {
+  return Buffer.from(JSON.stringify(position)).toString("base64url");
+}
+
+function decodeContinue(token: string): { namespace: string; name: string } {
+  try {
+    const position = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+    if (typeof position.namespace === "string" && typeof position.name === "string") return position;
+  } catch {
+    // fall through to the error below
+  }
+  throw new OrkaError("invalid_argument", "invalid continue token: pass back the metadata.continue of the previous page");
+}

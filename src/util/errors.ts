@@ -1,0 +1,47 @@
+/** The one error type of Orka: a code mapped once to an HTTP status, and a message that says what to do. */
+export type ErrorCode =
+  | "invalid_argument"
+  | "unauthenticated"
+  | "permission_denied"
+  | "not_found"
+  | "already_exists"
+  | "conflict"
+  | "payload_too_large"
+  | "unavailable"
+  | "internal";
+
+const httpStatusByCode: Record<ErrorCode, number> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  already_exists: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unavailable: 503,
+  internal: 500,
+};
+
+export class OrkaError extends Error {
+  readonly code: ErrorCode;
+  readonly field?: string;
+
+  constructor(code: ErrorCode, message: string, details: { field?: string } = {}) {
+    super(message);
+    this.name = "OrkaError";
+    this.code = code;
+    this.field = details.field;
+  }
+
+  get httpStatus(): number {
+    return httpStatusByCode[this.code];
+  }
+}
+
+export function httpStatusOf(code: ErrorCode): number {
+  return httpStatusByCode[code];
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
