@@ -78,6 +78,6 @@ describe("SqliteResourceStore", () => {
     for (const file of ["orka.db", "orka.db-wal"]) {
       expect(readFileSync(join(store.dir, file)).includes("sk-very-secret")).toBe(false);
     }
-    expect((await store.resources.get<{ data: Record<string, string> }>("Secret", "default", "s"))?.spec.data["api-key"]).toBe("sk-very-secret");
+    expect((await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "s"))?.spec.data["api-key"]).toBe("sk-very-secret");
   });
 });

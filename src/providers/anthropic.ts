@@ -1,0 +1,89 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
+import { toModelApiError } from "./model.ts";
+
+type AnthropicMessage = Anthropic.MessageParam;
+type ContentBlock = Anthropic.ContentBlockParam;
+
+/** Anthropic Messages through the official SDK. A trailing `/v1` on baseURL is dropped, as the SDK adds it. */
+export function anthropicModel(options: { apiKey: string; baseURL?: string }): ModelClient {
+  const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL?.replace(/\/v1\/?$/, ""), maxRetries: 0 });
+  return {
+    provider: "anthropic",
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      let message;
+      try {
+        message = await client.messages.create(
+          {
+            model: request.model,
+            max_tokens: request.maxTokens,
+            messages: toAnthropicMessages(request.messages),
+            ...(request.system ? { system: request.system } : {}),
+            ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+            ...(request.tools.length > 0
+              ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as Anthropic.Tool.InputSchema })) }
+              : {}),
+          },
+          { signal: request.signal },
+        );
+      } catch (err) {
+        throw toModelApiError(err);
+      }
+      const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+      const toolCalls = message.content.flatMap((b) =>
+        b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }] : [],
+      );
+      return {
+        text,
+        toolCalls,
+        finish: finishReason(message.stop_reason, toolCalls.length > 0),
+        usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+      };
+    },
+  };
+}
+
+function finishReason(reason: string | null, hasToolCalls: boolean): FinishReason {
+  if (hasToolCalls) return "tool_calls";
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "tool_use":
+      return "tool_calls";
+    case "max_tokens":
+      return "length";
+    case "refusal":
+      return "refusal";
+    default:
+      return "unknown";
+  }
+}
+
+/** Anthropic wants tool results as blocks of a user turn, consecutive results merged into one. */
+export function toAnthropicMessages(messages: ChatMessage[]): AnthropicMessage[] {
+  const out: AnthropicMessage[] = [];
+  for (const message of messages) {
+    if (message.role === "tool") {
+      const block: ContentBlock = { type: "tool_result", tool_use_id: message.toolCallId, content: message.content };
+      const previous = out.at(-1);
+      if (previous?.role === "user" && Array.isArray(previous.content) && previous.content.every((b) => b.type === "tool_result")) {
+        previous.content.push(block);
+      } else out.push({ role: "user", content: [block] });
+    } else if (message.role === "assistant" && message.toolCalls?.length) {
+      const blocks: ContentBlock[] = message.content ? [{ type: "text", text: message.content }] : [];
+      for (const call of message.toolCalls) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: parseArguments(call.arguments) });
+      out.push({ role: "assistant", content: blocks });
+    } else out.push({ role: message.role, content: message.content });
+  }
+  return out;
+}
+
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}

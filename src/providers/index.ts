@@ -1,0 +1,35 @@
+import type { ScriptedTurn } from "../resources/provider.ts";
+import { anthropicModel } from "./anthropic.ts";
+import type { ModelClient } from "./model.ts";
+import { openAIModel } from "./openai.ts";
+import { loadScriptFile, scriptedModel } from "./scripted.ts";
+
+/** Everything the worker needs to reach one model: resolved by the controller, passed in the env contract. */
+export interface ModelEndpoint {
+  /** The Provider resource name, for messages and events. */
+  name: string;
+  type: "anthropic" | "openai" | "azure-openai" | "scripted";
+  model: string;
+  baseURL?: string;
+  apiKey?: string;
+  azure?: { deployment?: string; apiVersion?: string };
+  script?: { turns?: ScriptedTurn[]; file?: string };
+}
+
+export function createModelClient(endpoint: ModelEndpoint): ModelClient {
+  switch (endpoint.type) {
+    case "scripted":
+      return scriptedModel(endpoint.script?.turns ?? loadScriptFile(endpoint.script?.file ?? ""));
+    case "anthropic":
+      return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL });
+    case "openai":
+      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL });
+    case "azure-openai":
+      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, azure: endpoint.azure ?? {} });
+  }
+}
+
+function requireKey(endpoint: ModelEndpoint): string {
+  if (!endpoint.apiKey) throw new Error(`API key for ${endpoint.name} not found`);
+  return endpoint.apiKey;
+}

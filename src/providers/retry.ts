@@ -1,0 +1,42 @@
+import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
+import { ModelApiError } from "./model.ts";
+
+export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
+const MAX_RETRIES = 3;
+const MAX_DELAY_MS = 30_000;
+
+export interface RetryOptions {
+  /** First backoff step; doubles per retry, with full jitter, capped at 30 s. */
+  baseDelayMs: number;
+  onRetry?: (attempt: number, error: ModelApiError, delayMs: number) => void;
+}
+
+/** Retries 429/500/502/503/529 three times with jittered exponential backoff (spec P3.1). */
+export function withRetries(client: ModelClient, options: RetryOptions): ModelClient {
+  return {
+    provider: client.provider,
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await client.complete(request);
+        } catch (err) {
+          if (!(err instanceof ModelApiError) || !RETRYABLE_STATUSES.has(err.status ?? 0) || attempt >= MAX_RETRIES) throw err;
+          const backoff = Math.min(MAX_DELAY_MS, options.baseDelayMs * 2 ** attempt);
+          const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
+          options.onRetry?.(attempt + 1, err, delayMs);
+          await sleep(delayMs, request.signal);
+        }
+      }
+    },
+  };
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}

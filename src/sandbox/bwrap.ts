@@ -1,0 +1,176 @@
+import { spawn } from "node:child_process";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { delimiter, join } from "node:path";
+
+export interface SandboxLimits {
+  cpuSeconds: number;
+  memoryBytes: number;
+  processes: number;
+  fileSizeBytes: number;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = {
+  cpuSeconds: 600,
+  memoryBytes: 2 * 1024 ** 3,
+  processes: 256,
+  fileSizeBytes: 256 * 1024 ** 2,
+};
+
+export interface SandboxRequest {
+  command: string[];
+  /** Host directory mounted read-write at /workspace, the working directory. */
+  workDir: string;
+  env: Record<string, string>;
+  network: boolean;
+  limits: SandboxLimits;
+  /** Output kept per stream; the rest is dropped and marked. */
+  maxOutputBytes: number;
+  signal: AbortSignal;
+  onOutput?: (chunk: string) => void;
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  aborted: boolean;
+}
+
+/** Uid/gid the sandboxed process runs as when Orka itself runs as root (nobody). */
+export const SANDBOX_UID = 65534;
+
+export class SandboxUnavailableError extends Error {}
+
+/** Finds bubblewrap on PATH; the sandbox never falls back to running commands unconfined. */
+export function findBwrap(): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, "bwrap");
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Read-only system directories; nothing of the host's data (Orka's data dir, homes) is visible. */
+function systemMounts(): string[] {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const dir of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"]) {
+    if (!existsSync(dir)) continue;
+    const stat = lstatSync(dir);
+    if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+    else args.push("--ro-bind", dir, dir);
+  }
+  return args;
+}
+
+export function bwrapArguments(request: SandboxRequest): string[] {
+  const { limits } = request;
+  const env = Object.entries({ PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/workspace", TMPDIR: "/tmp", ...request.env }).flatMap(
+    ([name, value]) => ["--setenv", name, value],
+  );
+  return [
+    ...systemMounts(),
+    "--proc", "/proc",
+    "--dev", "/dev",
+    "--tmpfs", "/tmp",
+    "--bind", request.workDir, "/workspace",
+    "--chdir", "/workspace",
+    "--unshare-all",
+    ...(request.network ? ["--share-net"] : []),
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+    ...env,
+    "--",
+    "prlimit",
+    `--cpu=${limits.cpuSeconds}`,
+    `--as=${limits.memoryBytes}`,
+    `--nproc=${limits.processes}`,
+    `--fsize=${limits.fileSizeBytes}`,
+    "--",
+    ...request.command,
+  ];
+}
+
+/** Runs a command in a bubblewrap sandbox: new namespaces, read-only system, private /tmp, rlimits. */
+export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
+  const bwrap = findBwrap();
+  if (!bwrap) throw new SandboxUnavailableError("container runtime not available: bubblewrap (bwrap) is not installed");
+  const asRoot = process.getuid?.() === 0;
+  const child = spawn(bwrap, bwrapArguments(request), {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
+  });
+  const output = { stdout: new BoundedText(request.maxOutputBytes), stderr: new BoundedText(request.maxOutputBytes) };
+  const killTree = () => {
+    // The sandbox is its own process group and pid namespace: killing the group ends every process in it.
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  };
+  if (request.signal.aborted) killTree();
+  request.signal.addEventListener("abort", killTree, { once: true });
+  for (const stream of ["stdout", "stderr"] as const) {
+    child[stream].setEncoding("utf8");
+    child[stream].on("data", (chunk: string) => {
+      output[stream].append(chunk);
+      request.onOutput?.(chunk);
+    });
+  }
+  return new Promise((resolve, reject) => {
+    child.on("error", (err) => {
+      request.signal.removeEventListener("abort", killTree);
+      reject(err);
+    });
+    child.on("close", (exitCode, signal) => {
+      request.signal.removeEventListener("abort", killTree);
+      resolve({
+        exitCode,
+        signal,
+        stdout: output.stdout.text(),
+        stderr: output.stderr.text(),
+        truncated: output.stdout.truncated || output.stderr.truncated,
+        aborted: request.signal.aborted,
+      });
+    });
+  });
+}
+
+/** Keeps the first `limit` bytes of a stream and remembers whether more came. */
+export class BoundedText {
+  private readonly limit: number;
+  private readonly chunks: string[] = [];
+  private bytes = 0;
+  truncated = false;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  append(chunk: string): void {
+    if (this.bytes >= this.limit) {
+      this.truncated = true;
+      return;
+    }
+    const room = this.limit - this.bytes;
+    const buffer = Buffer.from(chunk, "utf8");
+    if (buffer.length > room) {
+      this.chunks.push(buffer.subarray(0, room).toString("utf8"));
+      this.bytes = this.limit;
+      this.truncated = true;
+    } else {
+      this.chunks.push(chunk);
+      this.bytes += buffer.length;
+    }
+  }
+
+  text(): string {
+    return this.chunks.join("") + (this.truncated ? "\n[output truncated]" : "");
+  }
+}

@@ -1,0 +1,156 @@
+import type { ToolDefinition } from "../providers/model.ts";
+import type { ModelEndpoint } from "../providers/index.ts";
+
+/**
+ * Everything one attempt needs, resolved by the controller. It travels as the P3.6 environment
+ * (the same for a local worker process and a Kubernetes Job), so it is built and read here only.
+ */
+export interface AttemptConfig {
+  attemptId: string;
+  attempt: number;
+  task: { name: string; namespace: string; uid: string; type: "ai" | "agent" | "container" };
+  agentName?: string;
+  parentTask?: string;
+  controllerURL: string;
+  token: string;
+  workspaceDir: string;
+  artifactsDir: string;
+  ai?: {
+    endpoint: ModelEndpoint;
+    fallbacks: ModelEndpoint[];
+    prompt: string;
+    systemPrompt: string;
+    skills: string[];
+    tools: string[];
+    customTools: ToolDefinition[];
+    temperature?: number;
+    maxTokens?: number;
+    turnBudget: number;
+    retryBaseMs: number;
+  };
+  coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
+  autonomous: { mode: boolean; iteration: number; maxIterations: number };
+  approvalRequiredTools: string[];
+  container?: { command: string[]; env: Record<string, string>; network: boolean };
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+const csv = (values: string[]) => values.join(",");
+const splitCsv = (text: string | undefined) => (text ? text.split(",").filter(Boolean) : []);
+
+export function attemptEnv(config: AttemptConfig): Record<string, string> {
+  const env: Record<string, string> = {
+    ORKA_TASK_NAME: config.task.name,
+    ORKA_TASK_NAMESPACE: config.task.namespace,
+    ORKA_TASK_UID: config.task.uid,
+    ORKA_TASK_TYPE: config.task.type,
+    ORKA_ATTEMPT_ID: config.attemptId,
+    ORKA_ATTEMPT: String(config.attempt),
+    ORKA_AGENT_NAME: config.agentName ?? "",
+    ORKA_PARENT_TASK: config.parentTask ?? "",
+    ORKA_CONTROLLER_URL: config.controllerURL,
+    ORKA_RESULT_ENDPOINT: `${config.controllerURL}/internal/v1/results/${config.task.namespace}/${config.task.name}`,
+    ORKA_WORKER_TOKEN: config.token,
+    ORKA_WORKSPACE_DIR: config.workspaceDir,
+    ORKA_ARTIFACTS_DIR: config.artifactsDir,
+    ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
+    ORKA_COORDINATION_MAX_DEPTH: String(config.coordination.maxDepth),
+    ORKA_COORDINATION_MAX_CHILDREN: String(config.coordination.maxChildren),
+    ORKA_COORDINATION_ALLOWED_AGENTS: csv(config.coordination.allowedAgents),
+    ORKA_COORDINATION_DEPTH: String(config.coordination.depth),
+    ORKA_AUTONOMOUS_MODE: String(config.autonomous.mode),
+    ORKA_AUTONOMOUS_ITERATION: String(config.autonomous.iteration),
+    ORKA_AUTONOMOUS_MAX_ITERATIONS: String(config.autonomous.maxIterations),
+    ORKA_APPROVAL_REQUIRED_TOOLS: csv(config.approvalRequiredTools),
+    ORKA_RESOLVED_APPROVALS: "[]",
+  };
+  if (config.ai) {
+    const { ai } = config;
+    Object.assign(env, {
+      ORKA_AI_PROVIDER: ai.endpoint.type,
+      ORKA_AI_PROVIDER_NAME: ai.endpoint.name,
+      ORKA_AI_MODEL: ai.endpoint.model,
+      ORKA_AI_BASE_URL: ai.endpoint.baseURL ?? "",
+      ORKA_AI_API_KEY: ai.endpoint.apiKey ?? "",
+      ORKA_AI_AZURE: ai.endpoint.azure ? json(ai.endpoint.azure) : "",
+      ORKA_AI_SCRIPT: ai.endpoint.script ? json(ai.endpoint.script) : "",
+      ORKA_AI_FALLBACKS: json(ai.fallbacks),
+      ORKA_AI_PROMPT: ai.prompt,
+      ORKA_AI_SYSTEM_PROMPT: ai.systemPrompt,
+      ORKA_AI_SKILLS: json(ai.skills),
+      ORKA_AI_TOOLS: csv(ai.tools),
+      ORKA_AI_CUSTOM_TOOLS: json(ai.customTools),
+      ORKA_AI_TEMPERATURE: ai.temperature === undefined ? "" : String(ai.temperature),
+      ORKA_AI_MAX_TOKENS: ai.maxTokens === undefined ? "" : String(ai.maxTokens),
+      ORKA_AI_TURN_BUDGET: String(ai.turnBudget),
+      ORKA_AI_RETRY_BASE_MS: String(ai.retryBaseMs),
+    });
+  }
+  if (config.container) {
+    env.ORKA_CONTAINER = json(config.container);
+  }
+  return env;
+}
+
+export function readAttemptEnv(env: Record<string, string | undefined>): AttemptConfig {
+  const need = (name: string) => {
+    const value = env[name];
+    if (value === undefined) throw new Error(`worker environment is missing ${name}`);
+    return value;
+  };
+  const optionalNumber = (name: string) => (env[name] ? Number(env[name]) : undefined);
+  const config: AttemptConfig = {
+    attemptId: need("ORKA_ATTEMPT_ID"),
+    attempt: Number(need("ORKA_ATTEMPT")),
+    task: {
+      name: need("ORKA_TASK_NAME"),
+      namespace: need("ORKA_TASK_NAMESPACE"),
+      uid: need("ORKA_TASK_UID"),
+      type: need("ORKA_TASK_TYPE") as AttemptConfig["task"]["type"],
+    },
+    agentName: env.ORKA_AGENT_NAME || undefined,
+    parentTask: env.ORKA_PARENT_TASK || undefined,
+    controllerURL: need("ORKA_CONTROLLER_URL"),
+    token: need("ORKA_WORKER_TOKEN"),
+    workspaceDir: need("ORKA_WORKSPACE_DIR"),
+    artifactsDir: need("ORKA_ARTIFACTS_DIR"),
+    coordination: {
+      enabled: env.ORKA_COORDINATION_ENABLED === "true",
+      maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? 3),
+      maxChildren: Number(env.ORKA_COORDINATION_MAX_CHILDREN ?? 5),
+      allowedAgents: splitCsv(env.ORKA_COORDINATION_ALLOWED_AGENTS),
+      depth: Number(env.ORKA_COORDINATION_DEPTH ?? 0),
+    },
+    autonomous: {
+      mode: env.ORKA_AUTONOMOUS_MODE === "true",
+      iteration: Number(env.ORKA_AUTONOMOUS_ITERATION ?? 0),
+      maxIterations: Number(env.ORKA_AUTONOMOUS_MAX_ITERATIONS ?? 0),
+    },
+    approvalRequiredTools: splitCsv(env.ORKA_APPROVAL_REQUIRED_TOOLS),
+  };
+  if (env.ORKA_AI_PROVIDER) {
+    config.ai = {
+      endpoint: {
+        name: need("ORKA_AI_PROVIDER_NAME"),
+        type: need("ORKA_AI_PROVIDER") as AttemptConfig["task"]["type"] & ModelEndpoint["type"],
+        model: need("ORKA_AI_MODEL"),
+        baseURL: env.ORKA_AI_BASE_URL || undefined,
+        apiKey: env.ORKA_AI_API_KEY || undefined,
+        azure: env.ORKA_AI_AZURE ? JSON.parse(env.ORKA_AI_AZURE) : undefined,
+        script: env.ORKA_AI_SCRIPT ? JSON.parse(env.ORKA_AI_SCRIPT) : undefined,
+      },
+      fallbacks: JSON.parse(env.ORKA_AI_FALLBACKS || "[]"),
+      prompt: env.ORKA_AI_PROMPT ?? "",
+      systemPrompt: env.ORKA_AI_SYSTEM_PROMPT ?? "",
+      skills: JSON.parse(env.ORKA_AI_SKILLS || "[]"),
+      tools: splitCsv(env.ORKA_AI_TOOLS),
+      customTools: JSON.parse(env.ORKA_AI_CUSTOM_TOOLS || "[]"),
+      temperature: optionalNumber("ORKA_AI_TEMPERATURE"),
+      maxTokens: optionalNumber("ORKA_AI_MAX_TOKENS"),
+      turnBudget: Number(env.ORKA_AI_TURN_BUDGET ?? 10),
+      retryBaseMs: Number(env.ORKA_AI_RETRY_BASE_MS ?? 1000),
+    };
+  }
+  if (env.ORKA_CONTAINER) config.container = JSON.parse(env.ORKA_CONTAINER);
+  return config;
+}

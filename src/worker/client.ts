@@ -1,0 +1,59 @@
+import type { ExecutionEventInput } from "../store/data-store.ts";
+
+/** The worker's only way to the control plane: /internal/v1 over HTTP with the attempt's bearer token. */
+export class ControlPlaneClient {
+  private readonly baseURL: string;
+  private readonly token: string;
+  private readonly namespace: string;
+  private readonly task: string;
+
+  constructor(options: { controllerURL: string; token: string; namespace: string; task: string }) {
+    this.baseURL = `${options.controllerURL}/internal/v1`;
+    this.token = options.token;
+    this.namespace = options.namespace;
+    this.task = options.task;
+  }
+
+  postResult(result: string): Promise<unknown> {
+    return this.send("POST", `results/${this.path()}`, result, "text/plain; charset=utf-8");
+  }
+
+  postEvent(event: ExecutionEventInput): Promise<unknown> {
+    return this.send("POST", `events/${this.namespace}/task/${this.task}`, JSON.stringify(event), "application/json");
+  }
+
+  uploadArtifact(file: string, content: Buffer): Promise<unknown> {
+    return this.send("POST", `artifacts/${this.path()}/${encodeURIComponent(file)}`, content, "application/octet-stream");
+  }
+
+  /** Runs a custom Tool on the server, which rechecks that this attempt may call it. */
+  async callTool(name: string, args: Record<string, unknown>): Promise<string> {
+    const response = (await this.send("POST", `tools/${this.path()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
+      result: string;
+    };
+    return response.result;
+  }
+
+  private path(): string {
+    return `${this.namespace}/${this.task}`;
+  }
+
+  private async send(method: string, path: string, body: string | Buffer, contentType: string): Promise<unknown> {
+    const response = await fetch(`${this.baseURL}/${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, "content-type": contentType },
+      body,
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      let message = text;
+      try {
+        message = JSON.parse(text).error?.message ?? text;
+      } catch {
+        // not JSON: keep the text
+      }
+      throw new Error(message || `control plane answered HTTP ${response.status}`);
+    }
+    return text ? JSON.parse(text) : undefined;
+  }
+}

@@ -1,0 +1,116 @@
+import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition } from "../providers/model.ts";
+import { ModelApiError } from "../providers/model.ts";
+import type { ExecutionEventInput } from "../store/data-store.ts";
+import { errorMessage } from "../util/errors.ts";
+
+export const DEFAULT_MAX_TOKENS = 4096;
+export const EMPTY_ANSWER_NUDGE = "Your last reply was empty. Reply now with your final answer as plain text.";
+const EVENT_CONTENT_LIMIT = 16_384;
+
+export interface LoopOptions {
+  model: ModelClient;
+  modelName: string;
+  system: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  maxTokens: number;
+  temperature?: number;
+  turnBudget: number;
+  executeTool: (call: ToolCall) => Promise<string>;
+  emit: (event: ExecutionEventInput) => void;
+  signal: AbortSignal;
+}
+
+export class LoopFailure extends Error {}
+
+/** The tool-calling loop (spec P3.4): ask, run the tool calls in order, repeat until a text answer. */
+export async function runToolLoop(options: LoopOptions): Promise<string> {
+  const messages = [...options.messages];
+  let nudged = false;
+  for (let turn = 1; turn <= options.turnBudget; turn++) {
+    const response = await requestTurn(options, messages, nudged ? [] : options.tools, turn);
+    if (response.toolCalls.length === 0) {
+      refuseIncomplete(response);
+      if (response.text.trim()) return response.text;
+      if (nudged) throw new LoopFailure("model returned an empty final response after one retry");
+      nudged = true;
+      messages.push({ role: "assistant", content: "" }, { role: "user", content: EMPTY_ANSWER_NUDGE });
+      turn--; // the nudge is the one extra turn, not part of the budget
+      continue;
+    }
+    messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls });
+    for (const call of response.toolCalls) {
+      messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call) });
+    }
+  }
+  throw new LoopFailure("max iterations reached without completion");
+}
+
+async function requestTurn(options: LoopOptions, messages: ChatMessage[], tools: ToolDefinition[], turn: number): Promise<ModelResponse> {
+  const request = {
+    model: options.modelName,
+    system: options.system || undefined,
+    tools,
+    maxTokens: options.maxTokens,
+    temperature: options.temperature,
+    signal: options.signal,
+  };
+  options.emit({ type: "ModelRequestStarted", summary: `turn ${turn}: ${messages.length} messages, ${tools.length} tools` });
+  let response: ModelResponse;
+  try {
+    response = await options.model.complete({ ...request, messages });
+  } catch (err) {
+    if (!(err instanceof ModelApiError && err.contextTooLong)) throw failed(options, err);
+    const kept = halveHistory(messages);
+    options.emit({ type: "ContextTruncated", severity: "warning", summary: `context too long: kept ${kept.length} of ${messages.length} messages` });
+    messages.splice(0, messages.length, ...kept);
+    try {
+      response = await options.model.complete({ ...request, messages });
+    } catch (retryErr) {
+      throw failed(options, retryErr);
+    }
+  }
+  options.emit({
+    type: "ModelRequestCompleted",
+    summary: `turn ${turn}: ${response.toolCalls.length} tool calls, finish ${response.finish}`,
+  });
+  if (response.text) options.emit({ type: "ModelMessage", summary: clip(response.text, 200), content: clip(response.text, EVENT_CONTENT_LIMIT) });
+  return response;
+}
+
+function failed(options: LoopOptions, err: unknown): unknown {
+  options.emit({ type: "ModelRequestFailed", severity: "error", summary: errorMessage(err) });
+  return err;
+}
+
+function refuseIncomplete(response: ModelResponse): void {
+  if (response.finish === "refusal") throw new LoopFailure("model refused to answer");
+  if (response.finish === "length") throw new LoopFailure("model response was incomplete: the token limit was reached");
+  if (response.finish === "unknown") throw new LoopFailure("model stopped for an unknown reason");
+}
+
+async function runToolCall(options: LoopOptions, call: ToolCall): Promise<string> {
+  const base = { toolName: call.name, toolCallID: call.id };
+  options.emit({ ...base, type: "ToolCallStarted", summary: `${call.name}`, content: clip(call.arguments, EVENT_CONTENT_LIMIT) });
+  try {
+    const result = await options.executeTool(call);
+    options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clip(result, EVENT_CONTENT_LIMIT) });
+    return result;
+  } catch (err) {
+    const text = `Error executing tool: ${errorMessage(err)}`;
+    options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clip(text, 200), content: text });
+    return text;
+  }
+}
+
+/** Keeps the newer half of the conversation, starting at a user turn so tool results keep their calls. */
+export function halveHistory(messages: ChatMessage[]): ChatMessage[] {
+  let start = Math.floor(messages.length / 2);
+  while (start < messages.length && messages[start].role !== "user") start++;
+  if (start >= messages.length) start = messages.findLastIndex((m) => m.role === "user");
+  return messages.slice(Math.max(start, 0));
+}
+
+function clip(text: string, limit: number): string {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}

@@ -1,0 +1,36 @@
+import type { ToolCall } from "../providers/model.ts";
+import type { ToolContext } from "../tools/define.ts";
+import { builtinTool } from "../tools/registry.ts";
+import { parseWith } from "../resources/validate.ts";
+
+export interface ToolExecutorOptions {
+  /** The names this attempt was given; anything else is refused. */
+  allowed: readonly string[];
+  customTools: ReadonlySet<string>;
+  callCustomTool: (name: string, args: Record<string, unknown>) => Promise<string>;
+  context: ToolContext;
+}
+
+/** Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown. */
+export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => Promise<string> {
+  return async (call) => {
+    if (!options.allowed.includes(call.name)) throw new Error(`tool "${call.name}" was not enabled for this task`);
+    const args = parseArguments(call.arguments);
+    if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);
+    const tool = builtinTool(call.name);
+    if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
+    const result = await tool.run(parseWith(tool.parameters, args), options.context);
+    return typeof result === "string" ? result : JSON.stringify(result);
+  };
+}
+
+function parseArguments(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = text.trim() ? JSON.parse(text) : {};
+  } catch {
+    throw new Error("tool arguments are not valid JSON; send a JSON object");
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("tool arguments must be a JSON object");
+  return value as Record<string, unknown>;
+}
