@@ -1,0 +1,51 @@
+import type { FastifyRequest } from "fastify";
+import type { Controller } from "../controller/controller.ts";
+import type { TaskDataStore } from "../store/data-store.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+import { OrkaError } from "../util/errors.ts";
+import { resolveNamespace, type Principal, type TokenAuthenticator } from "./auth.ts";
+
+export interface ApiContext {
+  store: ResourceStore;
+  data: TaskDataStore;
+  controller: Controller;
+  tokens: TokenAuthenticator;
+  isReady: () => boolean;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new OrkaError("unauthenticated", "missing authorization header");
+  return request.principal;
+}
+
+/** The namespace of an /api/v1 request: ?namespace=, then the body's, then the token's, then default. */
+export function namespaceOf(request: FastifyRequest, bodyNamespace?: string): string {
+  const query = request.query as { namespace?: string };
+  return resolveNamespace(principalOf(request), query.namespace || bodyNamespace);
+}
+
+export interface ListQuery {
+  limit?: string;
+  continue?: string;
+  labelSelector?: string;
+}
+
+/** Page size (P4.1): default 100, at most 500, below 1 refused; `allowAll` lets 0 mean everything. */
+export function pageLimit(query: ListQuery, allowAll = false): number {
+  if (query.limit === undefined || query.limit === "") return 100;
+  const limit = Number(query.limit);
+  if (!Number.isInteger(limit)) throw new OrkaError("invalid_argument", "limit must be an integer between 1 and 500");
+  if (limit === 0 && allowAll) return 0;
+  if (limit < 1) throw new OrkaError("invalid_argument", "limit must be at least 1");
+  return Math.min(limit, 500);
+}
+
+export function listResponse<T>(list: { items: T[]; continue?: string; remainingItemCount?: number }) {
+  return { items: list.items, metadata: { continue: list.continue ?? "", remainingItemCount: list.remainingItemCount ?? 0 } };
+}

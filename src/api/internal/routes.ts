@@ -1,0 +1,85 @@
+import { basename } from "node:path";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { SecretSpec } from "../../resources/secret.ts";
+import type { ToolSpec } from "../../resources/tool.ts";
+import { parseWith } from "../../resources/validate.ts";
+import { callHttpTool } from "../../tools/custom/http-tool.ts";
+import { OrkaError, errorMessage } from "../../util/errors.ts";
+import { redact } from "../../policy/redact.ts";
+import { authorizeWorker, bearerToken } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+
+export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
+const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
+
+type TaskParams = { ns: string; task: string };
+
+const eventSchema = z.object({
+  type: z.string().min(1).max(100),
+  severity: z.enum(["info", "warning", "error"]).optional(),
+  toolName: z.string().max(200).optional(),
+  toolCallID: z.string().max(200).optional(),
+  summary: z.string().max(4000),
+  content: z.string().max(65_536).optional(),
+});
+
+/** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
+export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const attemptOf = (request: FastifyRequest<{ Params: TaskParams }>) =>
+    authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+
+  app.post<{ Params: TaskParams }>(
+    "/internal/v1/results/:ns/:task",
+    { bodyLimit: MAX_RESULT_BYTES + 1024 },
+    async (request, reply) => {
+      attemptOf(request);
+      const body = request.body as Buffer | undefined;
+      if (!body || body.length === 0) throw new OrkaError("invalid_argument", "empty request body");
+      if (body.length > MAX_RESULT_BYTES) throw new OrkaError("payload_too_large", "result exceeds 10MB limit");
+      ctx.data.putResult(request.params.ns, request.params.task, body.toString("utf8"));
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: TaskParams & { file: string } }>(
+    "/internal/v1/artifacts/:ns/:task/:file",
+    { bodyLimit: MAX_ARTIFACT_BYTES + 1024 },
+    async (request, reply) => {
+      attemptOf(request);
+      const file = basename(request.params.file);
+      if (!file || file.startsWith(".")) throw new OrkaError("invalid_argument", "artifact file name is invalid");
+      const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+      if (body.length > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", "artifact exceeds 10MB limit");
+      ctx.data.putArtifact(request.params.ns, request.params.task, file, body);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: TaskParams }>("/internal/v1/events/:ns/task/:task", async (request, reply) => {
+    attemptOf(request);
+    ctx.data.appendEvent(request.params.ns, request.params.task, parseWith(eventSchema, request.body));
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: TaskParams & { name: string } }>("/internal/v1/tools/:ns/:task/:name", async (request) => {
+    const attempt = attemptOf(request);
+    const { ns, name } = request.params;
+    if (!attempt.allowedTools.includes(name)) throw new OrkaError("permission_denied", `tool "${name}" was not enabled for this task`);
+    const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
+    if (!tool?.spec.http) throw new OrkaError("not_found", `tool "${name}" is not an HTTP Tool in namespace ${ns}`);
+    const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
+    let authValue: string | undefined;
+    const ref = tool.spec.http.authSecretRef;
+    if (ref) {
+      const secret = await ctx.store.get<SecretSpec, unknown>("Secret", ns, ref.name);
+      authValue = secret?.spec.data[ref.key];
+      if (authValue === undefined) throw new OrkaError("invalid_argument", `tool "${name}": auth secret ${ref.name}/${ref.key} not found`);
+    }
+    try {
+      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: args, authValue }) };
+    } catch (err) {
+      throw new OrkaError("invalid_argument", redact(errorMessage(err), authValue ? [authValue] : []));
+    }
+  });
+}

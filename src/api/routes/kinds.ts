@@ -1,0 +1,72 @@
+import type { FastifyInstance } from "fastify";
+import type { ProviderSpec } from "../../resources/provider.ts";
+import type { ToolSpec, ToolStatus } from "../../resources/tool.ts";
+import type { Resource } from "../../resources/meta.ts";
+import { toolDefinition } from "../../tools/define.ts";
+import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
+import { BUILTIN_TOOLS, builtinTool } from "../../tools/registry.ts";
+import { OrkaError } from "../../util/errors.ts";
+import type { Principal } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+import { hasUserinfo, isCredentialHeader } from "./metadata-rules.ts";
+import { registerKindRoutes } from "./resources.ts";
+
+const operatorOnly = (principal: Principal, field: string) => {
+  if (!principal.admin) throw new OrkaError("invalid_argument", `${field} can only be set with an admin (operator) token`);
+};
+
+/** P4.4: GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
+const LISTED_FAMILIES = new Set(["core"]);
+
+function describeBuiltin(name: string) {
+  const tool = builtinTool(name)!;
+  const { description, parameters } = toolDefinition(tool);
+  return { name, builtin: true, description, parameters };
+}
+
+function describeCustom(tool: Resource<ToolSpec, ToolStatus>) {
+  return {
+    name: tool.metadata.name,
+    namespace: tool.metadata.namespace,
+    builtin: false,
+    description: tool.spec.description,
+    parameters: tool.spec.parameters,
+    available: tool.status?.available ?? tool.spec.enabled,
+    url: tool.spec.http?.url ?? tool.spec.mcp?.url ?? "",
+  };
+}
+
+export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
+  registerKindRoutes(app, ctx, {
+    kind: "Provider",
+    check: (object, principal) => {
+      const spec = object.spec as ProviderSpec;
+      if (spec.baseURL !== undefined) operatorOnly(principal, "spec.baseURL");
+    },
+  });
+  registerKindRoutes(app, ctx, { kind: "Agent" });
+  registerKindRoutes(app, ctx, { kind: "Skill" });
+  registerKindRoutes(app, ctx, {
+    kind: "Tool",
+    reserved: (name) => (BUILTIN_TOOL_NAMES.has(name) ? "tool name is reserved for a built-in tool" : undefined),
+    check: (object, principal) => {
+      const http = (object.spec as ToolSpec).http;
+      if (!http) return;
+      if (http.authSecretRef) operatorOnly(principal, "spec.http.authSecretRef");
+      for (const header of Object.keys(http.headers ?? {})) if (isCredentialHeader(header)) operatorOnly(principal, `spec.http.headers.${header}`);
+      if (hasUserinfo(http.url)) operatorOnly(principal, "a spec.http.url with credentials");
+    },
+    list: async (ctx, namespace) => {
+      const custom = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
+      const builtins = BUILTIN_TOOLS.filter((t) => LISTED_FAMILIES.has(t.family)).map((t) => describeBuiltin(t.name));
+      return { items: [...builtins, ...custom.items.map(describeCustom)], metadata: { continue: "", remainingItemCount: 0 } };
+    },
+    get: async (ctx, namespace, name) => {
+      const builtin = builtinTool(name);
+      if (builtin && LISTED_FAMILIES.has(builtin.family)) return describeBuiltin(name);
+      const tool = await ctx.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
+      if (!tool) throw new OrkaError("not_found", "tool not found");
+      return { ...describeCustom(tool), spec: tool.spec };
+    },
+  });
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { describeSecret, secretDocumentSchema, secretSpecFromDocument, type SecretSpec } from "../../resources/secret.ts";
+import { parseWith } from "../../resources/validate.ts";
+import type { Resource } from "../../resources/meta.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { requireAdmin } from "../auth.ts";
+import { namespaceOf, principalOf, type ApiContext } from "../context.ts";
+import { checkReservedMetadata } from "./metadata-rules.ts";
+
+const secretBody = z.looseObject({ name: z.string().optional(), namespace: z.string().optional(), metadata: z.looseObject({}).optional() });
+
+/** Secrets are written by admin tokens and read back as names, keys and types, never values. */
+export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const load = (request: { body: unknown }, namespace: string, name?: string): Resource<SecretSpec> => {
+    const body = parseWith(secretBody, request.body ?? {});
+    const document = parseWith(secretDocumentSchema, {
+      apiVersion: "v1",
+      kind: "Secret",
+      type: "Opaque",
+      ...body,
+      metadata: { ...body.metadata, name: name ?? body.metadata?.name ?? body.name, namespace },
+    });
+    checkReservedMetadata(document.metadata);
+    return { apiVersion: "v1", kind: "Secret", metadata: document.metadata as Resource["metadata"], spec: secretSpecFromDocument(document) };
+  };
+
+  app.get("/api/v1/secrets", async (request) => {
+    const list = await ctx.store.list<SecretSpec, unknown>("Secret", { namespace: namespaceOf(request) });
+    return { items: list.items.map(describeSecret), metadata: { continue: "", remainingItemCount: 0 } };
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request) => {
+    const secret = await ctx.store.get<SecretSpec, unknown>("Secret", namespaceOf(request), request.params.name);
+    if (!secret) throw new OrkaError("not_found", "secret not found");
+    return describeSecret(secret);
+  });
+
+  app.post("/api/v1/secrets", async (request, reply) => {
+    requireAdmin(principalOf(request), "creating a secret");
+    const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
+    const secret = load(request, namespaceOf(request, body?.metadata?.namespace ?? body?.namespace));
+    return reply.code(201).send(describeSecret(await ctx.store.create(secret)));
+  });
+
+  app.put<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request) => {
+    requireAdmin(principalOf(request), "updating a secret");
+    const namespace = namespaceOf(request);
+    const current = await ctx.store.get<SecretSpec, unknown>("Secret", namespace, request.params.name);
+    if (!current) throw new OrkaError("not_found", "secret not found");
+    const next = load(request, namespace, request.params.name);
+    return describeSecret(await ctx.store.update({ ...current, metadata: { ...current.metadata, labels: next.metadata.labels }, spec: next.spec }));
+  });
+
+  app.delete<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request, reply) => {
+    requireAdmin(principalOf(request), "deleting a secret");
+    await ctx.store.delete("Secret", namespaceOf(request), request.params.name);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,212 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { API_VERSION, LABEL, objectMetaSchema, type Resource } from "../../resources/meta.ts";
+import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
+import { parseWith } from "../../resources/validate.ts";
+import { isDuration } from "../../util/duration.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { listResponse, namespaceOf, pageLimit, type ApiContext, type ListQuery } from "../context.ts";
+import { openSse } from "../sse.ts";
+import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
+
+type Task = Resource<TaskSpec, TaskStatus>;
+const SPEC_FIELDS = Object.keys(taskSpecSchema.shape);
+const bodySchema = z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}).optional() });
+
+/** A Task from a create body: flat fields (which win) or {metadata, spec} (P4.3), checked in the spec's order. */
+export function taskFromBody(body: unknown, namespace: string): Task {
+  const parsed = parseWith(bodySchema, body ?? {}) as Record<string, unknown> & { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
+  const spec: Record<string, unknown> = { ...parsed.spec };
+  for (const field of SPEC_FIELDS) if (parsed[field] !== undefined) spec[field] = parsed[field];
+  if (typeof spec.agentRef === "string") spec.agentRef = { name: spec.agentRef };
+  const metadata = {
+    ...parsed.metadata,
+    name: parsed.name ?? parsed.metadata?.name,
+    namespace,
+    labels: parsed.labels ?? parsed.metadata?.labels,
+    annotations: parsed.annotations ?? parsed.metadata?.annotations,
+  };
+  if (!metadata.name) throw new OrkaError("invalid_argument", "name is required");
+  if (!spec.type) throw new OrkaError("invalid_argument", "type is required");
+  if (spec.timeout !== undefined && (typeof spec.timeout !== "string" || !isDuration(spec.timeout))) {
+    throw new OrkaError("invalid_argument", `invalid timeout: "${String(spec.timeout)}" (use a duration such as 30s or 10m)`);
+  }
+  for (const field of ["requestedBy", "transaction"]) {
+    if (spec[field] !== undefined) throw new OrkaError("invalid_argument", `${field} cannot be set by clients`);
+  }
+  if (hasUserinfo(spec.webhookURL as string | undefined)) throw new OrkaError("invalid_argument", "webhookURL must not contain credentials");
+  const meta = parseWith(objectMetaSchema, metadata, "metadata");
+  checkReservedMetadata(meta);
+  const { ownerReferences: _o, finalizers: _f, uid: _u, resourceVersion: _r, ...clientMeta } = meta;
+  return {
+    apiVersion: API_VERSION,
+    kind: "Task",
+    metadata: clientMeta as Task["metadata"],
+    spec: parseWith(taskSpecSchema, spec, "spec"),
+  };
+}
+
+export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const load = async (namespace: string, name: string): Promise<Task> => {
+    const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    if (!task) throw new OrkaError("not_found", "task not found");
+    return task;
+  };
+  const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+
+  app.post("/api/v1/tasks", async (request, reply) => {
+    const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
+    const namespace = namespaceOf(request, body?.namespace ?? body?.metadata?.namespace);
+    return reply.code(201).send(await ctx.store.create(taskFromBody(request.body, namespace)));
+  });
+
+  app.get("/api/v1/tasks", async (request) => {
+    const query = request.query as ListQuery & { status?: string };
+    const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", {
+      namespace: namespaceOf(request),
+      limit: pageLimit(query, true),
+      continue: query.continue,
+      labelSelector: query.labelSelector,
+    });
+    return listResponse(list);
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => load(namespaceOf(request), request.params.name));
+
+  app.put<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
+    const namespace = namespaceOf(request);
+    const current = await load(namespace, request.params.name);
+    const next = taskFromBody({ ...(request.body as object), name: request.params.name }, namespace);
+    if (next.spec.type !== current.spec.type) throw new OrkaError("invalid_argument", "spec.type is immutable");
+    const protectedLabels = Object.fromEntries(Object.entries(current.metadata.labels ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
+    const protectedAnnotations = Object.fromEntries(Object.entries(current.metadata.annotations ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
+    return ctx.store.update({
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: { ...next.metadata.labels, ...protectedLabels },
+        annotations: { ...next.metadata.annotations, ...protectedAnnotations },
+        resourceVersion: (request.body as { metadata?: { resourceVersion?: string } })?.metadata?.resourceVersion,
+      },
+      spec: { ...next.spec, requestedBy: current.spec.requestedBy, transaction: current.spec.transaction },
+    });
+  });
+
+  app.delete<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request, reply) => {
+    await ctx.store.delete("Task", namespaceOf(request), request.params.name);
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: { name: string }; Body: { reason?: string } | undefined }>("/api/v1/tasks/:name/cancel", async (request) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    const phase = await ctx.controller.cancel(namespace, request.params.name, request.body?.reason ?? "");
+    return { taskName: request.params.name, phase };
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/result", async (request) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    const result = ctx.data.getResult(namespace, request.params.name);
+    if (result === undefined) throw new OrkaError("not_found", "task has no result");
+    return { result };
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { follow?: string } }>("/api/v1/tasks/:name/logs", async (request, reply) => {
+    const namespace = namespaceOf(request);
+    const name = request.params.name;
+    await load(namespace, name);
+    if (!ctx.data.latestAttempt(namespace, name)) throw new OrkaError("not_found", "task is pending, no logs available yet");
+    if (request.query.follow !== "true") return { logs: ctx.data.readLogs(namespace, name).text };
+    const stream = openSse(request, reply);
+    let lastId = 0;
+    const flush = () => {
+      const next = ctx.data.readLogs(namespace, name, lastId);
+      lastId = next.lastId;
+      if (next.text) stream.send("log", { text: next.text });
+    };
+    flush();
+    const unsubscribe = ctx.data.onLog(namespace, name, flush);
+    const poll = setInterval(async () => {
+      if (isDone(await ctx.store.get("Task", namespace, name))) {
+        flush();
+        stream.send("stream_complete", {});
+        stream.close();
+      }
+    }, 500);
+    stream.onClose(() => {
+      unsubscribe();
+      clearInterval(poll);
+    });
+  });
+
+  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string; type?: string } }>(
+    "/api/v1/tasks/:name/events",
+    async (request) => {
+      const namespace = namespaceOf(request);
+      const name = request.params.name;
+      await load(namespace, name);
+      const after = Number(request.query.after ?? 0);
+      if (!Number.isInteger(after) || after < 0) throw new OrkaError("invalid_argument", "after must be a non-negative integer");
+      const limit = pageLimit({ limit: request.query.limit });
+      const events = ctx.data.listEvents(namespace, name, { after, limit, type: request.query.type });
+      return { namespace, streamType: "task", streamID: name, afterSeq: after, latestSeq: ctx.data.latestEventSeq(namespace, name), events };
+    },
+  );
+
+  app.get<{ Params: { name: string }; Querystring: { after?: string } }>("/api/v1/tasks/:name/stream", async (request, reply) => {
+    const namespace = namespaceOf(request);
+    const name = request.params.name;
+    await load(namespace, name);
+    const stream = openSse(request, reply);
+    let lastSeq = Number(request.headers["last-event-id"] ?? request.query.after ?? 0) || 0;
+    const flush = () => {
+      for (const event of ctx.data.listEvents(namespace, name, { after: lastSeq })) {
+        stream.send("execution_event", event, event.seq);
+        lastSeq = event.seq;
+      }
+    };
+    const finishIfDone = async () => {
+      const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+      if (!isDone(task)) return;
+      flush();
+      stream.send("stream_complete", { lastSeq, type: task?.status?.phase ?? "Deleted" });
+      stream.close();
+    };
+    flush();
+    const unsubscribe = ctx.data.onEvent(namespace, name, () => {
+      flush();
+      void finishIfDone();
+    });
+    const poll = setInterval(() => void finishIfDone(), 1000);
+    stream.onClose(() => {
+      unsubscribe();
+      clearInterval(poll);
+    });
+    await finishIfDone();
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/children", async (request) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${request.params.name}` });
+    return listResponse(list);
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/artifacts", async (request) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    return { items: ctx.data.listArtifacts(namespace, request.params.name) };
+  });
+
+  app.get<{ Params: { name: string; file: string } }>("/api/v1/tasks/:name/artifacts/:file", async (request, reply) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    const content = ctx.data.getArtifact(namespace, request.params.name, request.params.file);
+    if (!content) throw new OrkaError("not_found", "artifact not found");
+    return reply
+      .header("content-type", "application/octet-stream")
+      .header("content-disposition", `attachment; filename="${request.params.file.replace(/"/g, "")}"`)
+      .send(content);
+  });
+}

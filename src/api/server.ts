@@ -1,0 +1,46 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { Logger } from "../util/logger.ts";
+import { namespaceName } from "../resources/meta.ts";
+import { parseWith } from "../resources/validate.ts";
+import { bearerToken, requireAdmin } from "./auth.ts";
+import { principalOf, type ApiContext } from "./context.ts";
+import { errorHandler, sendError } from "./errors.ts";
+import { registerInternalRoutes } from "./internal/routes.ts";
+import { registerKinds } from "./routes/kinds.ts";
+import { registerSecretRoutes } from "./routes/secrets.ts";
+import { registerTaskRoutes } from "./routes/tasks.ts";
+
+/** The HTTP surface: /api/v1 for people and tools, /internal/v1 for workers, health probes. */
+export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`));
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+  app.decorateRequest("principal", undefined);
+
+  app.addHook("onRequest", async (request) => {
+    if (request.url.startsWith("/api/")) request.principal = ctx.tokens.authenticate(bearerToken(request));
+  });
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => (ctx.isReady() ? { status: "ready" } : sendError(reply, 503, "controller is starting")));
+
+  app.get("/api/v1/auth/validate", async () => ({ authenticated: true }));
+  app.get("/api/v1/auth/whoami", async (request) => {
+    const principal = principalOf(request);
+    return { name: principal.name, admin: principal.admin, namespace: principal.namespace ?? null };
+  });
+  app.post("/api/v1/auth/tokens", async (request, reply) => {
+    requireAdmin(principalOf(request), "creating a token");
+    const body = parseWith(z.object({ name: z.string().min(1).max(100), namespace: namespaceName }), request.body ?? {});
+    return reply.code(201).send({ name: body.name, namespace: body.namespace, token: ctx.tokens.createToken(body.name, body.namespace) });
+  });
+
+  registerTaskRoutes(app, ctx);
+  registerKinds(app, ctx);
+  registerSecretRoutes(app, ctx);
+  registerInternalRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,371 @@
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { serverConfigFrom } from "../config.ts";
+import { pluralOf, resolveKindName, type KindName } from "../resources/kinds.ts";
+import { TERMINAL_PHASES } from "../resources/task.ts";
+import { parseResource } from "../resources/validate.ts";
+import { parseYamlDocuments } from "../resources/yaml.ts";
+import { startOrka } from "../server.ts";
+import { parseDuration } from "../util/duration.ts";
+import { errorMessage } from "../util/errors.ts";
+import { ApiClient, ApiError } from "./client.ts";
+import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
+import { render, type OutputFormat } from "./output.ts";
+
+interface GlobalOptions {
+  server?: string;
+  namespace?: string;
+  token?: string;
+}
+
+const program = new Command("orka")
+  .description("Run AI agents as durable, observable, policy-checked Tasks")
+  .option("-s, --server <url>", `Orka server (default: config file, then ${DEFAULT_SERVER})`)
+  .option("-n, --namespace <ns>", "namespace (default: config file, then the token's, then default)")
+  .option("-t, --token <token>", "API token (default: config file or ORKA_TOKEN)")
+  .showHelpAfterError();
+
+const outputOption = () =>
+  new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table");
+
+function client(): ApiClient {
+  const flags = program.opts<GlobalOptions>();
+  const config = readCliConfig(cliConfigPath());
+  return new ApiClient({
+    server: flags.server ?? process.env.ORKA_SERVER ?? config.server ?? DEFAULT_SERVER,
+    token: flags.token ?? process.env.ORKA_TOKEN ?? config.token,
+    namespace: flags.namespace ?? process.env.ORKA_NAMESPACE ?? config.namespace,
+  });
+}
+
+function kindArgument(typed: string): KindName {
+  const kind = resolveKindName(typed);
+  if (!kind) throw new InvalidArgumentError(`unknown kind "${typed}"; use task, agent, provider, tool, skill or secret`);
+  return kind;
+}
+
+function readInput(file: string): string {
+  return readFileSync(file === "-" ? 0 : file, "utf8");
+}
+
+// ---- serve ----
+
+program
+  .command("serve")
+  .description("Start the Orka server (API, controller and local workers) in this process")
+  .option("--host <host>", "listen address (ORKA_HOST)")
+  .option("--port <port>", "listen port, 0 for any free port (ORKA_PORT)")
+  .option("--data-dir <dir>", "state directory (ORKA_DATA_DIR)")
+  .action(async (options: { host?: string; port?: string; dataDir?: string }) => {
+    const config = serverConfigFrom(
+      { ...process.env, ORKA_HOST: options.host ?? process.env.ORKA_HOST, ORKA_PORT: options.port ?? process.env.ORKA_PORT, ORKA_DATA_DIR: options.dataDir ?? process.env.ORKA_DATA_DIR },
+      homedir(),
+    );
+    const orka = await startOrka(config);
+    console.log(`orka listening on ${orka.url}`);
+    const shutdown = async () => {
+      await orka.close();
+      process.exit(0);
+    };
+    process.once("SIGINT", shutdown);
+    process.once("SIGTERM", shutdown);
+  });
+
+// ---- apply / get / delete ----
+
+program
+  .command("apply")
+  .description("Create or update every object of a multi-document YAML file (Secrets included)")
+  .requiredOption("-f, --filename <file>", "YAML or JSON file, - for stdin")
+  .action(async (options: { filename: string }) => {
+    const documents = parseYamlDocuments(readInput(options.filename), options.filename);
+    const objects = documents.map((doc, i) => {
+      try {
+        return parseResource(doc);
+      } catch (err) {
+        throw new Error(`${options.filename}: document ${i + 1}: ${errorMessage(err)}`);
+      }
+    });
+    const api = client();
+    for (const [i, object] of objects.entries()) {
+      const raw = documents[i] as Record<string, unknown>;
+      const kind = object.kind as KindName;
+      const path = `${pluralOf(kind)}/${object.metadata.name}`;
+      const ns = (raw.metadata as { namespace?: string } | undefined)?.namespace;
+      const body = kind === "Secret" ? raw : { metadata: raw.metadata, spec: raw.spec };
+      const scoped = ns ? new ApiClient({ server: api.server, token: program.opts<GlobalOptions>().token ?? tokenFromConfig(), namespace: ns }) : api;
+      const exists = await scoped.get(path).then(() => true, (err) => (err instanceof ApiError && err.status === 404 ? false : Promise.reject(err)));
+      if (exists && kind === "Task") {
+        console.log(`task/${object.metadata.name} unchanged (tasks run once; delete it to run again)`);
+        continue;
+      }
+      if (exists) await scoped.put(path, body);
+      else await scoped.post(pluralOf(kind), body);
+      console.log(`${kind.toLowerCase()}/${object.metadata.name} ${exists ? "configured" : "created"}`);
+    }
+  });
+
+function tokenFromConfig(): string | undefined {
+  return process.env.ORKA_TOKEN ?? readCliConfig(cliConfigPath()).token;
+}
+
+program
+  .command("get")
+  .description("List objects of a kind, or show one")
+  .argument("<kind>", "task, agent, provider, tool, skill or secret", kindArgument)
+  .argument("[name]")
+  .addOption(outputOption())
+  .action(async (kind: KindName, name: string | undefined, options: { output: OutputFormat }) => {
+    const api = client();
+    if (name) {
+      console.log(render(kind, [await api.get(`${pluralOf(kind)}/${name}`)], options.output, true));
+      return;
+    }
+    const list = await api.get<{ items: Record<string, unknown>[] }>(pluralOf(kind), kind === "Task" ? { limit: "0" } : {});
+    console.log(render(kind, list.items, options.output));
+  });
+
+program
+  .command("delete")
+  .description("Delete an object (a Task's children and data go with it)")
+  .argument("<kind>", "task, agent, provider, tool, skill or secret", kindArgument)
+  .argument("<name>")
+  .action(async (kind: KindName, name: string) => {
+    await client().delete(`${pluralOf(kind)}/${name}`);
+    console.log(`${kind.toLowerCase()}/${name} deleted`);
+  });
+
+// ---- task ----
+
+const task = program.command("task").description("Work with Tasks");
+
+task
+  .command("create")
+  .description("Create a Task from a file or from flags")
+  .option("-f, --filename <file>", "Task YAML or JSON")
+  .option("--name <name>")
+  .option("--type <type>", "ai, agent or container", "ai")
+  .option("--agent <agent>")
+  .option("--prompt <prompt>")
+  .option("--timeout <duration>")
+  .option("--priority <n>")
+  .action(async (options: Record<string, string | undefined>) => {
+    const body = options.filename
+      ? parseYamlDocuments(readInput(options.filename), options.filename)[0]
+      : {
+          name: options.name,
+          type: options.type,
+          agentRef: options.agent,
+          prompt: options.prompt,
+          timeout: options.timeout,
+          priority: options.priority === undefined ? undefined : Number(options.priority),
+        };
+    const created = await client().post<{ metadata: { name: string } }>("tasks", body);
+    console.log(`task/${created.metadata.name} created`);
+  });
+
+task
+  .command("list")
+  .description("List Tasks")
+  .option("--status <phase>", "only Tasks in this phase")
+  .addOption(outputOption())
+  .action(async (options: { status?: string; output: OutputFormat }) => {
+    const list = await client().get<{ items: { status?: { phase?: string } }[] }>("tasks", { limit: "0" });
+    const items = options.status ? list.items.filter((t) => (t.status?.phase ?? "Pending").toLowerCase() === options.status!.toLowerCase()) : list.items;
+    console.log(render("Task", items as Record<string, unknown>[], options.output));
+  });
+
+for (const verb of ["get", "status"]) {
+  task
+    .command(verb)
+    .argument("<name>")
+    .addOption(outputOption())
+    .action(async (name: string, options: { output: OutputFormat }) => {
+      console.log(render("Task", [await client().get(`tasks/${name}`)], options.output, true));
+    });
+}
+
+task
+  .command("wait")
+  .description("Wait until a Task ends; exits non-zero when it Failed or was Cancelled")
+  .argument("<name>")
+  .option("--timeout <duration>", "give up after this long", "10m")
+  .action(async (name: string, options: { timeout: string }) => {
+    const api = client();
+    const deadline = Date.now() + parseDuration(options.timeout);
+    let lastLine = "";
+    for (;;) {
+      const current = await api.get<{ status?: { phase?: string; message?: string; attempts?: number } }>(`tasks/${name}`);
+      const phase = current.status?.phase ?? "Pending";
+      const line = `task/${name}: ${phase}${current.status?.message ? ` — ${current.status.message}` : ""}`;
+      if (line !== lastLine) console.error(line);
+      lastLine = line;
+      if (TERMINAL_PHASES.includes(phase as (typeof TERMINAL_PHASES)[number])) {
+        if (phase !== "Succeeded") process.exitCode = 1;
+        return;
+      }
+      if (Date.now() > deadline) {
+        console.error(`timed out after ${options.timeout} waiting for task/${name}`);
+        process.exitCode = 2;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
+task
+  .command("result")
+  .argument("<name>")
+  .action(async (name: string) => {
+    console.log((await client().get<{ result: string }>(`tasks/${name}/result`)).result);
+  });
+
+task
+  .command("logs")
+  .argument("<name>")
+  .option("-f, --follow", "stream until the Task ends")
+  .action(async (name: string, options: { follow?: boolean }) => {
+    const api = client();
+    if (!options.follow) {
+      process.stdout.write((await api.get<{ logs: string }>(`tasks/${name}/logs`)).logs);
+      return;
+    }
+    for await (const frame of api.stream(`tasks/${name}/logs`, { follow: "true" })) {
+      if (frame.event === "stream_complete") return;
+      process.stdout.write(JSON.parse(frame.data).text);
+    }
+  });
+
+task
+  .command("events")
+  .argument("<name>")
+  .option("--after <seq>", "only events after this sequence number", "0")
+  .option("--type <type>", "only events of this type")
+  .option("-f, --follow", "stream until the Task ends")
+  .addOption(outputOption())
+  .action(async (name: string, options: { after: string; type?: string; follow?: boolean; output: OutputFormat }) => {
+    const api = client();
+    const print = (e: { seq: number; createdAt: string; type: string; toolName?: string; summary: string }) =>
+      console.log(options.output === "json" ? JSON.stringify(e) : `${String(e.seq).padStart(4)}  ${e.createdAt}  ${e.type.padEnd(22)} ${e.toolName ? `[${e.toolName}] ` : ""}${e.summary}`);
+    if (options.follow) {
+      for await (const frame of api.stream(`tasks/${name}/stream`, { after: options.after })) {
+        if (frame.event === "stream_complete") return;
+        if (frame.event === "execution_event") print(JSON.parse(frame.data));
+      }
+      return;
+    }
+    const page = await api.get<{ events: Parameters<typeof print>[0][] }>(`tasks/${name}/events`, { after: options.after, type: options.type, limit: "500" });
+    for (const event of page.events) print(event);
+  });
+
+task
+  .command("cancel")
+  .argument("<name>")
+  .option("--reason <text>", "why", "")
+  .action(async (name: string, options: { reason: string }) => {
+    const answer = await client().post<{ phase: string }>(`tasks/${name}/cancel`, { reason: options.reason });
+    console.log(`task/${name} ${answer.phase}`);
+  });
+
+task
+  .command("children")
+  .argument("<name>")
+  .addOption(outputOption())
+  .action(async (name: string, options: { output: OutputFormat }) => {
+    const list = await client().get<{ items: Record<string, unknown>[] }>(`tasks/${name}/children`);
+    console.log(render("Task", list.items, options.output));
+  });
+
+task
+  .command("artifacts")
+  .argument("<name>")
+  .action(async (name: string) => {
+    const list = await client().get<{ items: { file: string; size: number }[] }>(`tasks/${name}/artifacts`);
+    for (const item of list.items) console.log(`${item.file}\t${item.size}`);
+  });
+
+task
+  .command("delete")
+  .argument("<name>")
+  .action(async (name: string) => {
+    await client().delete(`tasks/${name}`);
+    console.log(`task/${name} deleted`);
+  });
+
+// ---- secret ----
+
+const secret = program.command("secret").description("Secrets (values are never shown)");
+
+secret
+  .command("create")
+  .argument("<name>")
+  .requiredOption("--from-literal <key=value...>", "a key and its value; repeat for more keys")
+  .action(async (name: string, options: { fromLiteral: string[] }) => {
+    const stringData: Record<string, string> = {};
+    for (const literal of options.fromLiteral) {
+      const eq = literal.indexOf("=");
+      if (eq < 1) throw new InvalidArgumentError(`--from-literal "${literal.split("=")[0]}": use key=value`);
+      stringData[literal.slice(0, eq)] = literal.slice(eq + 1);
+    }
+    await client().post("secrets", { name, stringData });
+    console.log(`secret/${name} created`);
+  });
+
+secret
+  .command("list")
+  .addOption(outputOption())
+  .action(async (options: { output: OutputFormat }) => {
+    const list = await client().get<{ items: Record<string, unknown>[] }>("secrets");
+    console.log(render("Secret", list.items, options.output));
+  });
+
+// ---- config / auth / token ----
+
+const config = program.command("config").description("The CLI config file (~/.orka/config.yaml)");
+for (const [verb, field] of [["set-server", "server"], ["set-namespace", "namespace"]] as const) {
+  config
+    .command(verb)
+    .argument("<value>")
+    .action((value: string) => {
+      const path = cliConfigPath();
+      writeCliConfig(path, { ...readCliConfig(path), [field]: value });
+      console.log(`${field} set in ${path}`);
+    });
+}
+config
+  .command("set-token")
+  .argument("[token]")
+  .option("--file <file>", "read the token from a file, - for stdin")
+  .action((token: string | undefined, options: { file?: string }) => {
+    const value = (options.file ? readInput(options.file) : token ?? "").trim();
+    if (!value) throw new InvalidArgumentError("give the token as an argument or with --file -");
+    const path = cliConfigPath();
+    writeCliConfig(path, { ...readCliConfig(path), token: value });
+    console.log(`token set in ${path}`);
+  });
+config.command("view").action(() => {
+  const current = readCliConfig(cliConfigPath());
+  console.log(JSON.stringify({ ...current, token: maskToken(current.token) }, null, 2));
+});
+
+const auth = program.command("auth").description("Check credentials");
+auth.command("validate").action(async () => console.log(JSON.stringify(await client().get("auth/validate"))));
+auth.command("whoami").action(async () => console.log(JSON.stringify(await client().get("auth/whoami"))));
+
+program
+  .command("token")
+  .description("API tokens")
+  .command("create")
+  .argument("<name>")
+  .requiredOption("--namespace <ns>", "the one namespace the token may act in")
+  .action(async (name: string, options: { namespace: string }) => {
+    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace });
+    console.log(created.token);
+  });
+
+program.parseAsync(process.argv).catch((err) => {
+  console.error(`error: ${errorMessage(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,200 @@
+import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import type { ModelEndpoint } from "../providers/index.ts";
+import type { ToolDefinition } from "../providers/model.ts";
+import { ANNOTATION, LABEL, type Resource } from "../resources/meta.ts";
+import type { SkillSpec } from "../resources/skill.ts";
+import type { TaskSpec, TaskStatus } from "../resources/task.ts";
+import { TERMINAL_PHASES } from "../resources/task.ts";
+import type { ToolSpec } from "../resources/tool.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+import { builtinTool } from "../tools/registry.ts";
+import { assembleToolset } from "../worker/toolset.ts";
+import { providerReadiness, resolveEndpoint, type Agent, type Provider } from "./resolve.ts";
+
+export type Task = Resource<TaskSpec, TaskStatus>;
+
+/** Everything a Task needs to start, resolved from the store. */
+export interface StartPlan {
+  agent?: Agent;
+  parentTask?: string;
+  depth: number;
+  ai?: {
+    endpoint: ModelEndpoint;
+    fallbacks: ModelEndpoint[];
+    prompt: string;
+    systemPrompt: string;
+    skills: string[];
+    tools: string[];
+    customTools: ToolDefinition[];
+    temperature?: number;
+    maxTokens?: number;
+    turnBudget: number;
+  };
+  container?: { command: string[]; env: Record<string, string>; network: boolean };
+  notices: string[];
+}
+
+export type Admission = { kind: "fail"; message: string } | { kind: "wait"; delayMs: number; reason: string } | { kind: "admit"; plan: StartPlan };
+
+const fail = (message: string): Admission => ({ kind: "fail", message });
+const CHILD_WAIT_MS = 10_000;
+
+export function parentTaskName(task: Task): string | undefined {
+  return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
+}
+
+/** Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider. */
+export async function admit(store: ResourceStore, task: Task): Promise<Admission> {
+  const { spec, metadata } = task;
+  const namespace = metadata.namespace;
+  let agent: Agent | undefined;
+  if (spec.agentRef) {
+    agent = await store.get("Agent", spec.agentRef.namespace ?? namespace, spec.agentRef.name);
+    if (!agent) return fail(`failed to get agent: agent "${spec.agentRef.name}" not found`);
+  }
+
+  if (spec.type === "agent" && !agent) return fail("type: agent tasks require an agentRef");
+  if (spec.type === "ai" && agent?.spec.runtime) {
+    return fail(`agent "${agent.metadata.name}" has runtime configured (use type: agent instead of type: ai)`);
+  }
+  const coordination = agent?.spec.coordination;
+  const wantsApproval =
+    (agent?.spec.tools ?? []).some((t) => t.name === "request_approval" && t.enabled !== false) ||
+    (spec.ai?.tools ?? []).includes("request_approval") ||
+    (coordination?.approvalRequiredTools?.length ?? 0) > 0;
+  if (wantsApproval && !coordination?.autonomous) {
+    return fail("request_approval and approvalRequiredTools need an Agent with coordination.autonomous: true");
+  }
+
+  const child = await checkChild(store, task);
+  if (child.kind !== "admit") return child;
+  const plan: StartPlan = { agent, parentTask: parentTaskName(task), depth: child.plan.depth, notices: [] };
+
+  if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
+  if (spec.type === "container") return admitContainer(task, plan);
+  return admitAi(store, task, plan);
+}
+
+async function checkChild(store: ResourceStore, task: Task): Promise<Admission> {
+  const depthText = task.metadata.annotations?.[ANNOTATION.coordinationDepth];
+  if (depthText === undefined) return { kind: "admit", plan: { depth: 0, notices: [] } };
+  const depth = Number(depthText);
+  if (!Number.isInteger(depth) || depth < 1) return fail("coordination depth annotation is invalid");
+  const parentName = parentTaskName(task);
+  const parent = parentName ? await store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, parentName) : undefined;
+  const parentAgentRef = parent?.spec.agentRef;
+  const parentAgent = parentAgentRef
+    ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? task.metadata.namespace, parentAgentRef.name)
+    : undefined;
+  const coordination = parentAgent?.spec.coordination;
+  if (!coordination?.enabled) return fail("parent agent does not have coordination enabled");
+  if (depth > coordination.maxDepth) return fail(`coordination depth ${depth} exceeds max ${coordination.maxDepth}`);
+  const agentName = task.spec.agentRef?.name ?? "";
+  const allowed = coordination.allowedAgents ?? [];
+  if (allowed.length > 0) {
+    if (!allowed.some((a) => a.name === agentName)) return fail(`agent "${agentName}" not in parent's allowedAgents`);
+  } else {
+    const target = agentName ? await store.get("Agent", task.spec.agentRef?.namespace ?? task.metadata.namespace, agentName) : undefined;
+    if (target?.metadata.labels?.[LABEL.createdBy] !== "create_agent" || target.metadata.annotations?.[ANNOTATION.parentTaskName] !== parentName) {
+      return fail(`agent "${agentName}" not in parent's allowedAgents`);
+    }
+  }
+  const siblings = await store.list<TaskSpec, TaskStatus>("Task", {
+    namespace: task.metadata.namespace,
+    labelSelector: `${LABEL.parentTask}=${task.metadata.labels?.[LABEL.parentTask] ?? parentName}`,
+  });
+  const running = siblings.items.filter((t) => t.metadata.name !== task.metadata.name && t.status?.phase === "Running").length;
+  if (running >= coordination.maxConcurrentChildren) {
+    return { kind: "wait", delayMs: CHILD_WAIT_MS, reason: `waiting: parent has ${running} running children (max ${coordination.maxConcurrentChildren})` };
+  }
+  return { kind: "admit", plan: { depth, notices: [] } };
+}
+
+function admitContainer(task: Task, plan: StartPlan): Admission {
+  if (task.spec.image) return fail("container runtime not available");
+  if (!task.spec.command?.length) return fail("container tasks need spec.command (or spec.image with a container runtime)");
+  const env = Object.fromEntries((task.spec.env ?? []).filter((e) => !e.name.startsWith("ORKA_")).map((e) => [e.name, e.value]));
+  plan.container = { command: [...task.spec.command, ...(task.spec.args ?? [])], env, network: false };
+  return { kind: "admit", plan };
+}
+
+async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promise<Admission> {
+  const { spec, metadata } = task;
+  const namespace = metadata.namespace;
+  const agent = plan.agent;
+  const providerRef = spec.ai?.providerRef ?? agent?.spec.providerRef;
+  if (!providerRef) return fail("no provider configured: set spec.ai.providerRef or the Agent's providerRef");
+  const provider = await store.get<ProviderSpec, ProviderStatus>("Provider", providerRef.namespace ?? namespace, providerRef.name);
+  if (!provider) return fail(`provider ${providerRef.name} is not ready: provider not found`);
+  const readiness = await providerReadiness(store, provider);
+  if (!readiness.ready) return fail(`provider ${providerRef.name} is not ready: ${readiness.message}`);
+
+  const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
+  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames);
+  if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
+  if (endpoint.type !== "scripted" && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
+
+  const fallbacks: ModelEndpoint[] = [];
+  for (const fallback of agent?.spec.model?.fallbacks ?? []) {
+    const fallbackProvider = await store.get<ProviderSpec, ProviderStatus>("Provider", namespace, fallback.providerRef);
+    if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
+    else fallbacks.push(await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames));
+  }
+
+  const prompt = spec.ai?.prompt ?? spec.prompt;
+  if (!prompt) return fail("task has no prompt: set spec.prompt or spec.ai.prompt");
+  if (agent?.spec.systemPrompt?.configMapRef && !spec.ai?.systemPrompt) {
+    return fail("systemPrompt.configMapRef needs the Kubernetes backend; use systemPrompt.inline");
+  }
+
+  const skills: string[] = [];
+  for (const ref of [...(agent?.spec.skills ?? []), ...(spec.ai?.skills ?? [])]) {
+    const skill = await store.get<SkillSpec, unknown>("Skill", namespace, ref.name);
+    if (skill) skills.push(skill.spec.content.inline);
+    else plan.notices.push(`skill ${ref.name} not found; skipped`);
+  }
+
+  const tools = await assembleTools(store, task, plan);
+  const coordination = agent?.spec.coordination;
+  plan.ai = {
+    endpoint,
+    fallbacks,
+    prompt,
+    systemPrompt: spec.ai?.systemPrompt ?? agent?.spec.systemPrompt?.inline ?? "",
+    skills,
+    ...tools,
+    temperature: spec.ai?.temperature ?? agent?.spec.model?.temperature,
+    maxTokens: spec.ai?.maxTokens ?? agent?.spec.model?.maxTokens,
+    turnBudget: coordination?.enabled ? (coordination.autonomous ? 100 : 50) : 10,
+  };
+  return { kind: "admit", plan };
+}
+
+async function assembleTools(store: ResourceStore, task: Task, plan: StartPlan): Promise<{ tools: string[]; customTools: ToolDefinition[] }> {
+  const customList = await store.list<ToolSpec, unknown>("Tool", { namespace: task.metadata.namespace });
+  const customByName = new Map(customList.items.filter((t) => t.spec.enabled !== false).map((t) => [t.metadata.name, t]));
+  const toolset = assembleToolset({
+    taskType: task.spec.type,
+    agentTools: plan.agent?.spec.tools,
+    aiTools: task.spec.ai?.tools,
+    coordination: plan.agent?.spec.coordination,
+    isChild: parentTaskName(task) !== undefined,
+    disableInjection: task.metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
+    customTools: new Set(customByName.keys()),
+  });
+  plan.notices.push(...toolset.warnings);
+  const custom = new Set(toolset.custom);
+  const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));
+  if (notBuilt.length > 0) plan.notices.push(`built-in tools not available in this build, not offered: ${notBuilt.join(", ")}`);
+  return {
+    tools: toolset.names.filter((name) => custom.has(name) || builtinTool(name)),
+    customTools: toolset.custom.map((name) => {
+      const tool = customByName.get(name)!;
+      return { name, description: tool.spec.description, parameters: tool.spec.parameters };
+    }),
+  };
+}
+
+export function isTerminal(task: Task): boolean {
+  return TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+}

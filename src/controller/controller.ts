@@ -1,0 +1,521 @@
+import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { Logger } from "../util/logger.ts";
+import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from "../resources/meta.ts";
+import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
+import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
+import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
+import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
+import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
+import { OrkaError, errorMessage } from "../util/errors.ts";
+import { parseDuration } from "../util/duration.ts";
+import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { setCondition } from "./conditions.ts";
+import { RunQueue } from "./queue.ts";
+import { providerReadiness, type Provider } from "./resolve.ts";
+import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
+import { WorkQueue } from "./work-queue.ts";
+
+export interface ControllerOptions {
+  store: ResourceStore;
+  data: TaskDataStore;
+  runner: WorkloadRunner;
+  logger: Logger;
+  /** Where workers reach /internal/v1. */
+  controllerURL: string;
+  /** Attempts that may run at once (P2.9 worker slots). */
+  slots: number;
+  /** Running Tasks allowed per namespace; 0 = no limit. */
+  maxActivePerNamespace: number;
+  modelRetryBaseMs: number;
+}
+
+const RUNNING_RECHECK_MS = 5_000;
+const NAMESPACE_LIMIT_WAIT_MS = 10_000;
+const DEFAULT_RETRY_DELAY_MS = 10_000;
+const MAX_RETRY_DELAY_MS = 5 * 60_000;
+const CHILD_RESULT_LIMIT = 4096;
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+const taskKey = (namespace: string, name: string) => `Task/${namespace}/${name}`;
+
+/** The control loop: reconciles Tasks (P2) and Providers (P1.3) level-triggered, from the store. */
+export class Controller {
+  private readonly store: ResourceStore;
+  private readonly data: TaskDataStore;
+  private readonly runner: WorkloadRunner;
+  private readonly options: ControllerOptions;
+  private readonly log: Logger;
+  private readonly work: WorkQueue;
+  private readonly runQueue = new RunQueue();
+  private readonly activeAttempts = new Set<string>();
+  private readonly attemptOwners = new Map<string, { namespace: string; task: string; number: number }>();
+  private unwatch?: () => void;
+
+  constructor(options: ControllerOptions) {
+    this.options = options;
+    this.store = options.store;
+    this.data = options.data;
+    this.runner = options.runner;
+    this.log = options.logger;
+    this.work = new WorkQueue(
+      (key) => this.reconcile(key),
+      (key, message) => {
+        this.log.warn({ key, err: message }, "reconcile failed; retrying");
+        this.work.add(key, 1000);
+      },
+    );
+    this.runner.onExit((exit) => this.attemptExited(exit));
+    this.runner.onLog((attemptId, chunk) => this.attemptLogged(attemptId, chunk));
+  }
+
+  async start(): Promise<void> {
+    // Attempts the store believes are running belong to a previous server: their processes are gone.
+    for (const attempt of this.data.runningAttempts()) {
+      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost: the server restarted" });
+    }
+    this.unwatch = this.store.watch((event) => this.onWatch(event));
+    for (const kind of ["Task", "Provider"] as const) {
+      for (const object of (await this.store.list(kind)).items) this.work.add(`${kind}/${object.metadata.namespace}/${object.metadata.name}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.unwatch?.();
+    this.work.stop();
+    await this.work.idle();
+  }
+
+  /** Cancels a Task through the normal completion path (kills its worker first). */
+  async cancel(namespace: string, name: string, reason: string): Promise<TaskPhase> {
+    const task = await this.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    if (!task) throw new OrkaError("not_found", "task not found");
+    if (isTerminal(task)) return task.status!.phase!;
+    this.stopAttempt(task, "killed", reason);
+    await this.complete(task, "Cancelled", reason ? `cancelled: ${reason}` : "task cancelled");
+    return "Cancelled";
+  }
+
+  private onWatch(event: WatchEvent): void {
+    const { kind, metadata } = event.object;
+    if (kind === "Task") {
+      this.work.add(taskKey(metadata.namespace, metadata.name));
+      const parent = parentTaskName(event.object as Task);
+      if (parent) this.work.add(taskKey(metadata.namespace, parent), 200);
+    } else if (kind === "Provider") this.work.add(`Provider/${metadata.namespace}/${metadata.name}`);
+    else if (kind === "Secret") {
+      void this.store.list("Provider", { namespace: metadata.namespace }).then((list) => {
+        for (const p of list.items) this.work.add(`Provider/${p.metadata.namespace}/${p.metadata.name}`);
+      });
+    }
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const [kind, namespace, name] = key.split("/");
+    if (kind === "Provider") return this.reconcileProvider(namespace, name);
+    const task = await this.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    if (!task) {
+      this.runQueue.remove(key);
+      return;
+    }
+    try {
+      await this.reconcileTask(task);
+    } catch (err) {
+      if (err instanceof OrkaError && (err.code === "conflict" || err.code === "not_found")) return this.work.add(key, 50);
+      throw err;
+    }
+  }
+
+  private async reconcileTask(task: Task): Promise<void> {
+    const key = taskKey(task.metadata.namespace, task.metadata.name);
+    if (task.metadata.deletionTimestamp) return this.finalizeDeletion(task);
+    if (!task.metadata.finalizers?.includes(FINALIZER_CLEANUP)) {
+      await this.store.update({ ...task, metadata: { ...task.metadata, finalizers: [...(task.metadata.finalizers ?? []), FINALIZER_CLEANUP] } });
+      return;
+    }
+    if (!task.status?.phase) {
+      await this.writeStatus(task, { phase: "Pending", queuedAt: new Date().toISOString(), attempts: 0 });
+      this.event(task, { type: "TaskCreated", summary: `${task.spec.type} task created` });
+      return;
+    }
+    switch (task.status.phase) {
+      case "Pending":
+        return this.reconcilePending(task, key);
+      case "Running":
+        return this.reconcileRunning(task, key);
+      case "Scheduled":
+        return this.reconcileScheduled(task, key);
+      default:
+        this.runQueue.remove(key);
+    }
+  }
+
+  // ---- Pending (P2.1) ----
+
+  private async reconcilePending(task: Task, key: string): Promise<void> {
+    const status = task.status!;
+    if (status.executionOutcome) return this.complete(task, status.executionOutcome.phase, status.executionOutcome.message ?? "");
+    if (task.spec.schedule) {
+      await this.writeStatus(task, { phase: "Scheduled" });
+      return;
+    }
+    const retryAt = status.retryAfter ? Date.parse(status.retryAfter) - Date.now() : 0;
+    if (retryAt > 0) return this.work.add(key, retryAt);
+    if (this.options.maxActivePerNamespace > 0) {
+      const running = (await this.store.list<TaskSpec, TaskStatus>("Task", { namespace: task.metadata.namespace })).items.filter(
+        (t) => t.status?.phase === "Running",
+      ).length;
+      if (running >= this.options.maxActivePerNamespace) return this.work.add(key, NAMESPACE_LIMIT_WAIT_MS);
+    }
+    const admission = await admit(this.store, task);
+    if (admission.kind === "fail") {
+      this.runQueue.remove(key);
+      return this.complete(task, "Failed", admission.message);
+    }
+    if (admission.kind === "wait") {
+      this.runQueue.remove(key);
+      if (status.message !== admission.reason) await this.writeStatus(task, { message: admission.reason });
+      return this.work.add(key, admission.delayMs);
+    }
+    this.runQueue.offer({
+      key,
+      priority: task.spec.priority ?? 500,
+      queuedAt: Date.parse(status.queuedAt ?? task.metadata.creationTimestamp ?? new Date().toISOString()),
+      createdAt: Date.parse(task.metadata.creationTimestamp ?? new Date().toISOString()),
+    });
+    const freeSlots = this.options.slots - this.activeAttempts.size;
+    if (!this.runQueue.head(freeSlots).includes(key)) return;
+    this.runQueue.remove(key);
+    await this.startAttempt(task, admission.plan);
+  }
+
+  private async startAttempt(task: Task, plan: StartPlan): Promise<void> {
+    const number = (task.status?.attempts ?? 0) + 1;
+    const attemptId = `${task.metadata.name}-${number}-${randomUUID().slice(0, 8)}`;
+    const token = randomBytes(32).toString("base64url");
+    const dirs = await this.runner.prepare(attemptId);
+    const config: AttemptConfig = {
+      attemptId,
+      attempt: number,
+      task: { name: task.metadata.name, namespace: task.metadata.namespace, uid: task.metadata.uid!, type: task.spec.type },
+      agentName: plan.agent?.metadata.name,
+      parentTask: plan.parentTask,
+      controllerURL: this.options.controllerURL,
+      token,
+      ...dirs,
+      ai: plan.ai && { ...plan.ai, retryBaseMs: this.options.modelRetryBaseMs },
+      coordination: {
+        enabled: plan.agent?.spec.coordination?.enabled ?? false,
+        maxDepth: plan.agent?.spec.coordination?.maxDepth ?? 3,
+        maxChildren: plan.agent?.spec.coordination?.maxConcurrentChildren ?? 5,
+        allowedAgents: (plan.agent?.spec.coordination?.allowedAgents ?? []).map((a) => a.name),
+        depth: plan.depth,
+      },
+      autonomous: {
+        mode: plan.agent?.spec.coordination?.autonomous ?? false,
+        iteration: task.status?.iteration ?? 0,
+        maxIterations: plan.agent?.spec.coordination?.maxIterations ?? 0,
+      },
+      approvalRequiredTools: plan.agent?.spec.coordination?.approvalRequiredTools ?? [],
+      container: plan.container,
+    };
+    // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
+    this.data.createAttempt(
+      { id: attemptId, namespace: task.metadata.namespace, task: task.metadata.name, taskUid: task.metadata.uid!, number, allowedTools: plan.ai?.tools ?? [] },
+      hashToken(token),
+    );
+    const now = new Date().toISOString();
+    const running = await this.writeStatus(task, {
+      phase: "Running",
+      startTime: now,
+      attempts: number,
+      jobName: attemptId,
+      message: `attempt ${number} running`,
+      retryAfter: undefined,
+      conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
+    });
+    for (const notice of plan.notices) this.event(running, { type: "Warning", severity: "warning", summary: notice });
+    this.activeAttempts.add(attemptId);
+    this.attemptOwners.set(attemptId, { namespace: task.metadata.namespace, task: task.metadata.name, number });
+    this.runner.start(attemptId, attemptEnv(config));
+    this.event(running, { type: "AttemptStarted", summary: `attempt ${number} started` });
+    this.scheduleTimeoutCheck(running);
+  }
+
+  // ---- Running (P2.2–P2.4) ----
+
+  private async reconcileRunning(task: Task, key: string): Promise<void> {
+    const attempt = this.data.latestAttempt(task.metadata.namespace, task.metadata.name);
+    if (!attempt || attempt.id !== task.status?.jobName) return this.failOrRetry(task, "pod stuck: the worker was never started");
+    if (attempt.state === "running" && !this.runner.isRunning(attempt.id)) {
+      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost" });
+      return this.work.add(key);
+    }
+    if (attempt.state === "running") {
+      if (this.timedOut(task)) {
+        this.stopAttempt(task, "killed", "task timed out");
+        return this.complete(task, "Failed", "task timed out");
+      }
+      await this.refreshChildren(task);
+      return this.work.add(key, RUNNING_RECHECK_MS);
+    }
+    this.activeAttempts.delete(attempt.id);
+    if (attempt.state === "succeeded") return this.complete(task, "Succeeded", "task completed successfully");
+    if (attempt.state === "failed") {
+      const reason = attempt.reason ?? "Error";
+      return this.failOrRetry(task, attempt.exitCode === undefined ? "job failed" : `job failed: container exited with code ${attempt.exitCode} (reason=${reason})`);
+    }
+  }
+
+  private timedOut(task: Task): boolean {
+    const timeout = this.timeoutMs(task);
+    if (timeout === undefined) return false;
+    const since = task.spec.type === "agent" ? task.metadata.creationTimestamp : task.status?.startTime;
+    return Date.now() - Date.parse(since ?? new Date().toISOString()) >= timeout;
+  }
+
+  private timeoutMs(task: Task): number | undefined {
+    if (task.spec.timeout) return parseDuration(task.spec.timeout);
+    return task.spec.type === "agent" ? 30 * 60_000 : undefined;
+  }
+
+  private scheduleTimeoutCheck(task: Task): void {
+    const timeout = this.timeoutMs(task);
+    if (timeout !== undefined) this.work.add(taskKey(task.metadata.namespace, task.metadata.name), timeout + 10);
+  }
+
+  private async failOrRetry(task: Task, message: string): Promise<void> {
+    const attempts = task.status?.attempts ?? 0;
+    const policy = task.spec.retryPolicy;
+    if (policy && attempts <= policy.maxRetries) {
+      const initial = policy.initialDelay ? parseDuration(policy.initialDelay) : DEFAULT_RETRY_DELAY_MS;
+      const delay = Math.min(MAX_RETRY_DELAY_MS, initial * (policy.backoffMultiplier ?? 2) ** (attempts - 1));
+      const retryAfter = new Date(Date.now() + delay);
+      await this.writeStatus(task, {
+        phase: "Pending",
+        jobName: undefined,
+        message: undefined,
+        resultRef: undefined,
+        retryAfter: retryAfter.toISOString(),
+        queuedAt: retryAfter.toISOString(),
+      });
+      this.event(task, { type: "TaskRetrying", severity: "warning", summary: `attempt ${attempts} failed (${message}); retry in ${delay} ms` });
+      return;
+    }
+    return this.complete(task, "Failed", message);
+  }
+
+  private stopAttempt(task: Task, state: "killed", reason: string): void {
+    const attemptId = task.status?.jobName;
+    if (!attemptId) return;
+    this.data.finishAttempt(attemptId, { state, reason });
+    this.activeAttempts.delete(attemptId);
+    this.runner.kill(attemptId, reason);
+    this.pokeQueue();
+  }
+
+  private attemptExited(exit: AttemptExit): void {
+    this.data.finishAttempt(exit.attemptId, {
+      state: exit.exitCode === 0 ? "succeeded" : "failed",
+      exitCode: exit.exitCode,
+      reason: exit.reason,
+    });
+    this.activeAttempts.delete(exit.attemptId);
+    const owner = this.attemptOwners.get(exit.attemptId);
+    if (owner) this.work.add(taskKey(owner.namespace, owner.task));
+    this.pokeQueue();
+  }
+
+  private attemptLogged(attemptId: string, chunk: string): void {
+    const owner = this.attemptOwners.get(attemptId);
+    if (owner) this.data.appendLog(owner.namespace, owner.task, owner.number, chunk);
+  }
+
+  /** Wakes the Tasks at the head of the run queue when a slot may have come free. */
+  private pokeQueue(): void {
+    for (const key of this.runQueue.head(this.options.slots - this.activeAttempts.size)) this.work.add(key);
+  }
+
+  // ---- Completion (P2.5) and deletion (P2.8) ----
+
+  private async complete(task: Task, phase: TaskPhase, message: string): Promise<void> {
+    const reason = { Succeeded: "TaskSucceeded", Failed: "TaskFailed", Cancelled: "TaskCancelled" }[phase as string] ?? "TaskCompleted";
+    const hasResult = this.data.getResult(task.metadata.namespace, task.metadata.name) !== undefined;
+    const completed = await this.writeStatus(task, {
+      phase,
+      completionTime: new Date().toISOString(),
+      message,
+      resultRef: { available: hasResult },
+      retryAfter: undefined,
+      executionOutcome: task.status?.executionOutcome ?? { phase, message },
+      conditions: setCondition(task.status?.conditions, { type: "Complete", status: "True", reason, message }),
+    });
+    this.runQueue.remove(taskKey(task.metadata.namespace, task.metadata.name));
+    this.event(completed, { type: reason, severity: phase === "Failed" ? "error" : "info", summary: message });
+    await this.touchAgent(completed);
+    const attemptId = completed.status?.jobName;
+    if (attemptId && !this.runner.isRunning(attemptId)) await this.releaseAttempt(attemptId);
+    await this.refreshChildren(completed);
+    const parent = parentTaskName(completed);
+    if (parent) this.work.add(taskKey(completed.metadata.namespace, parent));
+  }
+
+  private async touchAgent(task: Task): Promise<void> {
+    const ref = task.spec.agentRef;
+    if (!ref) return;
+    const agent = await this.store.get("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
+    if (!agent) return;
+    await this.store
+      .updateStatus({ ...agent, status: { ...(agent.status as object), lastUsed: new Date().toISOString() } })
+      .catch((err) => this.log.debug({ err: errorMessage(err) }, "agent lastUsed not updated"));
+  }
+
+  private async releaseAttempt(attemptId: string): Promise<void> {
+    this.attemptOwners.delete(attemptId);
+    await this.runner.cleanup(attemptId);
+  }
+
+  private async finalizeDeletion(task: Task): Promise<void> {
+    const { namespace, name } = task.metadata;
+    this.runQueue.remove(taskKey(namespace, name));
+    const attemptId = task.status?.jobName;
+    if (attemptId && this.runner.isRunning(attemptId)) this.stopAttempt(task, "killed", "task deleted");
+    if (attemptId) await this.releaseAttempt(attemptId);
+    this.data.deleteTaskData(namespace, name);
+    await this.store.update({
+      ...task,
+      metadata: { ...task.metadata, finalizers: (task.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_CLEANUP) },
+    });
+  }
+
+  /** Mirrors the children's phases and results into a top-level Task's status (P2.2). */
+  private async refreshChildren(task: Task): Promise<void> {
+    if (parentTaskName(task)) return;
+    const children = await this.store.list<TaskSpec, TaskStatus>("Task", {
+      namespace: task.metadata.namespace,
+      labelSelector: `${LABEL.parentTask}=${task.metadata.name}`,
+    });
+    if (children.items.length === 0 && !task.status?.childTasks) return;
+    const childTasks = children.items
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+      .map((child) => {
+        const result = this.data.getResult(child.metadata.namespace, child.metadata.name);
+        return {
+          name: child.metadata.name,
+          agent: child.spec.agentRef?.name,
+          phase: child.status?.phase ?? "Pending",
+          ...(result !== undefined
+            ? { result: result.length > CHILD_RESULT_LIMIT ? `${result.slice(0, CHILD_RESULT_LIMIT)}\n[truncated]` : result }
+            : {}),
+        };
+      });
+    if (JSON.stringify(childTasks) === JSON.stringify(task.status?.childTasks)) return;
+    const fresh = await this.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, task.metadata.name);
+    if (fresh) await this.writeStatus(fresh, { childTasks });
+  }
+
+  // ---- Schedules (P2.6) ----
+
+  private async reconcileScheduled(task: Task, key: string): Promise<void> {
+    let cron;
+    try {
+      cron = parseSchedule(task.spec);
+    } catch (err) {
+      return this.complete(task, "Failed", errorMessage(err));
+    }
+    const now = new Date();
+    const since = new Date(task.status?.lastScheduleTime ?? task.metadata.creationTimestamp ?? now.toISOString());
+    const tick = task.spec.suspend ? undefined : latestDueTick(cron, since, now);
+    const patch: Partial<TaskStatus> = {};
+    if (tick) {
+      patch.lastScheduleTime = tick.toISOString();
+      await this.runScheduledTick(task, tick, now);
+    }
+    await this.pruneScheduledChildren(task);
+    await this.refreshChildren(task);
+    const next = cron.nextRun(now);
+    patch.nextScheduleTime = next?.toISOString();
+    const fresh = await this.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, task.metadata.name);
+    if (fresh && (patch.lastScheduleTime !== fresh.status?.lastScheduleTime || patch.nextScheduleTime !== fresh.status?.nextScheduleTime)) {
+      await this.writeStatus(fresh, { ...patch, lastScheduleTime: patch.lastScheduleTime ?? fresh.status?.lastScheduleTime });
+    }
+    if (next) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
+  }
+
+  private async runScheduledTick(task: Task, tick: Date, now: Date): Promise<void> {
+    const deadline = (task.spec.startingDeadlineSeconds ?? DEFAULT_STARTING_DEADLINE_SECONDS) * 1000;
+    if (now.getTime() - tick.getTime() > deadline) {
+      this.event(task, { type: "ScheduleSkipped", severity: "warning", summary: `missed the run of ${tick.toISOString()} by more than the starting deadline` });
+      return;
+    }
+    const children = await this.scheduledChildren(task);
+    if ((task.spec.concurrencyPolicy ?? "Forbid") === "Forbid" && children.some((c) => !isTerminal(c))) {
+      this.event(task, { type: "ScheduleSkipped", summary: `run of ${tick.toISOString()} skipped: the previous run is still active (Forbid)` });
+      return;
+    }
+    const name = `${task.metadata.name}-${Math.floor(tick.getTime() / 1000)}`;
+    const disable = task.metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection];
+    const child: Resource<TaskSpec, TaskStatus> = {
+      apiVersion: API_VERSION,
+      kind: "Task",
+      metadata: {
+        name,
+        namespace: task.metadata.namespace,
+        labels: { [LABEL.parentTask]: task.metadata.name, [LABEL.scheduledRun]: "true" },
+        annotations: { [ANNOTATION.parentTaskName]: task.metadata.name, ...(disable ? { [ANNOTATION.disableCoordinationToolInjection]: disable } : {}) },
+        ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: task.metadata.name, uid: task.metadata.uid!, controller: true }],
+      },
+      spec: scheduledChildSpec(task.spec),
+    };
+    try {
+      await this.store.create(child);
+      this.event(task, { type: "ScheduledRunCreated", summary: `created ${name}` });
+    } catch (err) {
+      if (!(err instanceof OrkaError && err.code === "already_exists")) throw err;
+    }
+  }
+
+  private async scheduledChildren(task: Task): Promise<Task[]> {
+    const list = await this.store.list<TaskSpec, TaskStatus>("Task", {
+      namespace: task.metadata.namespace,
+      labelSelector: `${LABEL.parentTask}=${task.metadata.name},${LABEL.scheduledRun}=true`,
+    });
+    return list.items.sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") || a.metadata.name.localeCompare(b.metadata.name));
+  }
+
+  private async pruneScheduledChildren(task: Task): Promise<void> {
+    const children = await this.scheduledChildren(task);
+    const keep = { Succeeded: task.spec.successfulJobsHistoryLimit ?? 3, Failed: task.spec.failedJobsHistoryLimit ?? 1 };
+    for (const phase of ["Succeeded", "Failed"] as const) {
+      const finished = children.filter((c) => c.status?.phase === phase);
+      for (const old of finished.slice(0, Math.max(0, finished.length - keep[phase]))) {
+        await this.store.delete("Task", old.metadata.namespace, old.metadata.name).catch(() => undefined);
+      }
+    }
+  }
+
+  // ---- Providers (P1.3) ----
+
+  private async reconcileProvider(namespace: string, name: string): Promise<void> {
+    const provider = await this.store.get<ProviderSpec, ProviderStatus>("Provider", namespace, name);
+    if (!provider) return;
+    const { ready, message } = await providerReadiness(this.store, provider);
+    if (provider.status?.ready === ready && provider.status?.message === message) return;
+    await this.store.updateStatus({ ...provider, status: { ready, message, lastValidated: new Date().toISOString() } });
+  }
+
+  // ---- helpers ----
+
+  private async writeStatus(task: Task, patch: Partial<TaskStatus>): Promise<Task> {
+    const status = { ...task.status, ...patch };
+    for (const field of Object.keys(status) as (keyof TaskStatus)[]) if (status[field] === undefined) delete status[field];
+    return this.store.updateStatus({ ...task, status });
+  }
+
+  private event(task: Task, event: ExecutionEventInput): void {
+    this.data.appendEvent(task.metadata.namespace, task.metadata.name, event);
+  }
+}

@@ -1,0 +1,59 @@
+import type { AgentSpec } from "../resources/agent.ts";
+import type { Resource } from "../resources/meta.ts";
+import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import type { SecretSpec } from "../resources/secret.ts";
+import type { ModelEndpoint } from "../providers/index.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+
+export type Provider = Resource<ProviderSpec, ProviderStatus>;
+export type Agent = Resource<AgentSpec, unknown>;
+
+/** Provider readiness with the exact messages of spec P1.3. */
+export async function providerReadiness(store: ResourceStore, provider: Provider): Promise<{ ready: boolean; message: string }> {
+  const { spec } = provider;
+  if (spec.type === "azure-openai") {
+    if (!spec.azure?.deploymentName) return { ready: false, message: "azure.deploymentName is required for azure-openai provider" };
+    if (!spec.baseURL) return { ready: false, message: "baseURL is required for azure-openai provider" };
+  }
+  if (spec.secretRef) {
+    const secret = await store.get<SecretSpec, unknown>("Secret", provider.metadata.namespace, spec.secretRef.name);
+    if (!secret) return { ready: false, message: `referenced secret not found: ${spec.secretRef.name}` };
+    if (!(spec.secretRef.key in secret.spec.data)) return { ready: false, message: `key '${spec.secretRef.key}' not found in secret` };
+  }
+  return { ready: true, message: "provider is ready" };
+}
+
+/** A model endpoint the worker can call, with its key from the Provider's Secret or a fallback Secret (P3.1). */
+export async function resolveEndpoint(
+  store: ResourceStore,
+  provider: Provider,
+  model: string | undefined,
+  fallbackSecrets: string[],
+): Promise<ModelEndpoint> {
+  const { spec, metadata } = provider;
+  const endpoint: ModelEndpoint = {
+    name: metadata.name,
+    type: spec.type,
+    model: model || spec.defaultModel || (spec.type === "scripted" ? "scripted" : ""),
+    baseURL: spec.baseURL,
+    azure: spec.type === "azure-openai" ? { deployment: spec.azure?.deploymentName, apiVersion: spec.azure?.apiVersion } : undefined,
+    script: spec.scripted,
+  };
+  if (spec.type === "scripted") return endpoint;
+  endpoint.apiKey = await findApiKey(store, metadata.namespace, spec, fallbackSecrets);
+  return endpoint;
+}
+
+async function findApiKey(store: ResourceStore, namespace: string, spec: ProviderSpec, fallbackSecrets: string[]): Promise<string | undefined> {
+  if (spec.secretRef) {
+    const secret = await store.get<SecretSpec, unknown>("Secret", namespace, spec.secretRef.name);
+    const value = secret?.spec.data[spec.secretRef.key];
+    if (value) return value;
+  }
+  for (const name of fallbackSecrets) {
+    const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
+    const value = secret?.spec.data[`${spec.type}-api-key`] ?? secret?.spec.data["api-key"];
+    if (value) return value;
+  }
+  return undefined;
+}

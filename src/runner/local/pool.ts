@@ -1,0 +1,128 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { chown, mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
+import type { AttemptDirs, AttemptExit, WorkloadRunner } from "../runner.ts";
+import type { FromWorker, ToWorker } from "./messages.ts";
+
+const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
+const KILL_GRACE_MS = 5_000;
+
+interface PooledWorker {
+  process: ChildProcess;
+  attempts: Set<string>;
+}
+
+/**
+ * The embedded runner: a fixed pool of worker processes, each running many attempts.
+ * A worker process that dies fails only its own attempts, and is replaced.
+ */
+export class LocalWorkerPool implements WorkloadRunner {
+  private readonly workers: PooledWorker[] = [];
+  private readonly attemptWorker = new Map<string, PooledWorker>();
+  private readonly killTimers = new Map<string, NodeJS.Timeout>();
+  private readonly logListeners: ((attemptId: string, chunk: string) => void)[] = [];
+  private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
+  private readonly attemptsDir: string;
+  private closing = false;
+
+  constructor(options: { size: number; attemptsDir: string }) {
+    this.attemptsDir = options.attemptsDir;
+    for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
+  }
+
+  async prepare(attemptId: string): Promise<AttemptDirs> {
+    const root = join(this.attemptsDir, attemptId);
+    const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts") };
+    for (const dir of Object.values(dirs)) {
+      await mkdir(dir, { recursive: true });
+      // Sandboxed commands run as nobody when Orka runs as root; they must still write their workspace.
+      if (process.getuid?.() === 0) await chown(dir, SANDBOX_UID, SANDBOX_UID);
+    }
+    return dirs;
+  }
+
+  start(attemptId: string, env: Record<string, string>): void {
+    const worker = this.workers.reduce((least, w) => (w.attempts.size < least.attempts.size ? w : least));
+    worker.attempts.add(attemptId);
+    this.attemptWorker.set(attemptId, worker);
+    this.send(worker, { type: "start", attemptId, env });
+  }
+
+  kill(attemptId: string, reason: string): void {
+    const worker = this.attemptWorker.get(attemptId);
+    if (!worker || this.killTimers.has(attemptId)) return;
+    this.send(worker, { type: "kill", attemptId, reason });
+    // A worker that does not let go in time is replaced, taking its other attempts down with it.
+    const timer = setTimeout(() => {
+      if (this.attemptWorker.get(attemptId) === worker) worker.process.kill("SIGKILL");
+    }, KILL_GRACE_MS);
+    timer.unref();
+    this.killTimers.set(attemptId, timer);
+  }
+
+  isRunning(attemptId: string): boolean {
+    return this.attemptWorker.has(attemptId);
+  }
+
+  async cleanup(attemptId: string): Promise<void> {
+    await rm(join(this.attemptsDir, attemptId), { recursive: true, force: true });
+  }
+
+  onLog(listener: (attemptId: string, chunk: string) => void): void {
+    this.logListeners.push(listener);
+  }
+
+  onExit(listener: (exit: AttemptExit) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(
+      this.workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.process.exitCode !== null || worker.process.signalCode !== null) return resolve();
+            worker.process.once("exit", () => resolve());
+            worker.process.kill("SIGKILL");
+          }),
+      ),
+    );
+  }
+
+  private spawnWorker(): PooledWorker {
+    const child = fork(WORKER_ENTRY, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+    const worker: PooledWorker = { process: child, attempts: new Set() };
+    child.on("message", (message: FromWorker) => this.handle(worker, message));
+    child.on("exit", (code, signal) => this.workerExited(worker, code, signal));
+    return worker;
+  }
+
+  private handle(worker: PooledWorker, message: FromWorker): void {
+    if (message.type === "log") for (const listener of this.logListeners) listener(message.attemptId, message.chunk);
+    if (message.type === "exit") this.finish(worker, { attemptId: message.attemptId, exitCode: message.exitCode, reason: message.reason });
+  }
+
+  private finish(worker: PooledWorker, exit: AttemptExit): void {
+    worker.attempts.delete(exit.attemptId);
+    if (this.attemptWorker.get(exit.attemptId) !== worker) return;
+    this.attemptWorker.delete(exit.attemptId);
+    clearTimeout(this.killTimers.get(exit.attemptId));
+    this.killTimers.delete(exit.attemptId);
+    for (const listener of this.exitListeners) listener(exit);
+  }
+
+  private workerExited(worker: PooledWorker, code: number | null, signal: NodeJS.Signals | null): void {
+    const reason = `worker process exited (${signal ?? `code ${code}`})`;
+    for (const attemptId of [...worker.attempts]) this.finish(worker, { attemptId, exitCode: 137, reason });
+    const index = this.workers.indexOf(worker);
+    if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();
+  }
+
+  private send(worker: PooledWorker, message: ToWorker): void {
+    if (worker.process.connected) worker.process.send(message);
+    else this.finish(worker, { attemptId: message.attemptId, exitCode: 137, reason: "worker process is not running" });
+  }
+}

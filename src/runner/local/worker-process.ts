@@ -1,0 +1,33 @@
+// A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
+import { readAttemptEnv } from "../../worker/attempt-config.ts";
+import { runAttempt } from "../../worker/attempt.ts";
+import { errorMessage } from "../../util/errors.ts";
+import type { FromWorker, ToWorker } from "./messages.ts";
+
+const running = new Map<string, AbortController>();
+const send = (message: FromWorker) => process.send?.(message);
+
+process.on("message", (message: ToWorker) => {
+  if (message.type === "kill") {
+    running.get(message.attemptId)?.abort(new Error(message.reason));
+    return;
+  }
+  const controller = new AbortController();
+  running.set(message.attemptId, controller);
+  const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
+  Promise.resolve()
+    .then(() => runAttempt(readAttemptEnv(message.env), { log, signal: controller.signal }))
+    .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
+    .then((outcome) => {
+      running.delete(message.attemptId);
+      send({ type: "exit", attemptId: message.attemptId, ...outcome });
+    });
+});
+
+// The runner is our parent: without it there is nobody to report to, so stop everything.
+process.on("disconnect", () => {
+  for (const controller of running.values()) controller.abort(new Error("runner went away"));
+  setTimeout(() => process.exit(0), 1000).unref();
+});
+
+send({ type: "ready" });

@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parse, stringify } from "yaml";
+import { buildApi } from "./api/server.ts";
+import { TokenAuthenticator } from "./api/auth.ts";
+import type { ServerConfig } from "./config.ts";
+import { Controller } from "./controller/controller.ts";
+import { LocalWorkerPool } from "./runner/local/pool.ts";
+import { SecretCipher } from "./store/secret-cipher.ts";
+import { openDatabase } from "./store/sqlite/db.ts";
+import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
+import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
+import { createLogger } from "./util/logger.ts";
+
+export interface RunningOrka {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `orka serve`: API, controller and local worker pool in one process, all state in SQLite. */
+export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
+  const logger = createLogger(config.logLevel);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(join(config.dataDir, "orka.db"));
+  const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
+  const data = new SqliteTaskDataStore(db);
+  const { token: adminToken, generated } = adminTokenFor(config);
+  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: join(config.dataDir, "attempts") });
+
+  let ready = false;
+  let controllerURL = "";
+  const controller = new Controller({
+    store,
+    data,
+    runner,
+    logger,
+    get controllerURL() {
+      return controllerURL;
+    },
+    slots: config.workerSlots,
+    maxActivePerNamespace: config.maxActivePerNamespace,
+    modelRetryBaseMs: config.modelRetryBaseMs,
+  });
+  const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready }, logger);
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  controllerURL = url;
+  if (generated) writeCliConfig(config.cliConfigPath, url, adminToken);
+  await controller.start();
+  ready = true;
+
+  return {
+    url,
+    async close() {
+      await app.close();
+      await controller.stop();
+      await runner.close();
+      db.close();
+    },
+  };
+}
+
+/** ORKA_ADMIN_TOKEN, else the token generated on first start and kept in the data dir. */
+function adminTokenFor(config: ServerConfig): { token: string; generated: boolean } {
+  if (config.adminToken) return { token: config.adminToken, generated: false };
+  const file = join(config.dataDir, "admin-token");
+  if (existsSync(file)) return { token: readFileSync(file, "utf8").trim(), generated: false };
+  const token = `orka_admin_${randomBytes(24).toString("base64url")}`;
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return { token, generated: true };
+}
+
+/** Lets the CLI on this machine talk to the new server without copying the token by hand. */
+function writeCliConfig(path: string, server: string, token: string): void {
+  if (!path) return;
+  const current = existsSync(path) ? ((parse(readFileSync(path, "utf8")) as Record<string, unknown>) ?? {}) : {};
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, stringify({ ...current, server, token }), { mode: 0o600 });
+}
