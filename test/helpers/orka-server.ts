@@ -1,0 +1,142 @@
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const CLI = join(ROOT, "src/cli/main.ts");
+const run = promisify(execFile);
+
+export interface OrkaUnderTest {
+  url: string;
+  token: string;
+  dataDir: string;
+  /** Calls the REST API; returns status and parsed body. */
+  api<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
+  /** Runs the real CLI against this server. */
+  cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Waits until the Task reaches a phase in `phases` (or fails the test after `timeoutMs`). */
+  waitFor(name: string, phases?: string[], timeoutMs?: number, namespace?: string): Promise<any>;
+  stop(): Promise<void>;
+  /** Stops the process with SIGKILL, leaving the data dir for a restart. */
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+}
+
+/** Starts a real `orka serve` on port 0 with a temp data dir; stop() kills it by its own pid. */
+export async function startOrkaServer(env: Record<string, string> = {}): Promise<OrkaUnderTest> {
+  const dataDir = mkdtempSync(join(tmpdir(), "orka-it-"));
+  const token = `test-admin-token-${Math.random().toString(36).slice(2)}`;
+  const cliConfig = join(dataDir, "cli-config.yaml");
+  const childEnv = {
+    ...process.env,
+    ORKA_PORT: "0",
+    ORKA_HOST: "127.0.0.1",
+    ORKA_DATA_DIR: join(dataDir, "state"),
+    ORKA_ADMIN_TOKEN: token,
+    ORKA_CLI_CONFIG: cliConfig,
+    ORKA_MODEL_RETRY_BASE_MS: "20",
+    ORKA_WORKER_PROCESSES: "2",
+    ORKA_LOG_LEVEL: "warn",
+    ...env,
+  };
+  let child: ChildProcess;
+  let url = "";
+
+  const launch = () =>
+    new Promise<void>((resolvePromise, reject) => {
+      child = spawn(process.execPath, [CLI, "serve"], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      const timer = setTimeout(() => reject(new Error(`orka serve did not start:\n${output}`)), 20_000);
+      child.stdout!.on("data", (chunk) => {
+        output += chunk;
+        const match = /orka listening on (http:\/\/\S+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          url = match[1];
+          resolvePromise();
+        }
+      });
+      child.stderr!.on("data", (chunk) => {
+        output += chunk;
+        if (process.env.ORKA_TEST_VERBOSE) process.stderr.write(chunk);
+      });
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        if (!url) reject(new Error(`orka serve exited with ${code}:\n${output}`));
+      });
+    });
+
+  const terminate = (signal: NodeJS.Signals) =>
+    new Promise<void>((resolvePromise) => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return resolvePromise();
+      child.once("exit", () => resolvePromise());
+      child.kill(signal);
+    });
+
+  await launch();
+
+  const server: OrkaUnderTest = {
+    get url() {
+      return url;
+    },
+    token,
+    dataDir,
+    async api(method, path, body, asToken = token) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...(asToken ? { authorization: `Bearer ${asToken}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      const text = await response.text();
+      let parsed: any = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // keep text
+      }
+      return { status: response.status, body: parsed };
+    },
+    async cli(args, input) {
+      try {
+        const child = run(process.execPath, [CLI, "--server", url, "--token", token, ...args], {
+          env: { ...process.env, ORKA_CLI_CONFIG: cliConfig },
+          timeout: 60_000,
+        });
+        if (input !== undefined) {
+          child.child.stdin!.end(input);
+        }
+        const { stdout, stderr } = await child;
+        return { code: 0, stdout, stderr };
+      } catch (err: any) {
+        return { code: err.code ?? 1, stdout: err.stdout ?? "", stderr: err.stderr ?? "" };
+      }
+    },
+    async waitFor(name, phases = ["Succeeded", "Failed", "Cancelled"], timeoutMs = 20_000, namespace = "default") {
+      const deadline = Date.now() + timeoutMs;
+      let last: any;
+      while (Date.now() < deadline) {
+        const { status, body } = await server.api("GET", `/api/v1/tasks/${name}?namespace=${namespace}`);
+        last = body;
+        if (status === 200 && phases.includes(body.status?.phase)) return body;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`task ${name} did not reach ${phases.join("/")} in ${timeoutMs} ms; last: ${JSON.stringify(last?.status)}`);
+    },
+    async stop() {
+      await terminate("SIGTERM");
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      await terminate("SIGKILL");
+    },
+    async restart() {
+      await terminate("SIGKILL");
+      await launch();
+    },
+  };
+  return server;
+}
+
+export const API_VERSION = "core.orka.ai/v1alpha1";

@@ -1,0 +1,189 @@
+// A local model server speaking the OpenAI Chat Completions and Anthropic Messages wire formats
+// (JSON and streaming, with tool calls), so Orka's real providers can be tested through the official SDKs.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface PeerTurn {
+  text?: string;
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  /** Stop reason to report instead of the natural one ("length", "content_filter", "refusal", ...). */
+  finish?: string;
+}
+
+export interface RecordedRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
+
+export interface InjectedFailure {
+  status: number;
+  message?: string;
+  retryAfterSeconds?: number;
+}
+
+export interface LlmPeer {
+  url: string;
+  requests: RecordedRequest[];
+  /** Turns for a model name; the n-th request of a conversation gets turn n (n = assistant turns so far). */
+  script(model: string, turns: PeerTurn[]): void;
+  /** The next `count` requests (for any model, or one model) fail with this status. */
+  failNext(count: number, failure: InjectedFailure, model?: string): void;
+  /** Every response waits this long first. */
+  setDelay(ms: number): void;
+  close(): Promise<void>;
+}
+
+type Format = "openai" | "anthropic";
+
+export async function startLlmPeer(): Promise<LlmPeer> {
+  const scripts = new Map<string, PeerTurn[]>();
+  const failures: { model?: string; failure: InjectedFailure }[] = [];
+  const requests: RecordedRequest[] = [];
+  let delayMs = 0;
+
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => (raw += chunk));
+    req.on("end", async () => {
+      const path = (req.url ?? "").split("?")[0];
+      let body: Record<string, unknown> = {};
+      try {
+        body = raw ? JSON.parse(raw) : {};
+      } catch {
+        return sendJson(res, 400, { error: { message: "invalid JSON body", type: "invalid_request_error" } });
+      }
+      requests.push({ path, headers: req.headers, body });
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+      const format: Format | undefined = path.endsWith("/chat/completions") ? "openai" : path.endsWith("/messages") ? "anthropic" : undefined;
+      if (!format) return sendJson(res, 404, { error: { message: `no route ${path}` } });
+      const model = String(body.model ?? "");
+      const failureIndex = failures.findIndex((f) => f.model === undefined || f.model === model);
+      if (failureIndex >= 0) {
+        const [{ failure }] = failures.splice(failureIndex, 1);
+        return sendFailure(res, format, failure);
+      }
+      const turns = scripts.get(model);
+      const messages = (body.messages as { role: string }[] | undefined) ?? [];
+      const index = messages.filter((m) => m.role === "assistant").length;
+      const turn = turns?.[index];
+      if (!turn) return sendFailure(res, format, { status: 400, message: `peer has no turn ${index + 1} for model "${model}"` });
+      const stream = body.stream === true;
+      if (format === "openai") return stream ? streamOpenAI(res, model, turn, index) : sendJson(res, 200, openAIBody(model, turn, index));
+      return stream ? streamAnthropic(res, model, turn, index) : sendJson(res, 200, anthropicBody(model, turn, index));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    script: (model, turns) => void scripts.set(model, turns),
+    failNext: (count, failure, model) => {
+      for (let i = 0; i < count; i++) failures.push({ model, failure });
+    },
+    setDelay: (ms) => void (delayMs = ms),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendFailure(res: http.ServerResponse, format: Format, failure: InjectedFailure): void {
+  const message = failure.message ?? `injected HTTP ${failure.status}`;
+  const headers: Record<string, string> = failure.retryAfterSeconds !== undefined ? { "retry-after": String(failure.retryAfterSeconds) } : {};
+  if (format === "openai") return sendJson(res, failure.status, { error: { message, type: "server_error", code: null } }, headers);
+  const type = failure.status === 429 ? "rate_limit_error" : failure.status === 529 ? "overloaded_error" : failure.status >= 500 ? "api_error" : "invalid_request_error";
+  sendJson(res, failure.status, { type: "error", error: { type, message } }, headers);
+}
+
+const callId = (index: number, i: number) => `call_${index + 1}_${i + 1}`;
+
+function openAIBody(model: string, turn: PeerTurn, index: number) {
+  const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: callId(index, i), type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  return {
+    id: `chatcmpl-${index}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: turn.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}), refusal: null },
+        finish_reason: turn.finish ?? (toolCalls.length ? "tool_calls" : "stop"),
+        logprobs: null,
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
+
+function streamOpenAI(res: http.ServerResponse, model: string, turn: PeerTurn, index: number): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const base = { id: `chatcmpl-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`);
+  chunk({ role: "assistant", content: "" });
+  for (const piece of splitText(turn.text ?? "")) chunk({ content: piece });
+  (turn.toolCalls ?? []).forEach((call, i) => {
+    chunk({ tool_calls: [{ index: i, id: callId(index, i), type: "function", function: { name: call.name, arguments: "" } }] });
+    chunk({ tool_calls: [{ index: i, function: { arguments: JSON.stringify(call.arguments) } }] });
+  });
+  chunk({}, turn.finish ?? (turn.toolCalls?.length ? "tool_calls" : "stop"));
+  res.end("data: [DONE]\n\n");
+}
+
+function anthropicStop(turn: PeerTurn): string {
+  return turn.finish ?? (turn.toolCalls?.length ? "tool_use" : "end_turn");
+}
+
+function anthropicBody(model: string, turn: PeerTurn, index: number) {
+  const content: unknown[] = [];
+  if (turn.text) content.push({ type: "text", text: turn.text });
+  (turn.toolCalls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: `toolu_${callId(index, i)}`, name: c.name, input: c.arguments }));
+  return {
+    id: `msg_${index}`,
+    type: "message",
+    role: "assistant",
+    model,
+    content,
+    stop_reason: anthropicStop(turn),
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 5 },
+  };
+}
+
+function streamAnthropic(res: http.ServerResponse, model: string, turn: PeerTurn, index: number): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const send = (event: string, data: Record<string, unknown>) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+  send("message_start", {
+    message: { id: `msg_${index}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } },
+  });
+  let block = 0;
+  if (turn.text) {
+    send("content_block_start", { index: block, content_block: { type: "text", text: "" } });
+    for (const piece of splitText(turn.text)) send("content_block_delta", { index: block, delta: { type: "text_delta", text: piece } });
+    send("content_block_stop", { index: block++ });
+  }
+  (turn.toolCalls ?? []).forEach((call, i) => {
+    send("content_block_start", { index: block, content_block: { type: "tool_use", id: `toolu_${callId(index, i)}`, name: call.name, input: {} } });
+    send("content_block_delta", { index: block, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } });
+    send("content_block_stop", { index: block++ });
+  });
+  send("message_delta", { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: 5 } });
+  send("message_stop", {});
+  res.end();
+}
+
+function splitText(text: string): string[] {
+  return text.match(/.{1,8}/gs) ?? [];
+}
