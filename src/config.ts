@@ -1,5 +1,5 @@
-import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
 
@@ -8,6 +8,8 @@ export interface ServerConfig {
   host: string;
   port: number;
   dataDir: string;
+  /** Per-attempt workspaces; outside the (private) data dir so the sandbox user can reach them. */
+  workDir: string;
   adminToken?: string;
   /** Attempts that may run at once. */
   workerSlots: number;
@@ -27,6 +29,7 @@ const envSchema = z.object({
   ORKA_HOST: z.string().min(1).default("127.0.0.1"),
   ORKA_PORT: intText("ORKA_PORT", 0).max(65535, "ORKA_PORT must be at most 65535").default(8080),
   ORKA_DATA_DIR: z.string().min(1).default("./.orka"),
+  ORKA_WORK_DIR: z.string().min(1).optional(),
   ORKA_ADMIN_TOKEN: z.string().min(16, "ORKA_ADMIN_TOKEN must be at least 16 characters").optional(),
   ORKA_WORKER_SLOTS: intText("ORKA_WORKER_SLOTS", 1).default(4),
   ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
@@ -43,6 +46,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     host: parsed.ORKA_HOST,
     port: parsed.ORKA_PORT,
     dataDir: resolve(parsed.ORKA_DATA_DIR),
+    workDir: resolve(parsed.ORKA_WORK_DIR ?? join(tmpdir(), `orka-work-${process.getuid?.() ?? "user"}`)),
     adminToken: parsed.ORKA_ADMIN_TOKEN,
     workerSlots: parsed.ORKA_WORKER_SLOTS,
     workerProcesses: parsed.ORKA_WORKER_PROCESSES,

@@ -26,7 +26,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const data = new SqliteTaskDataStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
-  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: join(config.dataDir, "attempts") });
+  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
   let ready = false;
   let controllerURL = "";

@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { chown, mkdir, rm } from "node:fs/promises";
+import { chmod, chown, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
@@ -33,6 +33,9 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   async prepare(attemptId: string): Promise<AttemptDirs> {
+    // Traversable but not listable: one attempt cannot discover another's directory name.
+    await mkdir(this.attemptsDir, { recursive: true, mode: 0o711 });
+    await chmod(this.attemptsDir, 0o711);
     const root = join(this.attemptsDir, attemptId);
     const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts") };
     for (const dir of Object.values(dirs)) {

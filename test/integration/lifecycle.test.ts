@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+
+function processesMatching(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+// Spec P2 acceptance for container Tasks, run in the bubblewrap sandbox by a real server.
+describe("P2 task lifecycle", () => {
+  let orka: OrkaUnderTest;
+  beforeAll(async () => (orka = await startOrkaServer()));
+  afterAll(() => orka.stop());
+
+  it("runs an echo container to Succeeded and returns its text", async () => {
+    await orka.api("POST", "/api/v1/tasks", { name: "echo", type: "container", command: ["sh", "-c", "echo hello from the sandbox; id -u"] });
+    const task = await orka.waitFor("echo");
+    expect(task.status).toMatchObject({ phase: "Succeeded", message: "task completed successfully", attempts: 1, resultRef: { available: true } });
+    expect(task.status.conditions.find((c: any) => c.type === "Complete")).toMatchObject({ status: "True", reason: "TaskSucceeded" });
+    const { body } = await orka.api("GET", "/api/v1/tasks/echo/result");
+    expect(body.result).toContain("hello from the sandbox");
+    const logs = await orka.cli(["task", "logs", "echo"]);
+    expect(logs.stdout).toContain("hello from the sandbox");
+  });
+
+  it("gives a failing command with maxRetries 2 three attempts, then Failed with the exit code", async () => {
+    await orka.api("POST", "/api/v1/tasks", {
+      name: "flaky",
+      type: "container",
+      command: ["sh", "-c", "echo trying; exit 3"],
+      retryPolicy: { maxRetries: 2, initialDelay: "100ms", backoffMultiplier: 2 },
+    });
+    const task = await orka.waitFor("flaky");
+    expect(task.status).toMatchObject({ phase: "Failed", attempts: 3, message: "job failed: container exited with code 3 (reason=Error)" });
+    const events = (await orka.api("GET", "/api/v1/tasks/flaky/events?type=TaskRetrying")).body.events;
+    expect(events).toHaveLength(2);
+    const wait = await orka.cli(["task", "wait", "flaky", "--timeout", "5s"]);
+    expect(wait.code).toBe(1);
+  });
+
+  it("kills a command that outlives its timeout: 'task timed out' and no process left", async () => {
+    const marker = `${30 + Math.random()}`.slice(0, 8);
+    await orka.api("POST", "/api/v1/tasks", { name: "sleepy", type: "container", command: ["sleep", marker], timeout: "2s" });
+    await orka.waitFor("sleepy", ["Running"]);
+    for (let i = 0; i < 50 && processesMatching(`sleep\0${marker}`).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(processesMatching(`sleep\0${marker}`).length).toBeGreaterThan(0);
+    const task = await orka.waitFor("sleepy", ["Failed"], 10_000);
+    expect(task.status.message).toBe("task timed out");
+    for (let i = 0; i < 50 && processesMatching(`sleep\0${marker}`).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(processesMatching(`sleep\0${marker}`)).toEqual([]);
+  });
+
+  it("keeps the sandbox off the network and away from Orka's data", async () => {
+    await orka.api("POST", "/api/v1/tasks", {
+      name: "nosy",
+      type: "container",
+      command: ["sh", "-c", `cat ${orka.dataDir}/state/secret.key 2>&1; ls /root 2>&1; (exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 || true; cat /sys/class/net/*/address 2>/dev/null | wc -l`],
+    });
+    const task = await orka.waitFor("nosy");
+    const { result } = (await orka.api("GET", "/api/v1/tasks/nosy/result")).body;
+    expect(task.status.phase).toBe("Succeeded");
+    expect(result).toMatch(/No such file or directory/);
+    expect(result).not.toMatch(/[A-Za-z0-9+/]{40,}=/);
+  });
+
+  it("fails a Task that names an image when no container runtime is configured", async () => {
+    await orka.api("POST", "/api/v1/tasks", { name: "imaged", type: "container", image: "alpine:3", command: ["true"] });
+    expect((await orka.waitFor("imaged")).status).toMatchObject({ phase: "Failed", message: "container runtime not available" });
+  });
+
+  it("cancels a running Task through the completion path", async () => {
+    await orka.api("POST", "/api/v1/tasks", { name: "long", type: "container", command: ["sleep", "60"] });
+    await orka.waitFor("long", ["Running"]);
+    const cancelled = await orka.cli(["task", "cancel", "long", "--reason", "not needed"]);
+    expect(cancelled.stdout.trim()).toBe("task/long Cancelled");
+    const task = await orka.waitFor("long");
+    expect(task.status.phase).toBe("Cancelled");
+    expect(task.status.conditions.find((c: any) => c.type === "Complete").reason).toBe("TaskCancelled");
+  });
+
+  it("deletes a Task with its data", async () => {
+    await orka.api("POST", "/api/v1/tasks", { name: "doomed", type: "container", command: ["echo", "bye"] });
+    await orka.waitFor("doomed");
+    expect((await orka.api("DELETE", "/api/v1/tasks/doomed")).status).toBe(204);
+    for (let i = 0; i < 50 && (await orka.api("GET", "/api/v1/tasks/doomed")).status !== 404; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await orka.api("GET", "/api/v1/tasks/doomed")).status).toBe(404);
+    // A new Task of the same name starts clean: the old result and events are gone.
+    await orka.api("POST", "/api/v1/tasks", { name: "doomed", type: "container", command: ["sleep", "5"] });
+    expect((await orka.api("GET", "/api/v1/tasks/doomed/result")).body.error.message).toBe("task has no result");
+    const events = (await orka.api("GET", "/api/v1/tasks/doomed/events")).body.events;
+    expect(events.some((e: any) => e.type === "TaskSucceeded")).toBe(false);
+  });
+});
