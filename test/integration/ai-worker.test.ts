@@ -1,0 +1,197 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
+import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+
+const toolNames = (body: any): string[] =>
+  (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
+
+// Spec P3 acceptance: the real providers (official SDKs) against the LLM peer, in both wire formats.
+describe.each(["openai", "anthropic"] as const)("P3 AI worker over the %s wire format", (format) => {
+  let orka: OrkaUnderTest;
+  let peer: LlmPeer;
+  let toolServer: http.Server;
+  const toolCalls: { url: string; body: any; auth?: string }[] = [];
+  let toolURL = "";
+
+  beforeAll(async () => {
+    peer = await startLlmPeer();
+    toolServer = http.createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c) => (raw += c));
+      req.on("end", () => {
+        toolCalls.push({ url: req.url ?? "", body: raw ? JSON.parse(raw) : undefined, auth: req.headers.authorization });
+        if (req.url?.startsWith("/fail")) {
+          res.writeHead(502).end("upstream broke with key tool-secret-value-42");
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ forecast: "sunny", city: req.url }));
+      });
+    });
+    await new Promise<void>((r) => toolServer.listen(0, "127.0.0.1", r));
+    toolURL = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
+    orka = await startOrkaServer();
+    const apply = await orka.cli(["apply", "-f", "-"], `
+apiVersion: v1
+kind: Secret
+metadata: {name: model-key}
+stringData: {api-key: sk-peer-key-000000000000000000}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: weather-key}
+stringData: {token: tool-secret-value-42}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: peer}
+spec: {type: ${format}, baseURL: "${peer.url}/v1", secretRef: {name: model-key}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: backup}
+spec: {type: ${format}, baseURL: "${peer.url}/v1", secretRef: {name: model-key}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: weather}
+spec:
+  description: Weather for a city
+  parameters: {type: object, properties: {city: {type: string}, days: {type: integer}}, required: [city]}
+  http: {url: "${toolURL}/weather/{{city}}", method: POST, authSecretRef: {name: weather-key, key: token}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: broken}
+spec:
+  description: Always fails
+  http: {url: "${toolURL}/fail", authSecretRef: {name: weather-key, key: token}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: hidden}
+spec:
+  description: Disabled on the agent
+  http: {url: "${toolURL}/hidden"}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: plain}
+spec:
+  providerRef: {name: peer}
+  model: {name: plain-model, fallbacks: [{providerRef: backup, model: backup-model}]}
+  systemPrompt: {inline: You are helpful.}
+  tools: [{name: weather}, {name: hidden, enabled: false}, {name: no-such-tool}]
+`);
+    expect(apply.code, apply.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await orka.stop();
+    await peer.close();
+    toolServer.close();
+  });
+
+  const run = async (name: string, model: string, ai: Record<string, unknown> = {}) => {
+    const created = await orka.api("POST", "/api/v1/tasks", { name, type: "ai", agentRef: "plain", prompt: `prompt of ${name}`, ai: { model, ...ai } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return orka.waitFor(name);
+  };
+  const requestsFor = (model: string) => peer.requests.filter((r) => r.body.model === model);
+
+  it("runs the loop: tool calls in order, HTTP Tool with interpolated URL, body and auth, then the answer", async () => {
+    peer.script("m-loop", [
+      { toolCalls: [{ name: "weather", arguments: { city: "Oslo", days: 2 } }, { name: "weather", arguments: { city: "Rome" } }] },
+      { text: "Oslo and Rome are sunny." },
+    ]);
+    const task = await run("loop", "m-loop");
+    expect(task.status.phase).toBe("Succeeded");
+    expect((await orka.api("GET", "/api/v1/tasks/loop/result")).body.result).toBe("Oslo and Rome are sunny.");
+    const calls = toolCalls.filter((c) => c.url.startsWith("/weather"));
+    expect(calls.map((c) => c.url)).toEqual(["/weather/Oslo", "/weather/Rome"]);
+    expect(calls[0].body).toEqual({ days: 2 });
+    expect(calls[0].auth).toBe("Bearer tool-secret-value-42");
+    const second = requestsFor("m-loop")[1].body as any;
+    const toolResults = format === "openai"
+      ? second.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)
+      : second.messages.at(-1).content.map((b: any) => b.content);
+    expect(toolResults).toHaveLength(2);
+    expect(JSON.parse(toolResults[0])).toEqual({ forecast: "sunny", city: "/weather/Oslo" });
+    if (format === "openai") expect(second.messages[0]).toEqual({ role: "system", content: "You are helpful." });
+    else expect(second.system).toBe("You are helpful.");
+  });
+
+  it("offers exactly the selected tools: disabled and unknown entries are absent", async () => {
+    peer.script("m-tools", [{ text: "ok" }]);
+    await run("tools", "m-tools", { tools: ["broken"] });
+    expect(toolNames(requestsFor("m-tools")[0].body)).toEqual(["weather", "broken"]);
+    const warnings = (await orka.api("GET", "/api/v1/tasks/tools/events?type=Warning")).body.events.map((e: any) => e.summary);
+    expect(warnings).toContain('tool "no-such-tool" is neither a built-in tool nor a Tool in this namespace; skipped');
+  });
+
+  it("answers a call to an unlisted tool with the 'not enabled' text and goes on", async () => {
+    peer.script("m-unlisted", [{ toolCalls: [{ name: "hidden", arguments: {} }] }, { text: "recovered" }]);
+    const task = await run("unlisted", "m-unlisted");
+    expect(task.status.phase).toBe("Succeeded");
+    const body = requestsFor("m-unlisted")[1].body as any;
+    expect(JSON.stringify(body.messages)).toContain('Error executing tool: tool \\"hidden\\" was not enabled for this task');
+    expect(toolCalls.some((c) => c.url.startsWith("/hidden"))).toBe(false);
+  });
+
+  it("turns a tool's HTTP error into a redacted tool message, not a failed Task", async () => {
+    peer.script("m-broken", [{ toolCalls: [{ name: "weather", arguments: {} }, { name: "broken", arguments: {} }] }, { text: "done anyway" }]);
+    const task = await run("broken-tool", "m-broken", { tools: ["broken"] });
+    expect(task.status.phase).toBe("Succeeded");
+    const sent = JSON.stringify(requestsFor("m-broken")[1].body);
+    expect(sent).toContain("invalid arguments: city:");
+    expect(sent).toContain("tool returned HTTP 502: upstream broke with key [REDACTED]");
+    expect(sent).not.toContain("tool-secret-value-42");
+  });
+
+  it("fails after two empty answers, nudging once without tools", async () => {
+    peer.script("m-empty", [{ text: "" }, { text: "" }]);
+    const task = await run("empty", "m-empty");
+    expect(task.status.phase).toBe("Failed");
+    expect(task.status.message).toContain("model returned an empty final response after one retry");
+    const [first, second] = requestsFor("m-empty");
+    expect(toolNames(first.body)).toEqual(["weather"]);
+    expect(toolNames(second.body)).toEqual([]);
+  });
+
+  it("stops a plain Agent at 10 tool turns: 'max iterations reached without completion'", async () => {
+    peer.script("m-endless", Array.from({ length: 12 }, () => ({ toolCalls: [{ name: "weather", arguments: { city: "Loop" } }] })));
+    const task = await run("endless", "m-endless");
+    expect(task.status.phase).toBe("Failed");
+    expect(task.status.message).toContain("max iterations reached without completion");
+    expect(requestsFor("m-endless")).toHaveLength(10);
+  });
+
+  it("retries 429 and 5xx, then falls back to the next provider", async () => {
+    peer.script("m-retry", [{ text: "after retries" }]);
+    peer.failNext(2, { status: 429, retryAfterSeconds: 0 }, "m-retry");
+    expect((await run("retry", "m-retry")).status.phase).toBe("Succeeded");
+    expect(requestsFor("m-retry")).toHaveLength(3);
+
+    peer.script("m-down", []);
+    peer.script("backup-model", [{ text: "from the fallback" }]);
+    peer.failNext(4, { status: 503 }, "m-down");
+    expect((await run("fallback", "m-down")).status.phase).toBe("Succeeded");
+    expect(requestsFor("m-down")).toHaveLength(4);
+    expect((await orka.api("GET", "/api/v1/tasks/fallback/result")).body.result).toBe("from the fallback");
+  });
+
+  it("refuses an incomplete answer", async () => {
+    peer.script("m-cut", [{ text: "half an ans", finish: format === "openai" ? "length" : "max_tokens" }]);
+    const task = await run("cut", "m-cut");
+    expect(task.status.message).toContain("model response was incomplete");
+  });
+
+  it("records the run as execution events and streams them, ending with stream_complete", async () => {
+    const response = await fetch(`${orka.url}/api/v1/tasks/loop/stream`, { headers: { authorization: `Bearer ${orka.token}` } });
+    const text = await response.text();
+    const types = [...text.matchAll(/"type":"(\w+)"/g)].map((m) => m[1]);
+    expect(types).toEqual(expect.arrayContaining(["WorkerStarted", "ModelRequestStarted", "ToolCallStarted", "ToolCallCompleted", "ResultSubmitted", "TaskSucceeded"]));
+    expect(text).toMatch(/event: stream_complete\ndata: \{"lastSeq":\d+,"type":"Succeeded"\}/);
+    expect(text).toMatch(/id: 1\nevent: execution_event/);
+  });
+});
