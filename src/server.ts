@@ -12,9 +12,14 @@ import { openDatabase } from "./store/sqlite/db.ts";
 import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { createLogger } from "./util/logger.ts";
+import type { ResourceStore } from "./store/resource-store.ts";
+import type { TaskDataStore } from "./store/data-store.ts";
 
 export interface RunningOrka {
   url: string;
+  /** The stores, for embedding Orka in another program (and for tests). */
+  store: ResourceStore;
+  data: TaskDataStore;
   close(): Promise<void>;
 }
 
@@ -54,6 +59,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
 
   return {
     url,
+    store,
+    data,
     async close() {
       await app.close();
       await controller.stop();

@@ -360,7 +360,14 @@ export class Controller {
     if (attemptId && !this.runner.isRunning(attemptId)) await this.releaseAttempt(attemptId);
     await this.refreshChildren(completed);
     const parent = parentTaskName(completed);
-    if (parent) this.work.add(taskKey(completed.metadata.namespace, parent));
+    if (parent) await this.wakeFamily(completed.metadata.namespace, parent);
+  }
+
+  /** A child ended: its parent's summary changes, and a sibling waiting for a child slot may start. */
+  private async wakeFamily(namespace: string, parent: string): Promise<void> {
+    this.work.add(taskKey(namespace, parent));
+    const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${parent}` });
+    for (const sibling of siblings.items) if (sibling.status?.phase === "Pending") this.work.add(taskKey(namespace, sibling.metadata.name));
   }
 
   private async touchAgent(task: Task): Promise<void> {
@@ -429,18 +436,16 @@ export class Controller {
     const now = new Date();
     const since = new Date(task.status?.lastScheduleTime ?? task.metadata.creationTimestamp ?? now.toISOString());
     const tick = task.spec.suspend ? undefined : latestDueTick(cron, since, now);
-    const patch: Partial<TaskStatus> = {};
-    if (tick) {
-      patch.lastScheduleTime = tick.toISOString();
-      await this.runScheduledTick(task, tick, now);
-    }
+    if (tick) await this.runScheduledTick(task, tick, now);
     await this.pruneScheduledChildren(task);
     await this.refreshChildren(task);
     const next = cron.nextRun(now);
-    patch.nextScheduleTime = next?.toISOString();
     const fresh = await this.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, task.metadata.name);
-    if (fresh && (patch.lastScheduleTime !== fresh.status?.lastScheduleTime || patch.nextScheduleTime !== fresh.status?.nextScheduleTime)) {
-      await this.writeStatus(fresh, { ...patch, lastScheduleTime: patch.lastScheduleTime ?? fresh.status?.lastScheduleTime });
+    if (fresh) {
+      await this.writeStatus(fresh, {
+        lastScheduleTime: tick?.toISOString() ?? fresh.status?.lastScheduleTime,
+        nextScheduleTime: next?.toISOString(),
+      });
     }
     if (next) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
   }
@@ -509,9 +514,11 @@ export class Controller {
 
   // ---- helpers ----
 
+  /** Writes only a changed status: a write wakes this Task's reconcile again, so a no-op must not write. */
   private async writeStatus(task: Task, patch: Partial<TaskStatus>): Promise<Task> {
     const status = { ...task.status, ...patch };
     for (const field of Object.keys(status) as (keyof TaskStatus)[]) if (status[field] === undefined) delete status[field];
+    if (JSON.stringify(status) === JSON.stringify(task.status ?? {})) return task;
     return this.store.updateStatus({ ...task, status });
   }
 

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { COORDINATOR_TOOLS, MEMORY_TOOLS } from "../../src/tools/names.ts";
+import { assembleToolset, type ToolsetInput } from "../../src/worker/toolset.ts";
+
+const base: ToolsetInput = { taskType: "ai", isChild: false, disableInjection: false, customTools: new Set(["weather"]) };
+const names = (input: Partial<ToolsetInput>) => assembleToolset({ ...base, ...input }).names;
+
+// One test per sentence of the seed's "Who gets which tools".
+describe("three-source tool list", () => {
+  it("selected: Agent spec.tools without enabled:false, then spec.ai.tools, trimmed and de-duplicated", () => {
+    const result = assembleToolset({
+      ...base,
+      agentTools: [{ name: "web_search" }, { name: "code_exec", enabled: false }, { name: " weather " }],
+      aiTools: ["file_read", "web_search", "unknown-tool"],
+    });
+    expect(result.names.slice(0, 3)).toEqual(["web_search", "weather", "file_read"]);
+    expect(result.custom).toEqual(["weather"]);
+    expect(result.warnings).toEqual(['tool "unknown-tool" is neither a built-in tool nor a Tool in this namespace; skipped']);
+  });
+
+  it("a built-in name wins over a custom Tool of the same name", () => {
+    const result = assembleToolset({ ...base, customTools: new Set(["web_search"]), aiTools: ["web_search"] });
+    expect(result.custom).toEqual([]);
+  });
+
+  it("every type: ai Task gets the memory tools; other types do not", () => {
+    expect(names({})).toEqual([...MEMORY_TOOLS]);
+    expect(names({ taskType: "container" })).toEqual([]);
+  });
+
+  it("coordination.enabled adds coordination, pull request, agent management tools and update_plan, not request_approval", () => {
+    const list = names({ coordination: { enabled: true } });
+    expect(list).toEqual([...MEMORY_TOOLS, ...COORDINATOR_TOOLS]);
+    expect(list).not.toContain("request_approval");
+    expect(list).not.toContain("list_issues");
+  });
+
+  it("an autonomous coordinator also gets request_approval", () => {
+    expect(names({ coordination: { enabled: true, autonomous: true } }).at(-1)).toBe("request_approval");
+    expect(names({ coordination: { enabled: false, autonomous: true } })).not.toContain("request_approval");
+  });
+
+  it("a delegated child gets send_message and check_messages", () => {
+    expect(names({ isChild: true })).toEqual([...MEMORY_TOOLS, "send_message", "check_messages"]);
+  });
+
+  it("a gateway Task with interim messages gets reply_in_conversation", () => {
+    expect(names({ gatewayInterim: true })).toContain("reply_in_conversation");
+  });
+
+  it("the disable annotation removes coordination, approval and child messaging, keeps memory and selected tools", () => {
+    const list = names({ disableInjection: true, isChild: true, coordination: { enabled: true, autonomous: true }, aiTools: ["delegate_task", "weather"] });
+    expect(list).toEqual(["delegate_task", "weather", ...MEMORY_TOOLS]);
+  });
+
+  it("the issue tools are never added automatically, only when selected", () => {
+    expect(names({ coordination: { enabled: true }, isChild: true })).not.toContain("get_issue");
+    expect(names({ aiTools: ["get_issue"] })).toContain("get_issue");
+  });
+});
