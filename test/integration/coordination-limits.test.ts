@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serverConfigFrom } from "../../src/config.ts";
 import { ANNOTATION, API_VERSION, LABEL, type Resource } from "../../src/resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../../src/resources/task.ts";
-import { startOrka, type RunningOrka } from "../../src/server.ts";
+import type { RunningOrka } from "../../src/server.ts";
+import { startEmbeddedOrka } from "../helpers/embedded.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -13,25 +10,15 @@ type Task = Resource<TaskSpec, TaskStatus>;
 // over REST, so these tests write through the embedded store, as delegate_task will.
 describe("P2 children and schedules (embedded server)", () => {
   let orka: RunningOrka;
-  let dir: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "orka-embedded-"));
-    orka = await startOrka({
-      ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: join(dir, "state"), ORKA_ADMIN_TOKEN: "embedded-admin-token-123", ORKA_LOG_LEVEL: "warn" }, dir),
-      workerSlots: 10,
-      workerProcesses: 1,
-      cliConfigPath: "",
-    });
+    orka = await startEmbeddedOrka({ workerSlots: 10 });
     const agent = (name: string, spec: object) => orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name, namespace: "default" }, spec });
     await agent("coordinator", { coordination: { enabled: true, maxDepth: 3, maxConcurrentChildren: 5, allowedAgents: [{ name: "worker" }] } });
     await agent("worker", {});
     await agent("stranger", {});
     await orka.store.create(containerTask("parent", ["sleep", "30"], { agentRef: { name: "coordinator" } }));
   });
-  afterAll(async () => {
-    await orka.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => orka.close());
 
   const containerTask = (name: string, command: string[], spec: Partial<TaskSpec> = {}, child?: { depth: number; agent?: string }): Task => ({
     apiVersion: API_VERSION,

@@ -63,10 +63,10 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
   });
 
   app.post(base, async (request, reply) => {
-    const body = request.body as { namespace?: string; metadata?: { namespace?: string } };
+    const body = request.body as { name?: unknown; namespace?: string; metadata?: { name?: unknown; namespace?: string } };
     const namespace = namespaceOf(request, body?.metadata?.namespace ?? body?.namespace);
+    refuseReserved(String(body?.metadata?.name ?? body?.name ?? ""));
     const object = objectFromBody(kind, request.body, namespace);
-    refuseReserved(object.metadata.name);
     checkReservedMetadata(object.metadata);
     routes.check?.(object, principalOf(request));
     return reply.code(201).send(await ctx.store.create(object));

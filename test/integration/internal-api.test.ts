@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashToken } from "../../src/controller/controller.ts";
+import { API_VERSION } from "../../src/resources/meta.ts";
+import type { RunningOrka } from "../../src/server.ts";
+import { startEmbeddedOrka } from "../helpers/embedded.ts";
+
+// /internal/v1 trusts nothing but the attempt token, and only for that attempt's own Task (P4.5, P5).
+describe("internal worker API authorization", () => {
+  let orka: RunningOrka;
+  const token = "attempt-token-for-task-a";
+  const post = (path: string, body: string, bearer = token, type = "text/plain") =>
+    fetch(`${orka.url}/internal/v1/${path}`, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": type }, body });
+
+  beforeAll(async () => {
+    orka = await startEmbeddedOrka();
+    for (const name of ["task-a", "task-b"]) {
+      await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name, namespace: "default" }, spec: { type: "container", command: ["sleep", "30"], priority: 500 } });
+    }
+    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "task-a", taskUid: "u", number: 1, allowedTools: [] }, hashToken(token));
+  });
+  afterAll(() => orka.close());
+
+  it("accepts the attempt's own result and refuses empty and oversized ones", async () => {
+    expect((await post("results/default/task-a", "the answer")).status).toBe(204);
+    expect(orka.data.getResult("default", "task-a")).toBe("the answer");
+    const empty = await post("results/default/task-a", "");
+    expect([empty.status, (await empty.json()).error.message]).toEqual([400, "empty request body"]);
+    const huge = await post("results/default/task-a", "x".repeat(10 * 1024 * 1024 + 1));
+    expect([huge.status, (await huge.json()).error.message]).toEqual([413, "result exceeds 10MB limit"]);
+  });
+
+  it("refuses another Task, another namespace, an unknown token and a finished attempt", async () => {
+    const other = await post("results/default/task-b", "forged");
+    expect([other.status, (await other.json()).error.message]).toEqual([403, "token is not valid for task task-b"]);
+    const elsewhere = await post("results/team/task-a", "forged");
+    expect([elsewhere.status, (await elsewhere.json()).error.message]).toEqual([403, "namespace not allowed"]);
+    expect((await post("results/default/task-a", "forged", "made-up")).status).toBe(401);
+    expect(orka.data.getResult("default", "task-b")).toBeUndefined();
+
+    const events = await post("events/default/task/task-a", JSON.stringify({ type: "Note", summary: "from the worker" }), token, "application/json");
+    expect(events.status).toBe(204);
+    const tool = await post("tools/default/task-a/anything", JSON.stringify({ arguments: {} }), token, "application/json");
+    expect([tool.status, (await tool.json()).error.message]).toEqual([403, 'tool "anything" was not enabled for this task']);
+
+    orka.data.finishAttempt("a-1", { state: "succeeded", exitCode: 0 });
+    const late = await post("results/default/task-a", "too late");
+    expect([late.status, (await late.json()).error.message]).toEqual([403, "attempt is no longer running"]);
+  });
+});
