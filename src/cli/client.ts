@@ -18,6 +18,11 @@ export class ApiClient {
     this.namespace = options.namespace;
   }
 
+  /** The same server and token, acting in another namespace (unchanged when none is given). */
+  withNamespace(namespace: string | undefined): ApiClient {
+    return namespace ? new ApiClient({ server: this.server, token: this.token, namespace }) : this;
+  }
+
   get<T = unknown>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
     return this.request<T>("GET", path, undefined, query);
   }

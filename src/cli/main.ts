@@ -5,12 +5,12 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { serverConfigFrom } from "../config.ts";
 import { pluralOf, resolveKindName, type KindName } from "../resources/kinds.ts";
 import { TERMINAL_PHASES } from "../resources/task.ts";
-import { parseResource } from "../resources/validate.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
 import { startOrka } from "../server.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
-import { ApiClient, ApiError } from "./client.ts";
+import { applyDocuments } from "./apply.ts";
+import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
 import { render, type OutputFormat } from "./output.ts";
 
@@ -80,36 +80,8 @@ program
   .description("Create or update every object of a multi-document YAML file (Secrets included)")
   .requiredOption("-f, --filename <file>", "YAML or JSON file, - for stdin")
   .action(async (options: { filename: string }) => {
-    const documents = parseYamlDocuments(readInput(options.filename), options.filename);
-    const objects = documents.map((doc, i) => {
-      try {
-        return parseResource(doc);
-      } catch (err) {
-        throw new Error(`${options.filename}: document ${i + 1}: ${errorMessage(err)}`);
-      }
-    });
-    const api = client();
-    for (const [i, object] of objects.entries()) {
-      const raw = documents[i] as Record<string, unknown>;
-      const kind = object.kind as KindName;
-      const path = `${pluralOf(kind)}/${object.metadata.name}`;
-      const ns = (raw.metadata as { namespace?: string } | undefined)?.namespace;
-      const body = kind === "Secret" ? raw : { metadata: raw.metadata, spec: raw.spec };
-      const scoped = ns ? new ApiClient({ server: api.server, token: program.opts<GlobalOptions>().token ?? tokenFromConfig(), namespace: ns }) : api;
-      const exists = await scoped.get(path).then(() => true, (err) => (err instanceof ApiError && err.status === 404 ? false : Promise.reject(err)));
-      if (exists && kind === "Task") {
-        console.log(`task/${object.metadata.name} unchanged (tasks run once; delete it to run again)`);
-        continue;
-      }
-      if (exists) await scoped.put(path, body);
-      else await scoped.post(pluralOf(kind), body);
-      console.log(`${kind.toLowerCase()}/${object.metadata.name} ${exists ? "configured" : "created"}`);
-    }
+    await applyDocuments(client(), readInput(options.filename), options.filename, (line) => console.log(line));
   });
-
-function tokenFromConfig(): string | undefined {
-  return process.env.ORKA_TOKEN ?? readCliConfig(cliConfigPath()).token;
-}
 
 program
   .command("get")

@@ -24,26 +24,26 @@ describe("internal worker API authorization", () => {
     expect((await post("results/default/task-a", "the answer")).status).toBe(204);
     expect(orka.data.getResult("default", "task-a")).toBe("the answer");
     const empty = await post("results/default/task-a", "");
-    expect([empty.status, (await empty.json()).error.message]).toEqual([400, "empty request body"]);
+    expect([empty.status, ((await empty.json()) as any).error.message]).toEqual([400, "empty request body"]);
     const huge = await post("results/default/task-a", "x".repeat(10 * 1024 * 1024 + 1));
-    expect([huge.status, (await huge.json()).error.message]).toEqual([413, "result exceeds 10MB limit"]);
+    expect([huge.status, ((await huge.json()) as any).error.message]).toEqual([413, "result exceeds 10MB limit"]);
   });
 
   it("refuses another Task, another namespace, an unknown token and a finished attempt", async () => {
     const other = await post("results/default/task-b", "forged");
-    expect([other.status, (await other.json()).error.message]).toEqual([403, "token is not valid for task task-b"]);
+    expect([other.status, ((await other.json()) as any).error.message]).toEqual([403, "token is not valid for task task-b"]);
     const elsewhere = await post("results/team/task-a", "forged");
-    expect([elsewhere.status, (await elsewhere.json()).error.message]).toEqual([403, "namespace not allowed"]);
+    expect([elsewhere.status, ((await elsewhere.json()) as any).error.message]).toEqual([403, "namespace not allowed"]);
     expect((await post("results/default/task-a", "forged", "made-up")).status).toBe(401);
     expect(orka.data.getResult("default", "task-b")).toBeUndefined();
 
     const events = await post("events/default/task/task-a", JSON.stringify({ type: "Note", summary: "from the worker" }), token, "application/json");
     expect(events.status).toBe(204);
     const tool = await post("tools/default/task-a/anything", JSON.stringify({ arguments: {} }), token, "application/json");
-    expect([tool.status, (await tool.json()).error.message]).toEqual([403, 'tool "anything" was not enabled for this task']);
+    expect([tool.status, ((await tool.json()) as any).error.message]).toEqual([403, 'tool "anything" was not enabled for this task']);
 
     orka.data.finishAttempt("a-1", { state: "succeeded", exitCode: 0 });
     const late = await post("results/default/task-a", "too late");
-    expect([late.status, (await late.json()).error.message]).toEqual([403, "attempt is no longer running"]);
+    expect([late.status, ((await late.json()) as any).error.message]).toEqual([403, "attempt is no longer running"]);
   });
 });

@@ -1,0 +1,47 @@
+// `npm run demo`: starts Orka, applies examples/quickstart.yaml (an offline scripted model calling
+// a custom HTTP Tool), waits for the Task and prints its result. Keeps serving until Ctrl-C,
+// unless --once is given.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { applyDocuments } from "../src/cli/apply.ts";
+import { ApiClient } from "../src/cli/client.ts";
+import { serverConfigFrom } from "../src/config.ts";
+import { startOrka } from "../src/server.ts";
+
+const once = process.argv.includes("--once");
+const root = resolve(import.meta.dirname, "..");
+const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka/demo"), ORKA_LOG_LEVEL: "warn", ...process.env }, homedir());
+const orka = await startOrka(config);
+const token = config.adminToken ?? readFileSync(resolve(config.dataDir, "admin-token"), "utf8").trim();
+const api = new ApiClient({ server: orka.url, token });
+console.log(`orka listening on ${orka.url}`);
+
+// The quickstart's Tool points at the default address; aim it at wherever this server listens.
+const quickstart = readFileSync(resolve(root, "examples/quickstart.yaml"), "utf8").replaceAll("http://127.0.0.1:8080", orka.url);
+await api.delete("tasks/hello").catch(() => undefined);
+for (let i = 0; i < 50 && (await api.get("tasks/hello").then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+await applyDocuments(api, quickstart, "examples/quickstart.yaml", (line) => console.log(`  ${line}`));
+
+let task: { status?: { phase?: string; message?: string } } = {};
+for (let i = 0; i < 300; i++) {
+  task = await api.get("tasks/hello");
+  if (["Succeeded", "Failed", "Cancelled"].includes(task.status?.phase ?? "")) break;
+  await new Promise((r) => setTimeout(r, 100));
+}
+console.log(`\ntask/hello: ${task.status?.phase} — ${task.status?.message}`);
+if (task.status?.phase === "Succeeded") console.log(`result: ${(await api.get<{ result: string }>("tasks/hello/result")).result}`);
+console.log(`
+API:      ${orka.url}/api/v1  (admin token in ${resolve(config.dataDir, "admin-token")})
+Try:      bin/orka --server ${orka.url} task events hello
+          bin/orka --server ${orka.url} get tasks`);
+
+if (once || task.status?.phase !== "Succeeded") {
+  await orka.close();
+  process.exit(task.status?.phase === "Succeeded" ? 0 : 1);
+}
+console.log("\nOrka keeps running; press Ctrl-C to stop.");
+process.once("SIGINT", async () => {
+  await orka.close();
+  process.exit(0);
+});
