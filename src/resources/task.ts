@@ -94,7 +94,15 @@ export const taskSpecSchema = z.object({
   webhookURL: z.url().optional(),
   requestedBy: z.string().optional(),
   transaction: z.record(z.string(), z.unknown()).optional(),
-});
+})
+  .refine((spec) => spec.type !== "container" || (spec.command?.length ?? 0) > 0 || !!spec.image, {
+    message: "container tasks need a command (or an image, with a container runtime)",
+    path: ["command"],
+  })
+  .refine((spec) => spec.type !== "ai" || !!(spec.prompt ?? spec.ai?.prompt), {
+    message: "ai tasks need a prompt (spec.prompt or spec.ai.prompt)",
+    path: ["prompt"],
+  });
 export type TaskSpec = z.infer<typeof taskSpecSchema>;
 
 export const taskConditionSchema = z.object({

@@ -62,7 +62,7 @@ describe("P4 REST API", () => {
     const allowed = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "flat-wins", annotations: { "orka.ai/disable-coordination-tool-injection": "true" } }, spec: { type: "ai", prompt: "spec" }, prompt: "flat", type: "container", command: ["true"] });
     expect(allowed.status).toBe(201);
     expect(allowed.body.spec).toMatchObject({ type: "container", prompt: "flat" });
-    expect((await orka.api("POST", "/api/v1/tasks", { name: "flat-wins", type: "ai" })).body.error).toEqual({ code: 409, message: "task already exists" });
+    expect((await orka.api("POST", "/api/v1/tasks", { name: "flat-wins", type: "ai", prompt: "again" })).body.error).toEqual({ code: 409, message: "task already exists" });
   });
 
   it("pages lists: limit caps at 500, below 1 is refused, 0 returns every Task", async () => {

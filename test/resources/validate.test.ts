@@ -4,7 +4,7 @@ import { parseYamlDocuments } from "../../src/resources/yaml.ts";
 
 describe("resource validation", () => {
   it("fills defaults and names the wrong field", () => {
-    const [task] = parseYamlDocuments("apiVersion: core.orka.ai/v1alpha1\nkind: Task\nmetadata: {name: t}\nspec: {type: ai}\n");
+    const [task] = parseYamlDocuments("apiVersion: core.orka.ai/v1alpha1\nkind: Task\nmetadata: {name: t}\nspec: {type: ai, prompt: hi}\n");
     expect(parseResource(task)).toMatchObject({ metadata: { namespace: "default" }, spec: { priority: 500 } });
     expect(() => parseResource({ apiVersion: "core.orka.ai/v1alpha1", kind: "Agent", metadata: { name: "a" }, spec: { coordination: { enabled: true, maxDepth: 11 } } })).toThrow(
       "spec.coordination.maxDepth: Too big: expected number to be <=10",
