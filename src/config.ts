@@ -17,6 +17,8 @@ export interface ServerConfig {
   workerProcesses: number;
   maxActivePerNamespace: number;
   modelRetryBaseMs: number;
+  /** Lets webhooks (and later web tools) reach loopback; for local testing only. */
+  allowLoopbackEgress: boolean;
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
   cliConfigPath: string;
   logLevel: string;
@@ -36,6 +38,7 @@ const envSchema = z.object({
   ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: intText("ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE", 0).default(0),
   ORKA_MODEL_RETRY_BASE_MS: intText("ORKA_MODEL_RETRY_BASE_MS", 0).default(1000),
   ORKA_CLI_CONFIG: z.string().optional(),
+  ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -52,6 +55,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     workerProcesses: parsed.ORKA_WORKER_PROCESSES,
     maxActivePerNamespace: parsed.ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE,
     modelRetryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS,
+    allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),
     logLevel: parsed.ORKA_LOG_LEVEL,
   };

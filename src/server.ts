@@ -46,6 +46,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     slots: config.workerSlots,
     maxActivePerNamespace: config.maxActivePerNamespace,
     modelRetryBaseMs: config.modelRetryBaseMs,
+    egress: { allowLoopback: config.allowLoopbackEgress },
   });
   const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready }, logger);
   await app.listen({ host: config.host, port: config.port });

@@ -15,6 +15,7 @@ import { RunQueue } from "./queue.ts";
 import { providerReadiness, type Provider } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
+import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } from "../policy/ssrf.ts";
 
 export interface ControllerOptions {
   store: ResourceStore;
@@ -28,6 +29,8 @@ export interface ControllerOptions {
   /** Running Tasks allowed per namespace; 0 = no limit. */
   maxActivePerNamespace: number;
   modelRetryBaseMs: number;
+  /** Where webhooks may be sent (P2.10). */
+  egress: EgressPolicy;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -35,6 +38,8 @@ const NAMESPACE_LIMIT_WAIT_MS = 10_000;
 const DEFAULT_RETRY_DELAY_MS = 10_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
 const CHILD_RESULT_LIMIT = 4096;
+const WEBHOOK_TIMEOUT_MS = 30_000;
+const WEBHOOK_RETRY_MS = 30_000;
 
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
@@ -150,6 +155,7 @@ export class Controller {
         return this.reconcileScheduled(task, key);
       default:
         this.runQueue.remove(key);
+        return this.deliverWebhook(task, key);
     }
   }
 
@@ -422,6 +428,35 @@ export class Controller {
     if (JSON.stringify(childTasks) === JSON.stringify(task.status?.childTasks)) return;
     const fresh = await this.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, task.metadata.name);
     if (fresh) await this.writeStatus(fresh, { childTasks });
+  }
+
+  /** P2.10: POST the outcome until a 2xx, every 30 s; a refused target (SSRF) is not retried. */
+  private async deliverWebhook(task: Task, key: string): Promise<void> {
+    const target = task.spec.webhookURL;
+    if (!target || task.status?.webhookDelivered !== undefined) return;
+    const { metadata, status } = task;
+    const payload = {
+      taskName: metadata.name,
+      taskNamespace: metadata.namespace,
+      phase: status?.phase,
+      message: status?.message,
+      startTime: status?.startTime,
+      completionTime: status?.completionTime,
+      attempts: status?.attempts,
+      resultRef: status?.resultRef,
+    };
+    try {
+      const url = checkEgressUrl(target, this.options.egress);
+      const code = await postJsonGuarded(url, payload, { "X-Orka-Task": metadata.name, "X-Orka-Namespace": metadata.namespace }, this.options.egress, WEBHOOK_TIMEOUT_MS);
+      if (code < 200 || code >= 300) throw new Error(`webhook answered HTTP ${code}`);
+      await this.writeStatus(task, { webhookDelivered: true });
+      this.event(task, { type: "WebhookDelivered", summary: `webhook answered HTTP ${code}` });
+    } catch (err) {
+      const refusal = err instanceof EgressRefused || (err as { cause?: unknown }).cause instanceof EgressRefused;
+      this.event(task, { type: refusal ? "WebhookRefused" : "WebhookFailed", severity: "warning", summary: errorMessage(err) });
+      if (refusal) await this.writeStatus(task, { webhookDelivered: false });
+      else this.work.add(key, WEBHOOK_RETRY_MS);
+    }
   }
 
   // ---- Schedules (P2.6) ----

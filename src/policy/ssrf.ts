@@ -1,0 +1,111 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import { BlockList, isIP, type LookupFunction } from "node:net";
+
+/** What outbound requests made on a user's behalf may reach. */
+export interface EgressPolicy {
+  /** Loopback (127.0.0.0/8, ::1) is refused unless the operator allows it (tests do). */
+  allowLoopback: boolean;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+
+const FORBIDDEN = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24],
+  ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) FORBIDDEN.addSubnet(net, prefix, "ipv4");
+for (const [net, prefix] of [["::", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["2001:db8::", 32]] as const) {
+  FORBIDDEN.addSubnet(net, prefix, "ipv6");
+}
+
+const METADATA_HOSTS = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
+
+/** An IPv4 address hidden in an IPv6 one (::ffff:a.b.c.d, ::ffff:7f00:1) is judged as IPv4. */
+function unwrapMapped(address: string): string {
+  const lower = address.toLowerCase().replace(/^\[|\]$/g, "");
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (hex) {
+    const high = parseInt(hex[1], 16);
+    const low = parseInt(hex[2], 16);
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return lower;
+}
+
+/** Why an address may not be reached, or undefined when it may. */
+export function forbiddenAddressReason(rawAddress: string, policy: EgressPolicy): string | undefined {
+  const address = unwrapMapped(rawAddress);
+  const family = isIP(address);
+  if (family === 0) return `"${rawAddress}" is not an IP address`;
+  const type = family === 4 ? "ipv4" : "ipv6";
+  if (LOOPBACK.check(address, type)) return policy.allowLoopback ? undefined : `loopback address ${address} is not allowed`;
+  if (FORBIDDEN.check(address, type)) return `private, link-local or reserved address ${address} is not allowed`;
+  return undefined;
+}
+
+export class EgressRefused extends Error {}
+
+/** Checks scheme and host before any connection; DNS answers are checked again at connect time. */
+export function checkEgressUrl(text: string, policy: EgressPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new EgressRefused(`invalid URL "${text}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new EgressRefused(`only http and https URLs are allowed, not ${url.protocol}`);
+  if (url.username || url.password) throw new EgressRefused("URLs with credentials are not allowed");
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
+  if (METADATA_HOSTS.has(host)) throw new EgressRefused(`metadata host ${host} is not allowed`);
+  if (isIP(unwrapMapped(host))) {
+    const reason = forbiddenAddressReason(host, policy);
+    if (reason) throw new EgressRefused(reason);
+  }
+  return url;
+}
+
+/** A DNS lookup that refuses names resolving to forbidden addresses, so rebinding cannot slip past. */
+export function guardedLookup(policy: EgressPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      const list = addresses as LookupAddress[];
+      for (const { address } of list) {
+        const reason = forbiddenAddressReason(address, policy);
+        if (reason) return callback(new EgressRefused(`${hostname} resolves to a refused address: ${reason}`), "", 0);
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+/** POSTs JSON to a checked URL without following redirects; resolves with the status code. */
+export function postJsonGuarded(url: URL, body: unknown, headers: Record<string, string>, policy: EgressPolicy, timeoutMs: number): Promise<number> {
+  const payload = JSON.stringify(body);
+  const transport = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = transport.request(
+      url,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...headers },
+        lookup: guardedLookup(policy),
+        timeout: timeoutMs,
+      },
+      (response) => {
+        response.resume();
+        response.on("end", () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on("error", reject);
+    request.end(payload);
+  });
+}

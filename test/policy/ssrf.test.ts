@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { checkEgressUrl, EgressRefused, forbiddenAddressReason, guardedLookup } from "../../src/policy/ssrf.ts";
+
+const strict = { allowLoopback: false };
+
+describe("egress (SSRF) checks", () => {
+  it.each([
+    "http://127.0.0.1/", "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/",
+    "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/",
+    "http://10.1.2.3/", "http://172.16.0.1/", "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data",
+    "http://[fd00:ec2::254]/", "http://[fe80::1]/", "http://0.0.0.0/", "http://100.64.0.1/",
+    "http://metadata.google.internal/", "http://metadata/", "ftp://example.com/", "file:///etc/passwd", "http://user:pw@example.com/",
+  ])("refuses %s before connecting", (url) => {
+    expect(() => checkEgressUrl(url, strict)).toThrow(EgressRefused);
+  });
+
+  it("allows public addresses, and loopback only when the operator says so", () => {
+    expect(checkEgressUrl("https://93.184.215.14/x", strict).hostname).toBe("93.184.215.14");
+    expect(() => checkEgressUrl("http://127.0.0.1:8080/", { allowLoopback: true })).not.toThrow();
+    expect(forbiddenAddressReason("10.0.0.1", { allowLoopback: true })).toMatch(/private/);
+  });
+
+  it("checks what a name resolves to, so a DNS name cannot point inside", async () => {
+    const lookup = guardedLookup(strict);
+    const error = await new Promise<Error | null>((resolve) => lookup("localhost", {}, (err) => resolve(err)));
+    expect(error).toBeInstanceOf(EgressRefused);
+    expect(error?.message).toMatch(/^localhost resolves to a refused address: loopback address/);
+  });
+});
