@@ -15,6 +15,8 @@ import { RunQueue } from "./queue.ts";
 import { providerReadiness, type Provider } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
+import { probeTool, TOOL_PROBE_INTERVAL_MS } from "./tool-probe.ts";
+import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } from "../policy/ssrf.ts";
 
 export interface ControllerOptions {
@@ -83,7 +85,7 @@ export class Controller {
       this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost: the server restarted" });
     }
     this.unwatch = this.store.watch((event) => this.onWatch(event));
-    for (const kind of ["Task", "Provider"] as const) {
+    for (const kind of ["Task", "Provider", "Tool"] as const) {
       for (const object of (await this.store.list(kind)).items) this.work.add(`${kind}/${object.metadata.namespace}/${object.metadata.name}`);
     }
   }
@@ -110,7 +112,9 @@ export class Controller {
       this.work.add(taskKey(metadata.namespace, metadata.name));
       const parent = parentTaskName(event.object as Task);
       if (parent) this.work.add(taskKey(metadata.namespace, parent), 200);
-    } else if (kind === "Provider") this.work.add(`Provider/${metadata.namespace}/${metadata.name}`);
+    } else if (kind === "Provider" || kind === "Tool") {
+      if (event.type !== "DELETED") this.work.add(`${kind}/${metadata.namespace}/${metadata.name}`);
+    }
     else if (kind === "Secret") {
       void this.store.list("Provider", { namespace: metadata.namespace }).then((list) => {
         for (const p of list.items) this.work.add(`Provider/${p.metadata.namespace}/${p.metadata.name}`);
@@ -121,6 +125,7 @@ export class Controller {
   private async reconcile(key: string): Promise<void> {
     const [kind, namespace, name] = key.split("/");
     if (kind === "Provider") return this.reconcileProvider(namespace, name);
+    if (kind === "Tool") return this.reconcileTool(namespace, name);
     const task = await this.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
     if (!task) {
       this.runQueue.remove(key);
@@ -545,6 +550,17 @@ export class Controller {
     const { ready, message } = await providerReadiness(this.store, provider);
     if (provider.status?.ready === ready && provider.status?.message === message) return;
     await this.store.updateStatus({ ...provider, status: { ready, message, lastValidated: new Date().toISOString() } });
+  }
+
+  // ---- Tools (P1.7) ----
+
+  private async reconcileTool(namespace: string, name: string): Promise<void> {
+    const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
+    if (!tool) return;
+    const status = await probeTool(tool.spec);
+    const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
+    if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
+    this.work.add(`Tool/${namespace}/${name}`, TOOL_PROBE_INTERVAL_MS);
   }
 
   // ---- helpers ----

@@ -89,10 +89,19 @@ describe("P4 REST API", () => {
   });
 
   it("lists built-in and custom tools without the coordination family, and reserves built-in names", async () => {
-    await orka.api("POST", "/api/v1/tools", { metadata: { name: "lookup" }, spec: { description: "Look up", http: { url: "http://127.0.0.1:9/x" } } });
-    const tools = (await orka.api("GET", "/api/v1/tools")).body.items;
+    await orka.api("POST", "/api/v1/tools", { metadata: { name: "lookup" }, spec: { description: "Look up", http: { url: `${orka.url}/healthz` } } });
+    await orka.api("POST", "/api/v1/tools", { metadata: { name: "gone" }, spec: { description: "Nobody home", http: { url: "http://127.0.0.1:9/x" } } });
+    let tools: any[] = [];
+    for (let i = 0; i < 50; i++) {
+      tools = (await orka.api("GET", "/api/v1/tools")).body.items;
+      if (tools.find((t) => t.name === "gone")?.available === false) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(tools.find((t: any) => t.name === "gone")).toMatchObject({ available: false });
+    expect((await orka.api("GET", "/api/v1/tools/gone")).body.spec).toBeDefined();
+    expect((await orka.api("GET", "/api/v1/tools/gone")).body).toMatchObject({ available: false });
     expect(tools.map((t: any) => t.name)).not.toContain("delegate_task");
-    expect(tools.find((t: any) => t.name === "lookup")).toMatchObject({ builtin: false, namespace: "default", available: true, url: "http://127.0.0.1:9/x" });
+    expect(tools.find((t: any) => t.name === "lookup")).toMatchObject({ builtin: false, namespace: "default", available: true, url: `${orka.url}/healthz` });
     expect((await orka.api("POST", "/api/v1/tools", { metadata: { name: "delegate_task" }, spec: { description: "x", http: { url: "http://x" } } })).body.error).toEqual({
       code: 409,
       message: "tool name is reserved for a built-in tool",

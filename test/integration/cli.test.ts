@@ -26,7 +26,7 @@ describe("P6 CLI", () => {
     expect(created.code).not.toBe(0);
     expect(created.stderr).toContain("error: spec.command: container tasks need a command (or an image, with a container runtime)");
     const file = join(orka.dataDir, "task.yaml");
-    await import("node:fs").then((fs) => fs.writeFileSync(file, "name: from-file\ntype: container\ncommand: [sh, -c, 'sleep 1; echo made by the cli']\n"));
+    await import("node:fs").then((fs) => fs.writeFileSync(file, "name: from-file\ntype: container\ncommand: [sh, -c, 'sleep 4; echo made by the cli']\n"));
     expect((await orka.cli(["task", "create", "-f", file])).stdout.trim()).toBe("task/from-file created");
     const waited = await orka.cli(["task", "wait", "from-file", "--timeout", "20s"]);
     expect(waited.code).toBe(0);

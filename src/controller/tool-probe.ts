@@ -1,0 +1,44 @@
+import http from "node:http";
+import https from "node:https";
+import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
+import { errorMessage } from "../util/errors.ts";
+
+export const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** The URL a probe may knock on: `{{param}}` placeholders are emptied, nothing is sent. */
+export function probeEndpoint(spec: ToolSpec): string | undefined {
+  if (spec.http) return spec.http.url.replace(/\{\{\s*[A-Za-z0-9_.-]+\s*\}\}/g, "");
+  if (spec.mcp?.url) return new URL(spec.mcp.path ?? "/mcp", spec.mcp.url).toString();
+  return undefined;
+}
+
+/**
+ * A Tool is unavailable when its endpoint cannot be reached, or answers 404 or 5xx (P1.7).
+ * A HEAD request: tools are not called just to see whether they are there.
+ */
+export async function probeTool(spec: ToolSpec): Promise<ToolStatus> {
+  const endpoint = probeEndpoint(spec);
+  if (!endpoint) return { available: false, error: "MCP Tools need mcp.url in the embedded server" };
+  try {
+    const code = await head(endpoint);
+    if (code === 404 || code >= 500) return { available: false, error: `endpoint answered HTTP ${code}`, endpoint };
+    return { available: true, endpoint };
+  } catch (err) {
+    return { available: false, error: `endpoint unreachable: ${errorMessage(err)}`, endpoint };
+  }
+}
+
+function head(endpoint: string): Promise<number> {
+  const url = new URL(endpoint);
+  const transport = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = transport.request(url, { method: "HEAD", timeout: PROBE_TIMEOUT_MS }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
+    request.on("error", reject);
+    request.end();
+  });
+}
