@@ -48,7 +48,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     modelRetryBaseMs: config.modelRetryBaseMs,
     egress: { allowLoopback: config.allowLoopbackEgress },
   });
-  const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready }, logger);
+  const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready, egress: { allowLoopback: config.allowLoopbackEgress } }, logger);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

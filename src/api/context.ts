@@ -3,6 +3,7 @@ import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
+import type { EgressPolicy } from "../policy/ssrf.ts";
 import { resolveNamespace, type Principal, type TokenAuthenticator } from "./auth.ts";
 
 export interface ApiContext {
@@ -11,6 +12,8 @@ export interface ApiContext {
   controller: Controller;
   tokens: TokenAuthenticator;
   isReady: () => boolean;
+  /** What server-side calls made for non-admin users may reach. */
+  egress: EgressPolicy;
 }
 
 declare module "fastify" {

@@ -20,6 +20,8 @@ export interface SandboxRequest {
   command: string[];
   /** Host directory mounted read-write at /workspace, the working directory. */
   workDir: string;
+  /** More host directories mounted read-write, at the given sandbox paths. */
+  extraBinds?: { host: string; sandbox: string }[];
   env: Record<string, string>;
   network: boolean;
   limits: SandboxLimits;
@@ -75,6 +77,7 @@ export function bwrapArguments(request: SandboxRequest): string[] {
     "--dev", "/dev",
     "--tmpfs", "/tmp",
     "--bind", request.workDir, "/workspace",
+    ...(request.extraBinds ?? []).flatMap((b) => ["--bind", b.host, b.sandbox]),
     "--chdir", "/workspace",
     "--unshare-all",
     ...(request.network ? ["--share-net"] : []),

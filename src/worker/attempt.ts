@@ -36,7 +36,7 @@ export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<
   });
   const events = new EventSink(client, io.log);
   try {
-    if (config.container) return await runContainerAttempt(config, client, io);
+    if (config.container) return await runContainerAttempt(config, client, events, io);
     if (config.ai) return await runAiAttempt(config, client, events, io);
     return { exitCode: 1, reason: `task type ${config.task.type} is not supported by this worker` };
   } finally {
@@ -112,13 +112,20 @@ async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (e
   }
 }
 
-async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneClient, io: AttemptIO): Promise<AttemptOutcome> {
+async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneClient, events: EventSink, io: AttemptIO): Promise<AttemptOutcome> {
   const container = config.container!;
   try {
     const run = await runSandboxed({
       command: container.command,
       workDir: config.workspaceDir,
-      env: { ...container.env, ORKA_TASK_NAME: config.task.name, ORKA_TASK_NAMESPACE: config.task.namespace, ORKA_TASK_UID: config.task.uid },
+      extraBinds: [{ host: config.artifactsDir, sandbox: "/artifacts" }],
+      env: {
+        ...container.env,
+        ORKA_TASK_NAME: config.task.name,
+        ORKA_TASK_NAMESPACE: config.task.namespace,
+        ORKA_TASK_UID: config.task.uid,
+        ORKA_ARTIFACTS_DIR: "/artifacts",
+      },
       network: container.network,
       limits: DEFAULT_LIMITS,
       maxOutputBytes: MAX_CONTAINER_OUTPUT_BYTES,
@@ -127,6 +134,7 @@ async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneCl
     });
     const output = run.stdout + run.stderr;
     if (output) await client.postResult(output);
+    await uploadArtifacts(config.artifactsDir, client, (event) => events.emit(event));
     if (run.exitCode === 0) return { exitCode: 0 };
     return {
       exitCode: run.exitCode ?? 128 + signalNumber(run.signal),

@@ -72,6 +72,29 @@ describe("P2 task lifecycle", () => {
     expect(result).not.toMatch(/[A-Za-z0-9+/]{40,}=/);
   });
 
+  it("sets the worker identity itself and uploads files left in $ORKA_ARTIFACTS_DIR", async () => {
+    await orka.api("POST", "/api/v1/tasks", {
+      name: "identity",
+      type: "container",
+      command: ["sh", "-c", 'echo "name=$ORKA_TASK_NAME token=${ORKA_WORKER_TOKEN:-none}"; printf report > "$ORKA_ARTIFACTS_DIR/report.txt"'],
+      env: [{ name: "ORKA_TASK_NAME", value: "impostor" }, { name: "GREETING", value: "hi" }],
+    });
+    await orka.waitFor("identity");
+    expect((await orka.api("GET", "/api/v1/tasks/identity/result")).body.result.trim()).toBe("name=identity token=none");
+    expect((await orka.api("GET", "/api/v1/tasks/identity/artifacts")).body.items).toMatchObject([{ file: "report.txt", size: 6 }]);
+    const download = await fetch(`${orka.url}/api/v1/tasks/identity/artifacts/report.txt`, { headers: { authorization: `Bearer ${orka.token}` } });
+    expect(await download.text()).toBe("report");
+    expect((await orka.cli(["task", "artifacts", "identity"])).stdout.trim()).toBe("report.txt\t6");
+  });
+
+  it("follows logs over SSE until the Task ends", async () => {
+    await orka.api("POST", "/api/v1/tasks", { name: "chatty", type: "container", command: ["sh", "-c", "echo one; sleep 1; echo two"] });
+    await orka.waitFor("chatty", ["Running", "Succeeded"]);
+    const followed = await orka.cli(["task", "logs", "chatty", "-f"]);
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toBe("one\ntwo\n");
+  });
+
   it("fails a Task that names an image when no container runtime is configured", async () => {
     await orka.api("POST", "/api/v1/tasks", { name: "imaged", type: "container", image: "alpine:3", command: ["true"] });
     expect((await orka.waitFor("imaged")).status).toMatchObject({ phase: "Failed", message: "container runtime not available" });

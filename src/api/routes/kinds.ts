@@ -5,7 +5,8 @@ import type { Resource } from "../../resources/meta.ts";
 import { toolDefinition } from "../../tools/define.ts";
 import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
 import { BUILTIN_TOOLS, builtinTool } from "../../tools/registry.ts";
-import { OrkaError } from "../../util/errors.ts";
+import { OrkaError, errorMessage } from "../../util/errors.ts";
+import { checkEgressUrl } from "../../policy/ssrf.ts";
 import type { Principal } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { hasUserinfo, isCredentialHeader } from "./metadata-rules.ts";
@@ -49,9 +50,17 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
   registerKindRoutes(app, ctx, {
     kind: "Tool",
     reserved: (name) => (BUILTIN_TOOL_NAMES.has(name) ? "tool name is reserved for a built-in tool" : undefined),
-    check: (object, principal) => {
+    check: (object, principal, ctx) => {
       const http = (object.spec as ToolSpec).http;
       if (!http) return;
+      // The server calls HTTP Tools itself, so a namespace user may not aim one inside the network.
+      if (!principal.admin) {
+        try {
+          checkEgressUrl(http.url.replace(/\{\{[^}]*\}\}/g, "x"), ctx.egress);
+        } catch (err) {
+          throw new OrkaError("invalid_argument", `spec.http.url: ${errorMessage(err)}; only an admin token may point a Tool there`);
+        }
+      }
       if (http.authSecretRef) operatorOnly(principal, "spec.http.authSecretRef");
       for (const header of Object.keys(http.headers ?? {})) if (isCredentialHeader(header)) operatorOnly(principal, `spec.http.headers.${header}`);
       if (hasUserinfo(http.url)) operatorOnly(principal, "a spec.http.url with credentials");

@@ -11,7 +11,7 @@ import { checkReservedMetadata } from "./metadata-rules.ts";
 export interface KindRoutes {
   kind: Exclude<KindName, "Secret" | "Task">;
   /** Refuses what only an operator may set, or other kind-specific rules. */
-  check?: (object: Resource, principal: Principal) => void;
+  check?: (object: Resource, principal: Principal, ctx: ApiContext) => void;
   /** Overrides GET list / GET one (the Tools endpoint merges built-ins in). */
   list?: (ctx: ApiContext, namespace: string) => Promise<unknown>;
   get?: (ctx: ApiContext, namespace: string, name: string) => Promise<unknown>;
@@ -68,7 +68,7 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
     refuseReserved(String(body?.metadata?.name ?? body?.name ?? ""));
     const object = objectFromBody(kind, request.body, namespace);
     checkReservedMetadata(object.metadata);
-    routes.check?.(object, principalOf(request));
+    routes.check?.(object, principalOf(request), ctx);
     return reply.code(201).send(await ctx.store.create(object));
   });
 
@@ -78,7 +78,7 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
     refuseReserved(request.params.name);
     const object = objectFromBody(kind, request.body, namespace, request.params.name);
     checkReservedMetadata(object.metadata);
-    routes.check?.(object, principalOf(request));
+    routes.check?.(object, principalOf(request), ctx);
     const current = await ctx.store.get(kind, namespace, request.params.name);
     if (!current) throw new OrkaError("not_found", `${label} not found`);
     return ctx.store.update({
