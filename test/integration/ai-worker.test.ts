@@ -21,6 +21,7 @@ describe.each(["openai", "anthropic"] as const)("P3 AI worker over the %s wire f
       let raw = "";
       req.on("data", (c) => (raw += c));
       req.on("end", () => {
+        if (req.method === "HEAD") return void res.writeHead(200).end(); // availability probes
         toolCalls.push({ url: req.url ?? "", body: raw ? JSON.parse(raw) : undefined, auth: req.headers.authorization });
         if (req.url?.startsWith("/fail")) {
           res.writeHead(502).end("upstream broke with key tool-secret-value-42");
@@ -178,6 +179,23 @@ spec:
     expect((await run("fallback", "m-down")).status.phase).toBe("Succeeded");
     expect(requestsFor("m-down")).toHaveLength(4);
     expect((await orka.api("GET", "/api/v1/tasks/fallback/result")).body.result).toBe("from the fallback");
+  });
+
+  it("assembles the system prompt from skills then the prompt, and honours temperature and maxTokens", async () => {
+    await orka.api("POST", "/api/v1/skills", { metadata: { name: "style" }, spec: { description: "House style", content: { inline: "Always answer in haiku." } } });
+    await orka.api("POST", "/api/v1/agents", {
+      metadata: { name: "poet" },
+      spec: { providerRef: { name: "peer" }, model: { name: "m-poet", temperature: 0.3, maxTokens: 321 }, skills: [{ name: "style" }], systemPrompt: { inline: "You are a poet." } },
+    });
+    peer.script("m-poet", [{ text: "five seven five" }]);
+    await orka.api("POST", "/api/v1/tasks", { name: "poem", type: "ai", agentRef: "poet", prompt: "a poem", ai: { maxTokens: 123 } });
+    expect((await orka.waitFor("poem")).status.phase).toBe("Succeeded");
+    const body = requestsFor("m-poet")[0].body as any;
+    const system = format === "openai" ? body.messages[0].content : body.system;
+    expect(system).toBe("Always answer in haiku.\n\nYou are a poet.");
+    expect(body.temperature).toBe(0.3);
+    expect(body.max_tokens).toBe(123);
+    expect(body.messages.at(-1)).toEqual({ role: "user", content: "a poem" });
   });
 
   it("refuses an incomplete answer", async () => {
