@@ -3,6 +3,7 @@
 export interface AttemptDirs {
   workspaceDir: string;
   artifactsDir: string;
+  tmpDir: string;
 }
 
 export interface AttemptExit {

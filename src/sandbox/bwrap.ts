@@ -7,6 +7,7 @@ export interface SandboxLimits {
   memoryBytes: number;
   processes: number;
   fileSizeBytes: number;
+  openFiles: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -14,14 +15,17 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   memoryBytes: 2 * 1024 ** 3,
   processes: 256,
   fileSizeBytes: 256 * 1024 ** 2,
+  openFiles: 1024,
 };
 
 export interface SandboxRequest {
   command: string[];
   /** Host directory mounted read-write at /workspace, the working directory. */
   workDir: string;
-  /** More host directories mounted read-write, at the given sandbox paths. */
-  extraBinds?: { host: string; sandbox: string }[];
+  /** More host paths mounted at the given sandbox paths (read-write unless readOnly). */
+  extraBinds?: { host: string; sandbox: string; readOnly?: boolean }[];
+  /** Host directory mounted at /tmp; without one, /tmp is a private tmpfs. */
+  tmpDir?: string;
   env: Record<string, string>;
   network: boolean;
   limits: SandboxLimits;
@@ -36,8 +40,16 @@ export interface SandboxResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-  truncated: boolean;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
   aborted: boolean;
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGXCPU: 24, SIGXFSZ: 25, SIGABRT: 6 };
+
+/** The exit code, or 128 + the signal number for a process killed by a signal (the shell convention). */
+export function exitCodeOf(result: Pick<SandboxResult, "exitCode" | "signal">): number {
+  return result.exitCode ?? 128 + ((result.signal && SIGNAL_NUMBERS[result.signal]) || 0);
 }
 
 /** Uid/gid the sandboxed process runs as when Orka itself runs as root (nobody). */
@@ -75,11 +87,14 @@ export function bwrapArguments(request: SandboxRequest): string[] {
     ...systemMounts(),
     "--proc", "/proc",
     "--dev", "/dev",
-    "--tmpfs", "/tmp",
+    ...(request.tmpDir ? ["--bind", request.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]),
     "--bind", request.workDir, "/workspace",
-    ...(request.extraBinds ?? []).flatMap((b) => ["--bind", b.host, b.sandbox]),
+    ...(request.extraBinds ?? []).flatMap((b) => [b.readOnly ? "--ro-bind" : "--bind", b.host, b.sandbox]),
     "--chdir", "/workspace",
     "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--cap-drop", "ALL",
     ...(request.network ? ["--share-net"] : []),
     "--die-with-parent",
     "--new-session",
@@ -91,6 +106,8 @@ export function bwrapArguments(request: SandboxRequest): string[] {
     `--as=${limits.memoryBytes}`,
     `--nproc=${limits.processes}`,
     `--fsize=${limits.fileSizeBytes}`,
+    `--nofile=${limits.openFiles}`,
+    "--core=0",
     "--",
     ...request.command,
   ];
@@ -138,18 +155,20 @@ export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
         signal,
         stdout: output.stdout.text(),
         stderr: output.stderr.text(),
-        truncated: output.stdout.truncated || output.stderr.truncated,
+        stdoutTruncated: output.stdout.truncated,
+        stderrTruncated: output.stderr.truncated,
         aborted: request.signal.aborted,
       });
     });
   });
 }
 
-/** Keeps the first `limit` bytes of a stream and remembers whether more came. */
+/** Keeps the first `limit` bytes of a stream and counts what it drops. */
 export class BoundedText {
   private readonly limit: number;
   private readonly chunks: string[] = [];
   private bytes = 0;
+  private omitted = 0;
   truncated = false;
 
   constructor(limit: number) {
@@ -157,15 +176,17 @@ export class BoundedText {
   }
 
   append(chunk: string): void {
+    const buffer = Buffer.from(chunk, "utf8");
     if (this.bytes >= this.limit) {
       this.truncated = true;
+      this.omitted += buffer.length;
       return;
     }
     const room = this.limit - this.bytes;
-    const buffer = Buffer.from(chunk, "utf8");
     if (buffer.length > room) {
       this.chunks.push(buffer.subarray(0, room).toString("utf8"));
       this.bytes = this.limit;
+      this.omitted += buffer.length - room;
       this.truncated = true;
     } else {
       this.chunks.push(chunk);
@@ -174,6 +195,7 @@ export class BoundedText {
   }
 
   text(): string {
-    return this.chunks.join("") + (this.truncated ? "\n[output truncated]" : "");
+    const marker = `\n[truncated after ${this.limit} bytes; ${this.omitted} bytes omitted]`;
+    return this.chunks.join("") + (this.truncated ? marker : "");
   }
 }

@@ -1,12 +1,17 @@
 import { z } from "zod";
 import type { ToolDefinition } from "../providers/model.ts";
+import type { Workspace } from "./core/workspace.ts";
 
 /** What a tool handler may use; tools never reach for globals or the environment. */
 export interface ToolContext {
   namespace: string;
   taskName: string;
-  /** The attempt's private working directory, shared by file and code tools of the same Task. */
+  /** The attempt's private working directory (`/workspace` to the model), shared by file and code tools. */
   workspaceDir: string;
+  /** The attempt's private `/tmp`. */
+  tmpDir: string;
+  /** File access confined to `/workspace` and `/tmp`. */
+  workspace: Workspace;
   signal: AbortSignal;
 }
 
@@ -20,9 +25,13 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 
-/** Declares a built-in tool once: its JSON schema, argument validation and docs all come from here. */
-export function defineTool<Params extends z.ZodObject>(tool: BuiltinTool<Params>): BuiltinTool<Params> {
-  return tool;
+/**
+ * Declares a built-in tool once: its JSON schema, argument validation and docs all come from here.
+ * The handler is type-checked against its own schema; the registry then holds tools of any schema,
+ * and the executor validates arguments with `parameters` before calling `run`.
+ */
+export function defineTool<Params extends z.ZodObject>(tool: BuiltinTool<Params>): BuiltinTool {
+  return tool as unknown as BuiltinTool;
 }
 
 export function toolDefinition(tool: BuiltinTool): ToolDefinition {

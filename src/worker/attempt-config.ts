@@ -15,6 +15,7 @@ export interface AttemptConfig {
   token: string;
   workspaceDir: string;
   artifactsDir: string;
+  tmpDir: string;
   ai?: {
     endpoint: ModelEndpoint;
     fallbacks: ModelEndpoint[];
@@ -53,6 +54,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_WORKER_TOKEN: config.token,
     ORKA_WORKSPACE_DIR: config.workspaceDir,
     ORKA_ARTIFACTS_DIR: config.artifactsDir,
+    ORKA_TMP_DIR: config.tmpDir,
     ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
     ORKA_COORDINATION_MAX_DEPTH: String(config.coordination.maxDepth),
     ORKA_COORDINATION_MAX_CHILDREN: String(config.coordination.maxChildren),
@@ -114,6 +116,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     token: need("ORKA_WORKER_TOKEN"),
     workspaceDir: need("ORKA_WORKSPACE_DIR"),
     artifactsDir: need("ORKA_ARTIFACTS_DIR"),
+    tmpDir: need("ORKA_TMP_DIR"),
     coordination: {
       enabled: env.ORKA_COORDINATION_ENABLED === "true",
       maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? 3),

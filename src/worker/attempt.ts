@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ToolDefinition } from "../providers/model.ts";
-import { DEFAULT_LIMITS, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
+import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
@@ -12,6 +12,7 @@ import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "./models.ts";
 import { assembleSystemPrompt } from "./prompt.ts";
 import { toolExecutor } from "./tool-executor.ts";
+import { Workspace } from "../tools/core/workspace.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
@@ -66,7 +67,17 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
         allowed: ai.tools,
         customTools: new Set(customTools.keys()),
         callCustomTool: (name, args) => client.callTool(name, args),
-        context: { namespace: config.task.namespace, taskName: config.task.name, workspaceDir: config.workspaceDir, signal: io.signal },
+        context: {
+          namespace: config.task.namespace,
+          taskName: config.task.name,
+          workspaceDir: config.workspaceDir,
+          tmpDir: config.tmpDir,
+          workspace: new Workspace([
+            { virtual: "/workspace", host: config.workspaceDir },
+            { virtual: "/tmp", host: config.tmpDir },
+          ]),
+          signal: io.signal,
+        },
       }),
       emit,
       signal: io.signal,
@@ -137,18 +148,13 @@ async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneCl
     await uploadArtifacts(config.artifactsDir, client, (event) => events.emit(event));
     if (run.exitCode === 0) return { exitCode: 0 };
     return {
-      exitCode: run.exitCode ?? 128 + signalNumber(run.signal),
+      exitCode: exitCodeOf(run),
       reason: run.signal ? (run.signal === "SIGXCPU" ? "CPU limit exceeded" : `killed by ${run.signal}`) : "Error",
     };
   } catch (err) {
     if (err instanceof SandboxUnavailableError) return { exitCode: 1, reason: err.message };
     throw err;
   }
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 9, SIGTERM: 15, SIGSEGV: 11, SIGXCPU: 24, SIGXFSZ: 25, SIGABRT: 6 };
-  return (signal && numbers[signal]) || 0;
 }
 
 /** Sends execution events in order, without making the loop wait on each one. */

@@ -1,7 +1,7 @@
 import type { ToolCall } from "../providers/model.ts";
 import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
-import { parseWith } from "../resources/validate.ts";
+import { describeZodError } from "../resources/validate.ts";
 
 export interface ToolExecutorOptions {
   /** The names this attempt was given; anything else is refused. */
@@ -19,7 +19,9 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => 
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);
     const tool = builtinTool(call.name);
     if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
-    const result = await tool.run(parseWith(tool.parameters, args), options.context);
+    const parsed = tool.parameters.safeParse(args);
+    if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
+    const result = await tool.run(parsed.data, options.context);
     return typeof result === "string" ? result : JSON.stringify(result);
   };
 }

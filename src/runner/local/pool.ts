@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { chmod, chown, mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
+import { prepareAttemptDirs } from "./dirs.ts";
 import type { AttemptDirs, AttemptExit, WorkloadRunner } from "../runner.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -32,18 +32,8 @@ export class LocalWorkerPool implements WorkloadRunner {
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
   }
 
-  async prepare(attemptId: string): Promise<AttemptDirs> {
-    // Traversable but not listable: one attempt cannot discover another's directory name.
-    await mkdir(this.attemptsDir, { recursive: true, mode: 0o711 });
-    await chmod(this.attemptsDir, 0o711);
-    const root = join(this.attemptsDir, attemptId);
-    const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts") };
-    for (const dir of Object.values(dirs)) {
-      await mkdir(dir, { recursive: true });
-      // Sandboxed commands run as nobody when Orka runs as root; they must still write their workspace.
-      if (process.getuid?.() === 0) await chown(dir, SANDBOX_UID, SANDBOX_UID);
-    }
-    return dirs;
+  prepare(attemptId: string): Promise<AttemptDirs> {
+    return prepareAttemptDirs(this.attemptsDir, attemptId);
   }
 
   start(attemptId: string, env: Record<string, string>): void {

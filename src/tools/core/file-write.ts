@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
+import { defineTool } from "../define.ts";
+import { MiB } from "./file-read.ts";
+
+const MAX_APPEND_TOTAL = 64 * MiB;
+
+export const fileWrite = defineTool({
+  name: "file_write",
+  family: "core",
+  description: "Write or append a file in the workspace (/workspace, or /tmp); missing directories are created.",
+  parameters: z.object({
+    path: z.string().describe("File path, relative to /workspace or absolute under /workspace or /tmp"),
+    content: z.string().describe("Text to write (at most 1 MiB)"),
+    mode: z.string().default("write").describe("write (replace, the default) or append"),
+    create_dirs: z.boolean().default(true).describe("Create missing parent directories (default true)"),
+  }),
+  async run({ path, content, mode, create_dirs: createDirs }, ctx) {
+    if (mode !== "write" && mode !== "append") throw new Error("mode must be 'write' or 'append'");
+    const bytes = Buffer.from(content, "utf8");
+    if (bytes.length > MiB) throw new Error(`content size ${bytes.length} exceeds maximum ${MiB} bytes`);
+    const { root, dir, name, exists } = await ctx.workspace.directoryFor(path, createDirs);
+    const target = join(dir, name);
+    // Sandboxed code runs as nobody when Orka runs as root; it must be able to change these files too.
+    const owner = process.getuid?.() === 0 ? SANDBOX_UID : undefined;
+
+    if (mode === "append") {
+      const handle = await ctx.workspace.checkedOpen(root, target, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) throw new Error("not a regular file");
+        if (info.size + bytes.length > MAX_APPEND_TOTAL) throw new Error(`append would grow the file past ${MAX_APPEND_TOTAL} bytes`);
+        await handle.write(bytes);
+        if (owner !== undefined && !exists) await handle.chown(owner, owner);
+      } finally {
+        await handle.close();
+      }
+      return { path, size: bytes.length, mode, created: !exists };
+    }
+
+    // Write a sibling temp file, then rename it over the target: a failed write leaves the old content.
+    const temp = join(dir, `.orka-write-${randomBytes(6).toString("hex")}`);
+    const handle = await ctx.workspace.checkedOpen(root, temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await handle.write(bytes);
+      if (owner !== undefined) await handle.chown(owner, owner);
+    } catch (err) {
+      await handle.close();
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await handle.close();
+    await rename(temp, target);
+    return { path, size: bytes.length, mode, created: !exists };
+  },
+});

@@ -1,0 +1,45 @@
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { Workspace } from "../../src/tools/core/workspace.ts";
+import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
+import { toolExecutor } from "../../src/worker/tool-executor.ts";
+
+/** Runs built-in tools through the executor the worker uses, in fresh attempt directories. */
+export async function toolHarness() {
+  const attemptsDir = join(tmpdir(), "orka-tool-tests");
+  const id = `t-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const dirs = await prepareAttemptDirs(attemptsDir, id);
+  const controller = new AbortController();
+  const execute = toolExecutor({
+    allowed: BUILTIN_TOOLS.map((t) => t.name),
+    customTools: new Set(),
+    callCustomTool: async () => {
+      throw new Error("no custom tools here");
+    },
+    context: {
+      namespace: "default",
+      taskName: "tool-test",
+      ...dirs,
+      workspace: new Workspace([
+        { virtual: "/workspace", host: dirs.workspaceDir },
+        { virtual: "/tmp", host: dirs.tmpDir },
+      ]),
+      signal: controller.signal,
+    },
+  });
+  let calls = 0;
+  return {
+    ...dirs,
+    /** Calls a tool; resolves with its parsed JSON result, rejects with the tool error. */
+    async call(name: string, args: Record<string, unknown>): Promise<any> {
+      const text = await execute({ id: `call-${++calls}`, name, arguments: JSON.stringify(args) });
+      return JSON.parse(text);
+    },
+    close() {
+      controller.abort();
+      rmSync(join(attemptsDir, id), { recursive: true, force: true });
+    },
+  };
+}
