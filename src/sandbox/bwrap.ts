@@ -121,6 +121,8 @@ export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
   const child = spawn(bwrap, bwrapArguments(request), {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
+    // bwrap is pid 1 of the sandbox, and /proc/1/environ is readable inside: give it nothing to leak.
+    env: { PATH: "/usr/bin:/bin" },
     ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
   });
   const output = { stdout: new BoundedText(request.maxOutputBytes), stderr: new BoundedText(request.maxOutputBytes) };

@@ -198,6 +198,25 @@ spec:
     expect(body.messages.at(-1)).toEqual({ role: "user", content: "a poem" });
   });
 
+  it("uses the core file and code tools end to end, in one private workspace", async () => {
+    await orka.api("POST", "/api/v1/agents", { metadata: { name: "coder" }, spec: { providerRef: { name: "peer" }, tools: [{ name: "file_write" }, { name: "code_exec" }, { name: "file_read" }] } });
+    peer.script("m-coder", [
+      { toolCalls: [{ name: "file_write", arguments: { path: "nums.txt", content: "3\n4\n5\n" } }] },
+      { toolCalls: [{ name: "code_exec", arguments: { language: "python", code: "n = [int(x) for x in open('nums.txt')]\nopen('sum.txt', 'w').write(str(sum(n)))\nprint(sum(n))" } }] },
+      { toolCalls: [{ name: "file_read", arguments: { path: "/workspace/sum.txt" } }, { name: "file_read", arguments: { path: "/etc/passwd" } }] },
+      { text: "The sum is 12." },
+    ]);
+    await orka.api("POST", "/api/v1/tasks", { name: "coding", type: "ai", agentRef: "coder", prompt: "sum the numbers", ai: { model: "m-coder" } });
+    expect((await orka.waitFor("coding")).status.phase).toBe("Succeeded");
+    const requests = requestsFor("m-coder");
+    expect(toolNames(requests[0].body)).toEqual(["file_write", "code_exec", "file_read"]);
+    const last = JSON.stringify(requests[3].body);
+    expect(last).toContain("access denied: path outside allowed directories");
+    const completed = (await orka.api("GET", "/api/v1/tasks/coding/events?type=ToolCallCompleted")).body.events.map((e: any) => e.content);
+    expect(JSON.parse(completed[1])).toEqual({ output: "12\n", exit_code: 0 });
+    expect(JSON.parse(completed[2])).toMatchObject({ content: "12", path: "/workspace/sum.txt" });
+  });
+
   it("refuses an incomplete answer", async () => {
     peer.script("m-cut", [{ text: "half an ans", finish: format === "openai" ? "length" : "max_tokens" }]);
     const task = await run("cut", "m-cut");

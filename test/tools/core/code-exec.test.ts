@@ -1,0 +1,164 @@
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SANDBOX_UID } from "../../../src/sandbox/bwrap.ts";
+import { toolHarness } from "../../helpers/tools.ts";
+
+/**
+ * Live processes owned by the sandbox user (when Orka runs as root), else with a marker in the
+ * cmdline. Zombies are not counted: they hold no memory or CPU, only a pid until init reaps them.
+ */
+function sandboxProcesses(marker: string): number {
+  let count = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, "utf8"))) continue;
+      const owned = process.getuid?.() === 0 ? statSync(`/proc/${entry}`).uid === SANDBOX_UID : false;
+      if (owned || readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) count++;
+    } catch {
+      // gone
+    }
+  }
+  return count;
+}
+
+describe("code_exec", () => {
+  let tools: Awaited<ReturnType<typeof toolHarness>>;
+  beforeEach(async () => (tools = await toolHarness()));
+  afterEach(() => tools.close());
+
+  it("runs each language, keeps stderr apart and reports the exit code", async () => {
+    expect(await tools.call("code_exec", { language: "bash", code: "echo hello" })).toEqual({ output: "hello\n", exit_code: 0 });
+    expect(await tools.call("code_exec", { language: "Python3", code: "import sys\nprint(6*7)\nprint('oops', file=sys.stderr)\nsys.exit(3)" })).toEqual({
+      output: "42\n",
+      error: "oops\n",
+      exit_code: 3,
+    });
+    expect(await tools.call("code_exec", { language: "NODE", code: "console.log([1,2,3].map(x => x * 2).join(','))" })).toMatchObject({ output: "2,4,6\n", exit_code: 0 });
+    expect(await tools.call("code_exec", { language: "python", code: "print('rm -rf /')" })).toMatchObject({ output: "rm -rf /\n" });
+    expect(await tools.call("code_exec", { language: "bash", code: "read line; echo \"got:$line:$?\"" })).toMatchObject({ output: "got::1\n" });
+    await expect(tools.call("code_exec", { language: "ruby", code: "puts 1" })).rejects.toThrow("unsupported language: ruby");
+    await expect(tools.call("code_exec", { language: "bash", code: "  " })).rejects.toThrow("code is required");
+  });
+
+  it("shares /workspace with file_write and file_read", async () => {
+    await tools.call("file_write", { path: "data.csv", content: "a,b\n1,2\n" });
+    const run = await tools.call("code_exec", { language: "python", code: "rows = open('data.csv').read().splitlines()\nopen('out.txt','w').write(str(len(rows)))\nprint(rows[1])" });
+    expect(run).toMatchObject({ output: "1,2\n", exit_code: 0 });
+    expect((await tools.call("file_read", { path: "out.txt" })).content).toBe("2");
+  });
+
+  it("gives the code a clean environment with no secrets", async () => {
+    process.env.ORKA_TEST_SECRET = "sk-should-not-leak";
+    try {
+      const run = await tools.call("code_exec", { language: "bash", code: "env | sort; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'" });
+      expect(run.output).not.toContain("sk-should-not-leak");
+      expect(run.output).toContain("PATH=/usr/local/bin:/usr/bin:/bin");
+      expect(run.output).toContain("HOME=/tmp");
+    } finally {
+      delete process.env.ORKA_TEST_SECRET;
+    }
+  });
+
+  // core-tools §9.8
+  it("blocks rm -rf before spawning anything", async () => {
+    expect(await tools.call("code_exec", { language: "bash", code: "rm -rf /" })).toEqual({ output: "", error: "command blocked by safety guard: rm with -r/-f", exit_code: -1 });
+  });
+
+  // core-tools §9.5
+  it("kills an infinite loop at its timeout and keeps what it printed", async () => {
+    const started = Date.now();
+    const run = await tools.call("code_exec", { language: "python", code: "import sys\nprint('before', flush=True)\nwhile True: pass", timeout: 2 });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(run).toMatchObject({ output: "before\n", exit_code: -1, timed_out: true });
+    expect(run.error).toContain("execution timed out");
+    for (let i = 0; i < 20 && sandboxProcesses("while True: pass") > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(sandboxProcesses("while True: pass")).toBe(0);
+  });
+
+  it("clamps a timeout of 120 to 60 seconds", async () => {
+    const { clampTimeout } = await import("../../../src/tools/core/code-exec.ts");
+    expect([clampTimeout(120), clampTimeout(0), clampTimeout(-5), clampTimeout(10)]).toEqual([60, 30, 30, 10]);
+  });
+
+  // core-tools §9.4: bounded — every loop stops after a fixed number of tries.
+  it("stops a bounded fork flood at the process limit, leaving no process behind", async () => {
+    const started = Date.now();
+    const run = await tools.call("code_exec", {
+      language: "python",
+      code: [
+        "import os, time",
+        "started = failed = 0",
+        "for _ in range(2000):",
+        "    try:",
+        "        pid = os.fork()",
+        "    except OSError:",
+        "        failed += 1",
+        "        continue",
+        "    if pid == 0:",
+        "        time.sleep(3); os._exit(0)",
+        "    started += 1",
+        "print(started, failed)",
+      ].join("\n"),
+      timeout: 5,
+    });
+    expect(Date.now() - started).toBeLessThan(7000);
+    const [forked, refused] = run.output.trim().split(" ").map(Number);
+    expect(forked).toBeLessThan(300);
+    expect(refused).toBeGreaterThan(1000);
+    for (let i = 0; i < 30 && sandboxProcesses("os.fork()") > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(sandboxProcesses("os.fork()")).toBe(0);
+  });
+
+  // core-tools §9.6
+  it("caps each stream at 64 KiB with a marker", async () => {
+    const run = await tools.call("code_exec", { language: "python", code: "import sys\nsys.stdout.write('x' * 10**7)\nsys.stderr.write('e' * 100000)" });
+    expect(run.output_truncated).toBe(true);
+    expect(run.output).toBe(`${"x".repeat(65536)}\n[truncated after 65536 bytes; ${10 ** 7 - 65536} bytes omitted]`);
+    expect(run.error_truncated).toBe(true);
+    expect(run.exit_code).toBe(0);
+  });
+
+  // core-tools §9.7
+  describe("sandbox escapes", () => {
+    let listener: http.Server;
+    let port = 0;
+    beforeAll(async () => {
+      listener = http.createServer((_req, res) => res.end("reached"));
+      await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
+      port = (listener.address() as AddressInfo).port;
+    });
+    afterAll(() => listener.close());
+
+    it("has no network: the host's loopback listener is unreachable and there is no route", async () => {
+      const run = await tools.call("code_exec", {
+        language: "python",
+        code: `import socket\ntry:\n    socket.create_connection(('127.0.0.1', ${port}), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('refused', e.errno)\nprint(open('/proc/net/route').read().count('\\n'))\nimport os\nprint(sorted(os.listdir('/sys/class/net')) if os.path.exists('/sys/class/net') else ['lo-only'])`,
+      });
+      expect(run.output).toMatch(/^refused \d+\n1\n/);
+      expect(run.output).not.toContain("connected");
+    });
+
+    it("cannot write the system, read the worker's secrets, or exceed memory and file-size limits", async () => {
+      writeFileSync(join(tools.workspaceDir, "marker"), "x");
+      const run = await tools.call("code_exec", {
+        language: "bash",
+        code: [
+          "touch /usr/pwned 2>/dev/null && echo usr-writable",
+          "touch /etc/pwned 2>/dev/null && echo etc-writable",
+          "cat /proc/1/environ 2>/dev/null | grep -a ORKA && echo saw-env",
+          "python3 -c 'b = bytearray(4 * 1024**3)' 2>/dev/null; echo alloc=$?",
+          "head -c 209715200 /dev/zero > big 2>/dev/null; echo write=$?; stat -c %s big",
+        ].join("\n"),
+        timeout: 20,
+      });
+      expect(run.output).not.toMatch(/usr-writable|etc-writable|saw-env/);
+      expect(run.output).toMatch(/alloc=[1-9]/);
+      expect(run.output).toMatch(/write=[1-9]/);
+      expect(Number(run.output.trim().split("\n").at(-1))).toBeLessThanOrEqual(64 * 1024 * 1024);
+    });
+  });
+});
