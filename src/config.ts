@@ -2,6 +2,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
+import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/core/web-search.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -17,8 +18,10 @@ export interface ServerConfig {
   workerProcesses: number;
   maxActivePerNamespace: number;
   modelRetryBaseMs: number;
-  /** Lets webhooks (and later web tools) reach loopback; for local testing only. */
+  /** Lets webhooks and web_fetch reach loopback; for local testing only. */
   allowLoopbackEgress: boolean;
+  webFetchTimeoutMs: number;
+  search: { provider: SearchProvider; url?: string; secret?: string };
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
   cliConfigPath: string;
   logLevel: string;
@@ -38,6 +41,10 @@ const envSchema = z.object({
   ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: intText("ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE", 0).default(0),
   ORKA_MODEL_RETRY_BASE_MS: intText("ORKA_MODEL_RETRY_BASE_MS", 0).default(1000),
   ORKA_CLI_CONFIG: z.string().optional(),
+  ORKA_WEB_FETCH_TIMEOUT_MS: intText("ORKA_WEB_FETCH_TIMEOUT_MS", 100).default(60_000),
+  ORKA_SEARCH_PROVIDER: z.enum(SEARCH_PROVIDERS, { message: `ORKA_SEARCH_PROVIDER must be one of ${SEARCH_PROVIDERS.join(", ")}` }).default("duckduckgo"),
+  ORKA_SEARCH_URL: z.url({ message: "ORKA_SEARCH_URL must be an http(s) URL" }).optional(),
+  ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -56,6 +63,8 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     maxActivePerNamespace: parsed.ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE,
     modelRetryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS,
     allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
+    webFetchTimeoutMs: parsed.ORKA_WEB_FETCH_TIMEOUT_MS,
+    search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),
     logLevel: parsed.ORKA_LOG_LEVEL,
   };

@@ -47,6 +47,11 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     maxActivePerNamespace: config.maxActivePerNamespace,
     modelRetryBaseMs: config.modelRetryBaseMs,
     egress: { allowLoopback: config.allowLoopbackEgress },
+    toolSettings: {
+      fetch: { egress: { allowLoopback: config.allowLoopbackEgress }, timeoutMs: config.webFetchTimeoutMs },
+      search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
+    },
+    searchSecret: config.search.secret,
   });
   const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready, egress: { allowLoopback: config.allowLoopbackEgress } }, logger);
   await app.listen({ host: config.host, port: config.port });

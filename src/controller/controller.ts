@@ -15,6 +15,8 @@ import { RunQueue } from "./queue.ts";
 import { providerReadiness, type Provider } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
+import type { ToolSettings } from "../tools/define.ts";
+import type { SecretSpec } from "../resources/secret.ts";
 import { probeTool, TOOL_PROBE_INTERVAL_MS } from "./tool-probe.ts";
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } from "../policy/ssrf.ts";
@@ -33,6 +35,10 @@ export interface ControllerOptions {
   modelRetryBaseMs: number;
   /** Where webhooks may be sent (P2.10). */
   egress: EgressPolicy;
+  /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
+  toolSettings: ToolSettings;
+  /** A Secret (key `api-key`) in each Task's namespace holding the search API key. */
+  searchSecret?: string;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -217,6 +223,7 @@ export class Controller {
       controllerURL: this.options.controllerURL,
       token,
       ...dirs,
+      toolSettings: await this.toolSettingsFor(task, plan),
       ai: plan.ai && { ...plan.ai, retryBaseMs: this.options.modelRetryBaseMs },
       coordination: {
         enabled: plan.agent?.spec.coordination?.enabled ?? false,
@@ -254,6 +261,14 @@ export class Controller {
     this.runner.start(attemptId, attemptEnv(config));
     this.event(running, { type: "AttemptStarted", summary: `attempt ${number} started` });
     this.scheduleTimeoutCheck(running);
+  }
+
+  /** The search key goes only to attempts that may search, from a Secret in their own namespace. */
+  private async toolSettingsFor(task: Task, plan: StartPlan): Promise<ToolSettings> {
+    const settings = this.options.toolSettings;
+    if (!this.options.searchSecret || !plan.ai?.tools.includes("web_search")) return settings;
+    const secret = await this.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, this.options.searchSecret);
+    return { ...settings, search: { ...settings.search, apiKey: secret?.spec.data["api-key"] } };
   }
 
   // ---- Running (P2.2–P2.4) ----

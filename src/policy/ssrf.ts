@@ -16,11 +16,19 @@ LOOPBACK.addAddress("::1", "ipv6");
 const FORBIDDEN = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24],
-  ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4],
+  ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
+  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
 ] as const) FORBIDDEN.addSubnet(net, prefix, "ipv4");
-for (const [net, prefix] of [["::", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96], ["2001:db8::", 32]] as const) {
-  FORBIDDEN.addSubnet(net, prefix, "ipv6");
-}
+for (const [net, prefix] of [
+  ["64:ff9b:1::", 48], ["100::", 64], ["2001:2::", 48], ["2001:db8::", 32], ["2001:10::", 28], ["2001:20::", 28],
+  ["3fff::", 20], ["5f00::", 16],
+] as const) FORBIDDEN.addSubnet(net, prefix, "ipv6");
+
+/** Public IPv6 lives in 2000::/3; everything else (ULA, link-local, multicast, NAT64 of old…) is not public. */
+const GLOBAL_UNICAST_V6 = new BlockList();
+GLOBAL_UNICAST_V6.addSubnet("2000::", 3, "ipv6");
+
+export const PRIVATE_TARGET = "URL must not target private, loopback, or link-local addresses";
 
 const METADATA_HOSTS = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
 
@@ -44,8 +52,9 @@ export function forbiddenAddressReason(rawAddress: string, policy: EgressPolicy)
   const family = isIP(address);
   if (family === 0) return `"${rawAddress}" is not an IP address`;
   const type = family === 4 ? "ipv4" : "ipv6";
-  if (LOOPBACK.check(address, type)) return policy.allowLoopback ? undefined : `loopback address ${address} is not allowed`;
-  if (FORBIDDEN.check(address, type)) return `private, link-local or reserved address ${address} is not allowed`;
+  if (LOOPBACK.check(address, type)) return policy.allowLoopback ? undefined : PRIVATE_TARGET;
+  if (FORBIDDEN.check(address, type)) return PRIVATE_TARGET;
+  if (type === "ipv6" && !GLOBAL_UNICAST_V6.check(address, "ipv6")) return PRIVATE_TARGET;
   return undefined;
 }
 
@@ -57,12 +66,13 @@ export function checkEgressUrl(text: string, policy: EgressPolicy): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new EgressRefused(`invalid URL "${text}"`);
+    throw new EgressRefused(`invalid URL: ${text}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new EgressRefused(`only http and https URLs are allowed, not ${url.protocol}`);
-  if (url.username || url.password) throw new EgressRefused("URLs with credentials are not allowed");
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new EgressRefused("only http and https URLs are supported");
+  if (!url.hostname) throw new EgressRefused("URL must have a host");
+  if (url.username || url.password) throw new EgressRefused("URL userinfo is not supported");
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
-  if (METADATA_HOSTS.has(host)) throw new EgressRefused(`metadata host ${host} is not allowed`);
+  if (METADATA_HOSTS.has(host)) throw new EgressRefused(PRIVATE_TARGET);
   if (isIP(unwrapMapped(host))) {
     const reason = forbiddenAddressReason(host, policy);
     if (reason) throw new EgressRefused(reason);
@@ -71,14 +81,14 @@ export function checkEgressUrl(text: string, policy: EgressPolicy): URL {
 }
 
 /** A DNS lookup that refuses names resolving to forbidden addresses, so rebinding cannot slip past. */
-export function guardedLookup(policy: EgressPolicy): LookupFunction {
+export function guardedLookup(policy: EgressPolicy, resolve: typeof dnsLookup = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "", 0);
       const list = addresses as LookupAddress[];
       for (const { address } of list) {
         const reason = forbiddenAddressReason(address, policy);
-        if (reason) return callback(new EgressRefused(`${hostname} resolves to a refused address: ${reason}`), "", 0);
+        if (reason) return callback(new EgressRefused(reason), "", 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
       callback(null, list[0].address, list[0].family);

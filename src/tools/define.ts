@@ -1,6 +1,13 @@
 import { z } from "zod";
 import type { ToolDefinition } from "../providers/model.ts";
 import type { Workspace } from "./core/workspace.ts";
+import type { FetchSettings } from "./core/web-fetch.ts";
+import type { SearchSettings } from "./core/web-search.ts";
+
+export interface ToolSettings {
+  fetch: FetchSettings;
+  search: SearchSettings;
+}
 
 /** What a tool handler may use; tools never reach for globals or the environment. */
 export interface ToolContext {
@@ -12,6 +19,8 @@ export interface ToolContext {
   tmpDir: string;
   /** File access confined to `/workspace` and `/tmp`. */
   workspace: Workspace;
+  /** Operator settings the tools need (egress policy, search backend). */
+  settings: ToolSettings;
   signal: AbortSignal;
 }
 

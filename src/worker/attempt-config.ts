@@ -1,5 +1,6 @@
 import type { ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
+import type { ToolSettings } from "../tools/define.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the P3.6 environment
@@ -16,6 +17,7 @@ export interface AttemptConfig {
   workspaceDir: string;
   artifactsDir: string;
   tmpDir: string;
+  toolSettings: ToolSettings;
   ai?: {
     endpoint: ModelEndpoint;
     fallbacks: ModelEndpoint[];
@@ -55,6 +57,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_WORKSPACE_DIR: config.workspaceDir,
     ORKA_ARTIFACTS_DIR: config.artifactsDir,
     ORKA_TMP_DIR: config.tmpDir,
+    ORKA_TOOL_SETTINGS: json(config.toolSettings),
     ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
     ORKA_COORDINATION_MAX_DEPTH: String(config.coordination.maxDepth),
     ORKA_COORDINATION_MAX_CHILDREN: String(config.coordination.maxChildren),
@@ -117,6 +120,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     workspaceDir: need("ORKA_WORKSPACE_DIR"),
     artifactsDir: need("ORKA_ARTIFACTS_DIR"),
     tmpDir: need("ORKA_TMP_DIR"),
+    toolSettings: JSON.parse(need("ORKA_TOOL_SETTINGS")),
     coordination: {
       enabled: env.ORKA_COORDINATION_ENABLED === "true",
       maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? 3),

@@ -76,6 +76,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
             { virtual: "/workspace", host: config.workspaceDir },
             { virtual: "/tmp", host: config.tmpDir },
           ]),
+          settings: config.toolSettings,
           signal: io.signal,
         },
       }),

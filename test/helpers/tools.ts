@@ -5,9 +5,10 @@ import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { Workspace } from "../../src/tools/core/workspace.ts";
 import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";
+import type { ToolSettings } from "../../src/tools/define.ts";
 
 /** Runs built-in tools through the executor the worker uses, in fresh attempt directories. */
-export async function toolHarness() {
+export async function toolHarness(settings: Partial<ToolSettings> = {}) {
   const attemptsDir = join(tmpdir(), "orka-tool-tests");
   const id = `t-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const dirs = await prepareAttemptDirs(attemptsDir, id);
@@ -26,6 +27,11 @@ export async function toolHarness() {
         { virtual: "/workspace", host: dirs.workspaceDir },
         { virtual: "/tmp", host: dirs.tmpDir },
       ]),
+      settings: {
+        fetch: { egress: { allowLoopback: true }, timeoutMs: 2000 },
+        search: { provider: "duckduckgo", timeoutMs: 2000 },
+        ...settings,
+      },
       signal: controller.signal,
     },
   });

@@ -44,6 +44,6 @@ describe("task webhooks", () => {
     for (let i = 0; i < 50 && (await orka.api("GET", "/api/v1/tasks/inward")).body.status.webhookDelivered === undefined; i++) await new Promise((r) => setTimeout(r, 100));
     expect((await orka.api("GET", "/api/v1/tasks/inward")).body.status.webhookDelivered).toBe(false);
     const events = (await orka.api("GET", "/api/v1/tasks/inward/events?type=WebhookRefused")).body.events;
-    expect(events[0].summary).toBe("private, link-local or reserved address 169.254.169.254 is not allowed");
+    expect(events[0].summary).toBe("URL must not target private, loopback, or link-local addresses");
   });
 });

@@ -17,13 +17,13 @@ describe("egress (SSRF) checks", () => {
   it("allows public addresses, and loopback only when the operator says so", () => {
     expect(checkEgressUrl("https://93.184.215.14/x", strict).hostname).toBe("93.184.215.14");
     expect(() => checkEgressUrl("http://127.0.0.1:8080/", { allowLoopback: true })).not.toThrow();
-    expect(forbiddenAddressReason("10.0.0.1", { allowLoopback: true })).toMatch(/private/);
+    expect(forbiddenAddressReason("10.0.0.1", { allowLoopback: true })).toBe("URL must not target private, loopback, or link-local addresses");
   });
 
   it("checks what a name resolves to, so a DNS name cannot point inside", async () => {
     const lookup = guardedLookup(strict);
     const error = await new Promise<Error | null>((resolve) => lookup("localhost", {}, (err) => resolve(err)));
     expect(error).toBeInstanceOf(EgressRefused);
-    expect(error?.message).toMatch(/^localhost resolves to a refused address: loopback address/);
+    expect(error?.message).toBe("URL must not target private, loopback, or link-local addresses");
   });
 });
