@@ -9,6 +9,7 @@ import type { ToolSpec } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { assembleToolset } from "../worker/toolset.ts";
+import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
 import { providerReadiness, resolveEndpoint, type Agent, type Provider } from "./resolve.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
@@ -18,19 +19,8 @@ export interface StartPlan {
   agent?: Agent;
   parentTask?: string;
   depth: number;
-  ai?: {
-    endpoint: ModelEndpoint;
-    fallbacks: ModelEndpoint[];
-    prompt: string;
-    systemPrompt: string;
-    skills: string[];
-    tools: string[];
-    customTools: ToolDefinition[];
-    temperature?: number;
-    maxTokens?: number;
-    turnBudget: number;
-  };
-  container?: { command: string[]; env: Record<string, string>; network: boolean };
+  ai?: AiRun;
+  container?: ContainerRun;
   notices: string[];
 }
 

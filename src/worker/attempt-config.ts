@@ -18,23 +18,32 @@ export interface AttemptConfig {
   artifactsDir: string;
   tmpDir: string;
   toolSettings: ToolSettings;
-  ai?: {
-    endpoint: ModelEndpoint;
-    fallbacks: ModelEndpoint[];
-    prompt: string;
-    systemPrompt: string;
-    skills: string[];
-    tools: string[];
-    customTools: ToolDefinition[];
-    temperature?: number;
-    maxTokens?: number;
-    turnBudget: number;
-    retryBaseMs: number;
-  };
+  ai?: AiRun & { retryBaseMs: number };
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
   approvalRequiredTools: string[];
-  container?: { command: string[]; env: Record<string, string>; network: boolean };
+  container?: ContainerRun;
+}
+
+/** What the model loop of one attempt needs, as the controller resolved it. */
+export interface AiRun {
+  endpoint: ModelEndpoint;
+  fallbacks: ModelEndpoint[];
+  prompt: string;
+  systemPrompt: string;
+  skills: string[];
+  tools: string[];
+  customTools: ToolDefinition[];
+  temperature?: number;
+  maxTokens?: number;
+  turnBudget: number;
+}
+
+/** A sandboxed command: `command` + `args`, the user's env, and whether it may use the network. */
+export interface ContainerRun {
+  command: string[];
+  env: Record<string, string>;
+  network: boolean;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
