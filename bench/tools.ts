@@ -1,0 +1,46 @@
+// Built-in tool overhead: one no-op-sized tool call through the worker's executor, and one
+// code_exec start (bubblewrap sandbox up, `true`, torn down). Prints medians; asserts nothing.
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { prepareAttemptDirs } from "../src/runner/local/dirs.ts";
+import { Workspace } from "../src/tools/core/workspace.ts";
+import { BUILTIN_TOOLS } from "../src/tools/registry.ts";
+import { toolExecutor } from "../src/worker/tool-executor.ts";
+
+const attemptsDir = join(tmpdir(), "orka-bench-tools");
+const dirs = await prepareAttemptDirs(attemptsDir, `bench-${process.pid}`);
+const execute = toolExecutor({
+  allowed: BUILTIN_TOOLS.map((t) => t.name),
+  customTools: new Set(),
+  callCustomTool: async () => "",
+  context: {
+    namespace: "bench",
+    taskName: "bench",
+    ...dirs,
+    workspace: new Workspace([{ virtual: "/workspace", host: dirs.workspaceDir }, { virtual: "/tmp", host: dirs.tmpDir }]),
+    settings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
+    signal: new AbortController().signal,
+  },
+});
+
+async function measure(label: string, runs: number, call: () => Promise<unknown>) {
+  await call();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await call();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  console.log(JSON.stringify({ bench: label, runs, p50_ms: +times[Math.floor(runs / 2)].toFixed(3), p95_ms: +times[Math.floor(runs * 0.95)].toFixed(3) }));
+}
+
+await execute({ id: "w", name: "file_write", arguments: JSON.stringify({ path: "tiny.txt", content: "x" }) });
+await measure("no-op tool call (file_read of 1 byte, validated and confined)", 2000, () =>
+  execute({ id: "r", name: "file_read", arguments: '{"path":"tiny.txt"}' }),
+);
+await measure("code_exec start (bash `true` in the sandbox)", 30, () =>
+  execute({ id: "c", name: "code_exec", arguments: '{"language":"bash","code":"true"}' }),
+);
+rmSync(join(attemptsDir, `bench-${process.pid}`), { recursive: true, force: true });
