@@ -33,6 +33,11 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const { token: adminToken, generated } = adminTokenFor(config);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
+  const egress = { allowLoopback: config.allowLoopbackEgress };
+  const toolSettings = {
+    fetch: { egress, timeoutMs: config.webFetchTimeoutMs },
+    search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
+  };
   let ready = false;
   let controllerURL = "";
   const controller = new Controller({
@@ -46,14 +51,22 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     slots: config.workerSlots,
     maxActivePerNamespace: config.maxActivePerNamespace,
     modelRetryBaseMs: config.modelRetryBaseMs,
-    egress: { allowLoopback: config.allowLoopbackEgress },
-    toolSettings: {
-      fetch: { egress: { allowLoopback: config.allowLoopbackEgress }, timeoutMs: config.webFetchTimeoutMs },
-      search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
-    },
+    egress,
+    toolSettings,
     searchSecret: config.search.secret,
   });
-  const app = buildApi({ store, data, controller, tokens: new TokenAuthenticator(db, adminToken), isReady: () => ready, egress: { allowLoopback: config.allowLoopbackEgress } }, logger);
+  const app = buildApi(
+    {
+      store,
+      data,
+      controller,
+      tokens: new TokenAuthenticator(db, adminToken),
+      isReady: () => ready,
+      egress,
+      compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },
+    },
+    logger,
+  );
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

@@ -4,6 +4,7 @@ import type { TaskDataStore } from "../store/data-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
+import type { CompatSettings } from "./compat/engine.ts";
 import { resolveNamespace, type Principal, type TokenAuthenticator } from "./auth.ts";
 
 export interface ApiContext {
@@ -14,6 +15,8 @@ export interface ApiContext {
   isReady: () => boolean;
   /** What server-side calls made for non-admin users may reach. */
   egress: EgressPolicy;
+  /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */
+  compat: CompatSettings;
 }
 
 declare module "fastify" {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Logger } from "../util/logger.ts";
 import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
+import { OrkaError } from "../util/errors.ts";
 import { bearerToken, requireAdmin } from "./auth.ts";
 import { principalOf, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
@@ -10,18 +11,35 @@ import { registerInternalRoutes } from "./internal/routes.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
+import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
+import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
 /** The HTTP surface: /api/v1 for people and tools, /internal/v1 for workers, health probes. */
 export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler((error: Error, request, reply) => {
+    const compat = compatErrorReply(request.url);
+    if (!compat) return errorHandler(error, request, reply);
+    const status = error instanceof OrkaError ? error.httpStatus : ((error as { statusCode?: number }).statusCode ?? 500);
+    return compat(reply, status, status >= 500 ? "internal error" : error.message);
+  });
   app.setNotFoundHandler((request, reply) => sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`));
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);
 
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", async (request, reply) => {
     if (request.url.startsWith("/api/")) request.principal = ctx.tokens.authenticate(bearerToken(request));
+    // The compatible endpoints authenticate like the API, but answer in their own protocol's error shape.
+    const compat = compatErrorReply(request.url);
+    if (!compat) return;
+    try {
+      const apiKey = request.headers["x-api-key"];
+      const token = typeof apiKey === "string" && request.url.startsWith("/anthropic/") ? apiKey : bearerToken(request);
+      request.principal = ctx.tokens.authenticate(token);
+    } catch (err) {
+      return compat(reply, 401, err instanceof Error ? err.message : "invalid token");
+    }
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -42,5 +60,14 @@ export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   registerKinds(app, ctx);
   registerSecretRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
+  registerOpenAICompat(app, ctx);
+  registerAnthropicCompat(app, ctx);
   return app;
+}
+
+/** The compatible endpoints answer errors in their own protocol's shape. */
+function compatErrorReply(url: string) {
+  if (url.startsWith("/openai/")) return openAIError;
+  if (url.startsWith("/anthropic/")) return anthropicError;
+  return undefined;
 }

@@ -51,7 +51,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${ai.endpoint.name}/${ai.endpoint.model}, ${ai.tools.length} tools` });
   try {
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
-    const result = await runToolLoop({
+    const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
         retryBaseMs: ai.retryBaseMs,
         onNotice: (message) => emit({ type: "ModelRequestRetried", severity: "warning", summary: message }),

@@ -17,21 +17,33 @@ export interface LoopOptions {
   temperature?: number;
   turnBudget: number;
   executeTool: (call: ToolCall) => Promise<string>;
+  /** What the model sees when a tool fails; the worker's default is `Error executing tool: <msg>`. */
+  toolErrorText?: (message: string) => string;
   emit: (event: ExecutionEventInput) => void;
   signal: AbortSignal;
 }
 
 export class LoopFailure extends Error {}
 
+const workerToolError = (message: string) => `Error executing tool: ${message}`;
+
+export interface LoopResult {
+  text: string;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
 /** The tool-calling loop (spec P3.4): ask, run the tool calls in order, repeat until a text answer. */
-export async function runToolLoop(options: LoopOptions): Promise<string> {
+export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
   const messages = [...options.messages];
+  const usage = { inputTokens: 0, outputTokens: 0 };
   let nudged = false;
   for (let turn = 1; turn <= options.turnBudget; turn++) {
     const response = await requestTurn(options, messages, nudged ? [] : options.tools, turn);
+    usage.inputTokens += response.usage?.inputTokens ?? 0;
+    usage.outputTokens += response.usage?.outputTokens ?? 0;
     if (response.toolCalls.length === 0) {
       refuseIncomplete(response);
-      if (response.text.trim()) return response.text;
+      if (response.text.trim()) return { text: response.text, usage };
       if (nudged) throw new LoopFailure("model returned an empty final response after one retry");
       nudged = true;
       messages.push({ role: "assistant", content: "" }, { role: "user", content: EMPTY_ANSWER_NUDGE });
@@ -97,7 +109,7 @@ async function runToolCall(options: LoopOptions, call: ToolCall): Promise<string
     options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clip(result, EVENT_CONTENT_LIMIT) });
     return result;
   } catch (err) {
-    const text = `Error executing tool: ${errorMessage(err)}`;
+    const text = (options.toolErrorText ?? workerToolError)(errorMessage(err));
     options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clip(text, 200), content: text });
     return text;
   }

@@ -9,12 +9,16 @@ export interface ToolExecutorOptions {
   customTools: ReadonlySet<string>;
   callCustomTool: (name: string, args: Record<string, unknown>) => Promise<string>;
   context: ToolContext;
+  /** The refusal for a tool that was not offered (the worker's: `tool "<x>" was not enabled for this task`). */
+  notOffered?: (name: string) => string;
 }
 
 /** Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown. */
 export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => Promise<string> {
   return async (call) => {
-    if (!options.allowed.includes(call.name)) throw new Error(`tool "${call.name}" was not enabled for this task`);
+    if (!options.allowed.includes(call.name)) {
+      throw new Error(options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
+    }
     const args = parseArguments(call.arguments);
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);
     const tool = builtinTool(call.name);

@@ -1,0 +1,139 @@
+import { randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { AgentSpec } from "../../resources/agent.ts";
+import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
+import type { Resource } from "../../resources/meta.ts";
+import { resolveEndpoint } from "../../controller/resolve.ts";
+import type { ModelEndpoint } from "../../providers/index.ts";
+import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../providers/model.ts";
+import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
+import type { ResourceStore } from "../../store/resource-store.ts";
+import { toolDefinition, type ToolSettings } from "../../tools/define.ts";
+import { Workspace } from "../../tools/core/workspace.ts";
+import { builtinTool } from "../../tools/registry.ts";
+import { CORE_TOOLS } from "../../tools/names.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
+import { modelWithFallbacks } from "../../worker/models.ts";
+import { toolExecutor } from "../../worker/tool-executor.ts";
+
+/** The first five core tools: exactly what the compatible endpoints offer (SEED). */
+export const COMPAT_TOOLS = CORE_TOOLS.slice(0, 5);
+const COMPAT_TURN_BUDGET = 10;
+
+export interface CompatSettings {
+  workDir: string;
+  toolSettings: ToolSettings;
+  retryBaseMs: number;
+}
+
+export interface CompatRequest {
+  namespace: string;
+  model: string;
+  system?: string;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  /** `X-Orka-Tools: disabled`: the client's own tools go to the model and its calls come back. */
+  passthrough: boolean;
+  clientTools: ToolDefinition[];
+  onProgress?: (note: string) => void;
+  signal: AbortSignal;
+}
+
+export interface CompatAnswer {
+  text: string;
+  toolCalls: ToolCall[];
+  finish: FinishReason;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/**
+ * Resolves a compat `model`: an Agent of that name, else `provider/model`, else a model of the
+ * Provider named `default`.
+ */
+export async function resolveCompatModel(store: ResourceStore, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
+  const agent = await store.get<AgentSpec, unknown>("Agent", namespace, model);
+  if (agent?.spec.providerRef) {
+    const provider = await providerOf(store, namespace, agent.spec.providerRef.name, model);
+    return { endpoint: await endpointFor(store, provider, agent.spec.model?.name), system: agent.spec.systemPrompt?.inline };
+  }
+  const slash = model.indexOf("/");
+  const [providerName, upstream] = slash > 0 ? [model.slice(0, slash), model.slice(slash + 1)] : ["default", model];
+  return { endpoint: await endpointFor(store, await providerOf(store, namespace, providerName, model), upstream) };
+}
+
+async function providerOf(store: ResourceStore, namespace: string, name: string, model: string): Promise<Resource<ProviderSpec, ProviderStatus>> {
+  const provider = await store.get<ProviderSpec, ProviderStatus>("Provider", namespace, name);
+  if (!provider) {
+    throw new OrkaError("not_found", `unknown model "${model}": use an Agent name, provider/model, or a model of the Provider named "default"`);
+  }
+  return provider;
+}
+
+async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
+  const endpoint = await resolveEndpoint(store, provider, model, []);
+  if (!endpoint.model) throw new OrkaError("invalid_argument", `no model given and Provider ${provider.metadata.name} has no defaultModel`);
+  if (endpoint.type !== "scripted" && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
+  return endpoint;
+}
+
+/** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
+export async function runCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
+  const { endpoint, system } = await resolveCompatModel(store, request.namespace, request.model);
+  const model = modelWithFallbacks([endpoint], { retryBaseMs: settings.retryBaseMs, onNotice: (note) => request.onProgress?.(note) });
+  const systemPrompt = [system, request.system].filter(Boolean).join("\n\n") || undefined;
+  const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
+
+  if (request.passthrough) {
+    const response = await model.complete({
+      model: endpoint.model,
+      system: systemPrompt,
+      messages: request.messages,
+      tools: request.clientTools,
+      maxTokens,
+      temperature: request.temperature,
+      signal: request.signal,
+    });
+    return { ...response, usage: response.usage ?? { inputTokens: 0, outputTokens: 0 } };
+  }
+
+  const requestId = `compat-${randomBytes(6).toString("hex")}`;
+  const dirs = await prepareAttemptDirs(join(settings.workDir, "compat"), requestId);
+  try {
+    const result = await runToolLoop({
+      model,
+      modelName: endpoint.model,
+      system: systemPrompt ?? "",
+      messages: request.messages,
+      tools: COMPAT_TOOLS.map((name) => toolDefinition(builtinTool(name)!)),
+      maxTokens,
+      temperature: request.temperature,
+      turnBudget: COMPAT_TURN_BUDGET,
+      executeTool: toolExecutor({
+        allowed: COMPAT_TOOLS,
+        customTools: new Set(),
+        callCustomTool: async () => "",
+        notOffered: (name) => `tool "${name}" is not available in this request`,
+        context: {
+          namespace: request.namespace,
+          taskName: requestId,
+          ...dirs,
+          workspace: new Workspace([{ virtual: "/workspace", host: dirs.workspaceDir }, { virtual: "/tmp", host: dirs.tmpDir }]),
+          settings: settings.toolSettings,
+          signal: request.signal,
+        },
+      }),
+      toolErrorText: (message) => JSON.stringify({ success: false, error: message }),
+      emit: (event) => {
+        if (event.type === "ToolCallCompleted") request.onProgress?.(`[Tool ${event.toolName} completed]`);
+        if (event.type === "ToolCallFailed") request.onProgress?.(`[Tool ${event.toolName} failed]`);
+      },
+      signal: request.signal,
+    });
+    return { text: result.text, toolCalls: [], finish: "stop", usage: result.usage };
+  } finally {
+    await rm(join(settings.workDir, "compat", requestId), { recursive: true, force: true });
+  }
+}

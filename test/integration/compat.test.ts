@@ -1,0 +1,182 @@
+import Anthropic from "@anthropic-ai/sdk";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
+import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+
+const CORE_FIVE = ["web_search", "code_exec", "file_read", "web_fetch", "file_write"];
+const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
+
+// The OpenAI- and Anthropic-compatible endpoints, driven by the official SDKs as a client would.
+describe("compatible endpoints", () => {
+  let orka: OrkaUnderTest;
+  let peer: LlmPeer;
+  let page: http.Server;
+  let pageURL = "";
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  beforeAll(async () => {
+    peer = await startLlmPeer();
+    page = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("The launch code is 4-8-15-16-23-42."));
+    await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
+    pageURL = `http://127.0.0.1:${(page.address() as AddressInfo).port}/notes.txt`;
+    orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+    const applied = await orka.cli(["apply", "-f", "-"], `
+apiVersion: v1
+kind: Secret
+metadata: {name: key}
+stringData: {api-key: sk-upstream-0000000000000000}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: default}
+spec: {type: openai, baseURL: "${peer.url}/v1", secretRef: {name: key}, defaultModel: m-default}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: claude}
+spec: {type: anthropic, baseURL: "${peer.url}", secretRef: {name: key}, defaultModel: c-default}
+`);
+    expect(applied.code, applied.stderr).toBe(0);
+    openai = new OpenAI({ apiKey: orka.token, baseURL: `${orka.url}/openai/v1`, maxRetries: 0 });
+    anthropic = new Anthropic({ apiKey: orka.token, baseURL: `${orka.url}/anthropic`, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await orka.stop();
+    await peer.close();
+    page.close();
+  });
+  const requestsFor = (model: string) => peer.requests.filter((r) => r.body.model === model);
+
+  it("lists models and answers a plain OpenAI completion", async () => {
+    const models = await openai.models.list();
+    expect(models.data.map((m) => m.id).sort()).toEqual(["claude/c-default", "default/m-default", "m-default"]);
+    peer.script("m-plain", [{ text: "Hello from upstream." }]);
+    const completion = await openai.chat.completions.create({ model: "m-plain", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }] });
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.id).toMatch(/^chatcmpl-[0-9a-f]{8}$/);
+    expect(completion.choices[0]).toMatchObject({ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Hello from upstream." } });
+    expect(completion.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    expect(toolNames(requestsFor("m-plain")[0].body)).toEqual(CORE_FIVE);
+  });
+
+  it("runs a tool call server-side and returns only the final answer", async () => {
+    peer.script("m-tools", [{ toolCalls: [{ name: "web_fetch", arguments: { url: pageURL } }] }, { text: "The code is 4-8-15-16-23-42." }]);
+    const completion = await openai.chat.completions.create({
+      model: "default/m-tools",
+      messages: [{ role: "user", content: "What is the launch code?" }],
+      tools: [{ type: "function", function: { name: "client_side", parameters: { type: "object" } } }],
+    });
+    expect(completion.choices[0].message.content).toBe("The code is 4-8-15-16-23-42.");
+    expect(completion.choices[0].message.tool_calls).toBeUndefined();
+    const [first, second] = requestsFor("m-tools");
+    expect(toolNames(first.body)).toEqual(CORE_FIVE);
+    expect(JSON.stringify(second.body.messages)).toContain("4-8-15-16-23-42");
+  });
+
+  it("tells the model a client-only tool is not available in tool mode", async () => {
+    peer.script("m-client-tool", [{ toolCalls: [{ name: "client_side", arguments: {} }] }, { text: "ok" }]);
+    await openai.chat.completions.create({ model: "m-client-tool", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "client_side" } }] });
+    expect(JSON.stringify(requestsFor("m-client-tool")[1].body.messages)).toContain('{\\"success\\":false,\\"error\\":\\"tool \\\\\\"client_side\\\\\\" is not available in this request\\"}');
+  });
+
+  it("passes tool calls back to the client with X-Orka-Tools: disabled, running nothing", async () => {
+    peer.script("m-pass", [{ toolCalls: [{ name: "lookup", arguments: { q: "x" } }] }]);
+    const completion = await openai.chat.completions.create(
+      { model: "m-pass", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }] },
+      { headers: { "X-Orka-Tools": "disabled" } },
+    );
+    const call = completion.choices[0].message.tool_calls![0];
+    expect(completion.choices[0].finish_reason).toBe("tool_calls");
+    expect(call.type === "function" && [call.function.name, JSON.parse(call.function.arguments)]).toEqual(["lookup", { q: "x" }]);
+    expect(toolNames(requestsFor("m-pass")[0].body)).toEqual(["lookup"]);
+  });
+
+  it("streams OpenAI chunks, with usage only when asked, ending in [DONE]", async () => {
+    peer.script("m-stream", [{ toolCalls: [{ name: "web_fetch", arguments: { url: pageURL } }] }, { text: "Streamed answer that is long enough to be split into several chunks." }]);
+    const stream = await openai.chat.completions.create({ model: "m-stream", messages: [{ role: "user", content: "go" }], stream: true, stream_options: { include_usage: true } });
+    let text = "";
+    let finish: string | null = null;
+    let usage: unknown;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe("[Tool web_fetch completed]\nStreamed answer that is long enough to be split into several chunks.");
+    expect(finish).toBe("stop");
+    expect(usage).toMatchObject({ total_tokens: 30 });
+    const raw = await fetch(`${orka.url}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${orka.token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m-plain", messages: [{ role: "user", content: "hi" }], stream: true }),
+    });
+    const frames = (await raw.text()).trim().split("\n\n");
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    expect(frames.some((f) => f.includes('"usage"'))).toBe(false);
+  });
+
+  it("refuses bad OpenAI requests in OpenAI's error shape", async () => {
+    const post = (body: unknown, token = orka.token) =>
+      fetch(`${orka.url}/openai/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const cases: [unknown, number, string, string | null][] = [
+      [{ model: "m", messages: [] }, 400, "messages is required and must be non-empty", "messages"],
+      [{ model: "m", messages: [{ role: "user", content: "x" }], n: 2 }, 400, "n > 1 is not supported", "n"],
+      [{ model: "m", messages: [{ role: "user", content: "x" }], max_tokens: 8 }, 400, "max_tokens must be at least 16, got 8", "max_tokens"],
+      [{ model: "nobody/x", messages: [{ role: "user", content: "x" }] }, 404, 'unknown model "nobody/x": use an Agent name, provider/model, or a model of the Provider named "default"', null],
+    ];
+    for (const [body, status, message, param] of cases) {
+      const response = await post(body);
+      expect(response.status).toBe(status);
+      expect(((await response.json()) as any).error).toMatchObject({ message, param });
+    }
+    const unauthorized = await post({ model: "m", messages: [{ role: "user", content: "x" }] }, "wrong");
+    expect([unauthorized.status, ((await unauthorized.json()) as any).error]).toEqual([401, { message: "invalid token", type: "authentication_error", param: null, code: null }]);
+  });
+
+  it("answers Anthropic messages with x-api-key or Bearer, and server-side tools", async () => {
+    peer.script("c-tools", [{ toolCalls: [{ name: "code_exec", arguments: { language: "python", code: "print(6*7)" } }] }, { text: "It is 42." }]);
+    const message = await anthropic.messages.create({ model: "claude/c-tools", max_tokens: 200, system: "Use tools.", messages: [{ role: "user", content: "6*7?" }] });
+    expect(message).toMatchObject({ type: "message", role: "assistant", stop_reason: "end_turn", content: [{ type: "text", text: "It is 42." }] });
+    expect(message.id).toMatch(/^msg_/);
+    const toolResult = (requestsFor("c-tools")[1].body.messages as any[]).at(-1).content[0];
+    expect(toolResult.type).toBe("tool_result");
+    expect(JSON.parse(toolResult.content)).toEqual({ output: "42\n", exit_code: 0 });
+    const bearer = new Anthropic({ authToken: orka.token, apiKey: null, baseURL: `${orka.url}/anthropic`, maxRetries: 0 });
+    peer.script("c-plain", [{ text: "plain" }]);
+    expect((await bearer.messages.create({ model: "claude/c-plain", max_tokens: 50, messages: [{ role: "user", content: "x" }] })).content).toEqual([{ type: "text", text: "plain" }]);
+  });
+
+  it("streams Anthropic events in order across two rounds", async () => {
+    peer.script("c-stream", [{ toolCalls: [{ name: "file_write", arguments: { path: "a.txt", content: "x" } }] }, { text: "Wrote the file." }]);
+    const stream = anthropic.messages.stream({ model: "claude/c-stream", max_tokens: 100, messages: [{ role: "user", content: "write" }] });
+    const events: string[] = [];
+    stream.on("streamEvent", (event) => events.push(event.type));
+    const final = await stream.finalMessage();
+    expect(final.content).toHaveLength(1);
+    expect(final.content[0]).toMatchObject({ type: "text", text: "[Tool file_write completed]\nWrote the file." });
+    expect(events[0]).toBe("message_start");
+    expect(events.slice(-2)).toEqual(["message_delta", "message_stop"]);
+    expect(events.filter((e) => e === "content_block_start")).toHaveLength(1);
+  });
+
+  it("passes Anthropic tool_use back with X-Orka-Tools: disabled, and refuses bad requests in Anthropic's shape", async () => {
+    peer.script("c-pass", [{ toolCalls: [{ name: "lookup", arguments: { q: "y" } }] }]);
+    const message = await anthropic.messages.create(
+      { model: "claude/c-pass", max_tokens: 100, messages: [{ role: "user", content: "x" }], tools: [{ name: "lookup", input_schema: { type: "object" } }] },
+      { headers: { "X-Orka-Tools": "disabled" } },
+    );
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.content[0]).toMatchObject({ type: "tool_use", name: "lookup", input: { q: "y" } });
+    const missing = await fetch(`${orka.url}/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": orka.token, "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude/c-pass", messages: [{ role: "user", content: "x" }] }),
+    });
+    expect([missing.status, await missing.json()]).toEqual([400, { type: "error", error: { type: "invalid_request_error", message: "max_tokens: max_tokens is required" } }]);
+    await expect(new Anthropic({ apiKey: "bad", baseURL: `${orka.url}/anthropic`, maxRetries: 0 }).messages.create({ model: "x", max_tokens: 5, messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 401 });
+  });
+});
