@@ -26,7 +26,7 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => 
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
     const result = await tool.run(parsed.data, options.context);
-    return typeof result === "string" ? result : JSON.stringify(result);
+    return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
   };
 }
 
@@ -39,4 +39,15 @@ function parseArguments(text: string): Record<string, unknown> {
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("tool arguments must be a JSON object");
   return value as Record<string, unknown>;
+}
+
+export const MAX_RESULT_BYTES = 2 * 1024 * 1024;
+
+/** The framework cap (core-tools T-5): at most 2 MiB per result, cut on a UTF-8 boundary, with a marker. */
+export function capResult(text: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= MAX_RESULT_BYTES) return text;
+  let end = MAX_RESULT_BYTES;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return `${bytes.subarray(0, end).toString("utf8")}\n[tool result truncated: ${bytes.length - end} bytes omitted]`;
 }

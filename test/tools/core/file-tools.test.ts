@@ -113,3 +113,15 @@ describe("file_read and file_write", () => {
     expect(existsSync(join(tools.tmpDir, "pipe"))).toBe(true);
   });
 });
+
+describe("tool result cap", () => {
+  it("cuts a result over 2 MiB on a character boundary and says how much was left out", async () => {
+    const { capResult, MAX_RESULT_BYTES } = await import("../../../src/worker/tool-executor.ts");
+    expect(capResult("small")).toBe("small");
+    const text = "é".repeat(MAX_RESULT_BYTES); // 2 bytes each
+    const capped = capResult(text);
+    expect(capped.endsWith(`\n[tool result truncated: ${MAX_RESULT_BYTES} bytes omitted]`)).toBe(true);
+    expect(capped.startsWith("é".repeat(MAX_RESULT_BYTES / 2))).toBe(true);
+    expect(capped).not.toContain("\uFFFD");
+  });
+});
