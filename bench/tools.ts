@@ -4,7 +4,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareAttemptDirs } from "../src/runner/local/dirs.ts";
-import { Workspace } from "../src/tools/core/workspace.ts";
+import { createToolContext } from "../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../src/tools/registry.ts";
 import { toolExecutor } from "../src/worker/tool-executor.ts";
 
@@ -14,14 +14,13 @@ const execute = toolExecutor({
   allowed: BUILTIN_TOOLS.map((t) => t.name),
   customTools: new Set(),
   callCustomTool: async () => "",
-  context: {
+  context: createToolContext({
     namespace: "bench",
     taskName: "bench",
-    ...dirs,
-    workspace: new Workspace([{ virtual: "/workspace", host: dirs.workspaceDir }, { virtual: "/tmp", host: dirs.tmpDir }]),
+    dirs,
     settings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
     signal: new AbortController().signal,
-  },
+  }),
 });
 
 async function measure(label: string, runs: number, call: () => Promise<unknown>) {

@@ -11,6 +11,7 @@ import { SecretCipher } from "./store/secret-cipher.ts";
 import { openDatabase } from "./store/sqlite/db.ts";
 import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
+import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
@@ -30,6 +31,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const db = openDatabase(join(config.dataDir, "orka.db"));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const data = new SqliteTaskDataStore(db);
+  const memory = new SqliteMemoryStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
@@ -43,6 +45,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const controller = new Controller({
     store,
     data,
+    memory,
     runner,
     logger,
     get controllerURL() {
@@ -59,6 +62,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     {
       store,
       data,
+      memory,
       controller,
       tokens: new TokenAuthenticator(db, adminToken),
       isReady: () => ready,

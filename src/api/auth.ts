@@ -8,6 +8,8 @@ import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 export interface Principal {
   name: string;
   admin: boolean;
+  /** `user` or `reviewer` (reviewers may review and apply memory proposals). */
+  role: string;
   /** A token bound to one namespace may act only there. */
   namespace?: string;
 }
@@ -33,19 +35,19 @@ export class TokenAuthenticator {
   }
 
   authenticate(token: string): Principal {
-    if (timingSafeEqual(Buffer.from(sha256(token), "hex"), this.adminHash)) return { name: "admin", admin: true };
+    if (timingSafeEqual(Buffer.from(sha256(token), "hex"), this.adminHash)) return { name: "admin", admin: true, role: "admin" };
     const row = this.db.prepare<[string], { name: string; namespace: string | null; role: string }>(
       "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
     ).get(sha256(token));
     if (!row) throw new OrkaError("unauthenticated", "invalid token");
-    return { name: row.name, admin: row.role === "admin", namespace: row.namespace ?? undefined };
+    return { name: row.name, admin: row.role === "admin", role: row.role, namespace: row.namespace ?? undefined };
   }
 
   /** Creates a token bound to one namespace; the plain value is returned once and never stored. */
-  createToken(name: string, namespace: string): string {
+  createToken(name: string, namespace: string, role: "user" | "reviewer" = "user"): string {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
-    this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, 'user', ?)").run(
-      sha256(token), name, namespace, new Date().toISOString(),
+    this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
+      sha256(token), name, namespace, role, new Date().toISOString(),
     );
     return token;
   }
@@ -62,6 +64,15 @@ export function resolveNamespace(principal: Principal, requested: string | undef
 
 export function requireAdmin(principal: Principal, what: string): void {
   if (!principal.admin) throw new OrkaError("permission_denied", `${what} needs an admin token`);
+}
+
+/** A worker acting on its namespace's shared data (memory, sessions): the namespace must be its own. */
+export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, namespace: string): Attempt {
+  const attempt = data.attemptByTokenHash(sha256(token));
+  if (!attempt) throw new OrkaError("unauthenticated", "authentication required");
+  if (attempt.state !== "running") throw new OrkaError("permission_denied", "attempt is no longer running");
+  if (attempt.namespace !== namespace) throw new OrkaError("permission_denied", "cross-namespace access denied");
+  return attempt;
 }
 
 /** Worker tokens: one per attempt, valid only for that attempt's Task while it runs. */

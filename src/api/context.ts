@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
+import type { MemoryStore } from "../store/memory-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
@@ -10,6 +11,7 @@ import { resolveNamespace, type Principal, type TokenAuthenticator } from "./aut
 export interface ApiContext {
   store: ResourceStore;
   data: TaskDataStore;
+  memory: MemoryStore;
   controller: Controller;
   tokens: TokenAuthenticator;
   isReady: () => boolean;

@@ -8,8 +8,10 @@ import { bearerToken, requireAdmin } from "./auth.ts";
 import { principalOf, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
+import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
+import { registerMemoryRoutes } from "./routes/memory.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
@@ -52,14 +54,19 @@ export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   });
   app.post("/api/v1/auth/tokens", async (request, reply) => {
     requireAdmin(principalOf(request), "creating a token");
-    const body = parseWith(z.object({ name: z.string().min(1).max(100), namespace: namespaceName }), request.body ?? {});
-    return reply.code(201).send({ name: body.name, namespace: body.namespace, token: ctx.tokens.createToken(body.name, body.namespace) });
+    const body = parseWith(
+      z.object({ name: z.string().min(1).max(100), namespace: namespaceName, role: z.enum(["user", "reviewer"]).default("user") }),
+      request.body ?? {},
+    );
+    return reply.code(201).send({ ...body, token: ctx.tokens.createToken(body.name, body.namespace, body.role) });
   });
 
   registerTaskRoutes(app, ctx);
   registerKinds(app, ctx);
   registerSecretRoutes(app, ctx);
+  registerMemoryRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
+  registerInternalMemoryRoutes(app, ctx);
   registerOpenAICompat(app, ctx);
   registerAnthropicCompat(app, ctx);
   return app;

@@ -10,6 +10,7 @@ import { startOrka } from "../server.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
 import { applyDocuments } from "./apply.ts";
+import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
 import { render, type OutputFormat } from "./output.ts";
@@ -332,10 +333,13 @@ program
   .command("create")
   .argument("<name>")
   .requiredOption("--namespace <ns>", "the one namespace the token may act in")
-  .action(async (name: string, options: { namespace: string }) => {
-    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace });
+  .addOption(new Option("--role <role>", "reviewers may also review and apply memory proposals").choices(["user", "reviewer"]).default("user"))
+  .action(async (name: string, options: { namespace: string; role: string }) => {
+    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace, role: options.role });
     console.log(created.token);
   });
+
+registerMemoryCommands(program, client);
 
 program.parseAsync(process.argv).catch((err) => {
   console.error(`error: ${errorMessage(err)}`);

@@ -4,6 +4,7 @@ import type { Logger } from "../util/logger.ts";
 import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from "../resources/meta.ts";
 import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
+import type { MemoryStore } from "../store/memory-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
 import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
@@ -24,6 +25,7 @@ import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } fro
 export interface ControllerOptions {
   store: ResourceStore;
   data: TaskDataStore;
+  memory: MemoryStore;
   runner: WorkloadRunner;
   logger: Logger;
   /** Where workers reach /internal/v1. */
@@ -43,6 +45,7 @@ export interface ControllerOptions {
 
 const RUNNING_RECHECK_MS = 5_000;
 const NAMESPACE_LIMIT_WAIT_MS = 10_000;
+const SESSION_WAIT_MS = 5_000;
 const DEFAULT_RETRY_DELAY_MS = 10_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
 const CHILD_RESULT_LIMIT = 4096;
@@ -179,6 +182,19 @@ export class Controller {
       await this.writeStatus(task, { phase: "Scheduled" });
       return;
     }
+    const session = task.spec.sessionRef;
+    if (session && task.spec.type !== "agent") {
+      if (!this.options.memory.sessionExists(task.metadata.namespace, session.name)) {
+        if (!session.create) return this.complete(task, "Failed", `session "${session.name}" not found (set sessionRef.create: true to start it)`);
+        this.options.memory.ensureSession(task.metadata.namespace, session.name);
+      }
+      // One Task at a time per session, so turns never interleave.
+      if (!this.options.memory.lockSession(task.metadata.namespace, session.name, task.metadata.name)) {
+        const waiting = `waiting for session "${session.name}"`;
+        if (status.message !== waiting) await this.writeStatus(task, { message: waiting });
+        return this.work.add(key, SESSION_WAIT_MS);
+      }
+    }
     const retryAt = status.retryAfter ? Date.parse(status.retryAfter) - Date.now() : 0;
     if (retryAt > 0) return this.work.add(key, retryAt);
     if (this.options.maxActivePerNamespace > 0) {
@@ -224,6 +240,11 @@ export class Controller {
       token,
       ...dirs,
       toolSettings: await this.toolSettingsFor(task, plan),
+      session: task.spec.sessionRef && {
+        name: task.spec.sessionRef.name,
+        append: task.spec.sessionRef.append ?? true,
+        maxMessages: task.spec.sessionRef.maxMessages ?? 50,
+      },
       ai: plan.ai && { ...plan.ai, retryBaseMs: this.options.modelRetryBaseMs },
       coordination: {
         enabled: plan.agent?.spec.coordination?.enabled ?? false,
@@ -380,6 +401,7 @@ export class Controller {
       conditions: setCondition(task.status?.conditions, { type: "Complete", status: "True", reason, message }),
     });
     this.runQueue.remove(taskKey(task.metadata.namespace, task.metadata.name));
+    this.releaseSession(completed);
     this.event(completed, { type: reason, severity: phase === "Failed" ? "error" : "info", summary: message });
     await this.touchAgent(completed);
     const attemptId = completed.status?.jobName;
@@ -394,6 +416,11 @@ export class Controller {
     this.work.add(taskKey(namespace, parent));
     const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${parent}` });
     for (const sibling of siblings.items) if (sibling.status?.phase === "Pending") this.work.add(taskKey(namespace, sibling.metadata.name));
+  }
+
+  private releaseSession(task: Task): void {
+    const session = task.spec.sessionRef;
+    if (session) this.options.memory.unlockSession(task.metadata.namespace, session.name, task.metadata.name);
   }
 
   private async touchAgent(task: Task): Promise<void> {
@@ -418,6 +445,7 @@ export class Controller {
     if (attemptId && this.runner.isRunning(attemptId)) this.stopAttempt(task, "killed", "task deleted");
     if (attemptId) await this.releaseAttempt(attemptId);
     this.data.deleteTaskData(namespace, name);
+    this.releaseSession(task);
     await this.store.update({
       ...task,
       metadata: { ...task.metadata, finalizers: (task.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_CLEANUP) },

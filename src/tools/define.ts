@@ -4,6 +4,11 @@ import type { Workspace } from "./core/workspace.ts";
 import type { FetchSettings } from "./core/web-fetch.ts";
 import type { SearchSettings } from "./core/web-search.ts";
 
+export interface ControlPlane {
+  get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
+  post(path: string, body: unknown): Promise<unknown>;
+}
+
 export interface ToolSettings {
   fetch: FetchSettings;
   search: SearchSettings;
@@ -21,6 +26,12 @@ export interface ToolContext {
   workspace: Workspace;
   /** Operator settings the tools need (egress policy, search backend). */
   settings: ToolSettings;
+  /** The Task's Agent, the default for memory provenance. */
+  agentName?: string;
+  /** The Task's session (`spec.sessionRef.name`), if it has one. */
+  sessionName?: string;
+  /** The control plane, as this attempt: paths are under /internal/v1 and checked against the attempt. */
+  controlPlane: ControlPlane;
   signal: AbortSignal;
 }
 
@@ -31,6 +42,8 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
   family: ToolFamily;
   description: string;
   parameters: Params;
+  /** Alternative argument names a model may use (camelCase for snake_case), renamed before validation. */
+  aliases?: Record<string, string>;
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -18,6 +18,8 @@ export interface AttemptConfig {
   artifactsDir: string;
   tmpDir: string;
   toolSettings: ToolSettings;
+  /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */
+  session?: { name: string; append: boolean; maxMessages: number };
   ai?: AiRun & { retryBaseMs: number };
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
@@ -67,6 +69,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_ARTIFACTS_DIR: config.artifactsDir,
     ORKA_TMP_DIR: config.tmpDir,
     ORKA_TOOL_SETTINGS: json(config.toolSettings),
+    ORKA_SESSION: config.session ? json(config.session) : "",
     ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
     ORKA_COORDINATION_MAX_DEPTH: String(config.coordination.maxDepth),
     ORKA_COORDINATION_MAX_CHILDREN: String(config.coordination.maxChildren),
@@ -130,6 +133,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     artifactsDir: need("ORKA_ARTIFACTS_DIR"),
     tmpDir: need("ORKA_TMP_DIR"),
     toolSettings: JSON.parse(need("ORKA_TOOL_SETTINGS")),
+    session: env.ORKA_SESSION ? JSON.parse(env.ORKA_SESSION) : undefined,
     coordination: {
       enabled: env.ORKA_COORDINATION_ENABLED === "true",
       maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? 3),

@@ -10,9 +10,11 @@ import type { AttemptConfig } from "./attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "./models.ts";
-import { assembleSystemPrompt } from "./prompt.ts";
+import { assembleSystemPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
+import type { ChatMessage } from "../providers/model.ts";
+import type { Memory } from "../store/memory-store.ts";
 import { toolExecutor } from "./tool-executor.ts";
-import { Workspace } from "../tools/core/workspace.ts";
+import { createToolContext } from "../tools/context.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
@@ -51,14 +53,24 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${ai.endpoint.name}/${ai.endpoint.model}, ${ai.tools.length} tools` });
   try {
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
+    const session = new SessionTranscript(config, client, emit);
+    const history = await session.history();
+    await session.append({ role: "user", content: ai.prompt });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
         retryBaseMs: ai.retryBaseMs,
         onNotice: (message) => emit({ type: "ModelRequestRetried", severity: "warning", summary: message }),
       }),
       modelName: ai.endpoint.model,
-      system: assembleSystemPrompt({ skills: ai.skills, systemPrompt: ai.systemPrompt, autonomous: config.autonomous.mode }),
-      messages: [{ role: "user", content: ai.prompt }],
+      system: assembleSystemPrompt({
+        skills: ai.skills,
+        systemPrompt: ai.systemPrompt,
+        autonomous: config.autonomous.mode,
+        memories: ai.tools.includes("recall_memory") ? await recentMemories(config, client, emit) : [],
+        reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
+      }),
+      messages: [...history, { role: "user", content: ai.prompt }],
+      onMessage: (message) => session.append(message),
       tools: offeredTools(ai.tools, customTools),
       maxTokens: ai.maxTokens ?? DEFAULT_MAX_TOKENS,
       temperature: ai.temperature,
@@ -67,22 +79,21 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
         allowed: ai.tools,
         customTools: new Set(customTools.keys()),
         callCustomTool: (name, args) => client.callTool(name, args),
-        context: {
+        context: createToolContext({
           namespace: config.task.namespace,
           taskName: config.task.name,
-          workspaceDir: config.workspaceDir,
-          tmpDir: config.tmpDir,
-          workspace: new Workspace([
-            { virtual: "/workspace", host: config.workspaceDir },
-            { virtual: "/tmp", host: config.tmpDir },
-          ]),
+          dirs: config,
           settings: config.toolSettings,
           signal: io.signal,
-        },
+          controlPlane: client,
+          agentName: config.agentName,
+          sessionName: config.session?.name,
+        }),
       }),
       emit,
       signal: io.signal,
     });
+    await session.flush();
     await client.postResult(result);
     emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
     await uploadArtifacts(config.artifactsDir, client, emit);
@@ -155,6 +166,59 @@ async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneCl
   } catch (err) {
     if (err instanceof SandboxUnavailableError) return { exitCode: 1, reason: err.message };
     throw err;
+  }
+}
+
+/** The newest reviewed memories for the prompt; best-effort, so a failing store never fails the Task. */
+async function recentMemories(config: AttemptConfig, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void): Promise<Memory[]> {
+  try {
+    return (await client.get(`memories/${config.task.namespace}`, { limit: String(MEMORY_CONTEXT_LIMIT) })) as Memory[];
+  } catch (err) {
+    emit({ type: "MemoryUnavailable", severity: "warning", summary: `durable memory not loaded: ${errorMessage(err)}` });
+    return [];
+  }
+}
+
+/** The Task's session: earlier turns in, this attempt's turns out (in order, when `append` is set). */
+class SessionTranscript {
+  private chain: Promise<void> = Promise.resolve();
+  private readonly config: AttemptConfig;
+  private readonly client: ControlPlaneClient;
+  private readonly emit: (event: ExecutionEventInput) => void;
+
+  constructor(config: AttemptConfig, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void) {
+    this.config = config;
+    this.client = client;
+    this.emit = emit;
+  }
+
+  private path(): string | undefined {
+    const session = this.config.session;
+    return session && `sessions/${this.config.task.namespace}/${encodeURIComponent(session.name)}/messages`;
+  }
+
+  async history(): Promise<ChatMessage[]> {
+    const path = this.path();
+    if (!path) return [];
+    const messages = (await this.client.get(path, { limit: String(this.config.session!.maxMessages) })) as { role: string; content: string }[];
+    return boundedHistory(messages);
+  }
+
+  append(message: ChatMessage): Promise<void> {
+    const path = this.path();
+    if (!path || !this.config.session!.append) return Promise.resolve();
+    const body = { role: message.role, content: message.content, ...(message.role === "tool" ? { name: message.name } : {}) };
+    this.chain = this.chain.then(() =>
+      this.client.post(path, body).then(
+        () => undefined,
+        (err) => this.emit({ type: "TranscriptAppendFailed", severity: "warning", summary: errorMessage(err) }),
+      ),
+    );
+    return this.chain;
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
   }
 }
 

@@ -1,5 +1,7 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 
+const CONTROL_PLANE_TIMEOUT_MS = 10_000;
+
 /** The worker's only way to the control plane: /internal/v1 over HTTP with the attempt's bearer token. */
 export class ControlPlaneClient {
   private readonly baseURL: string;
@@ -34,15 +36,26 @@ export class ControlPlaneClient {
     return response.result;
   }
 
+  /** GET under /internal/v1, answering parsed JSON. */
+  get(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+    const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
+    return this.send("GET", `${path}${search.size ? `?${search}` : ""}`);
+  }
+
+  post(path: string, body: unknown): Promise<unknown> {
+    return this.send("POST", path, JSON.stringify(body), "application/json");
+  }
+
   private path(): string {
     return `${this.namespace}/${this.task}`;
   }
 
-  private async send(method: string, path: string, body: string | Buffer, contentType: string): Promise<unknown> {
+  private async send(method: string, path: string, body?: string | Buffer, contentType?: string): Promise<unknown> {
     const response = await fetch(`${this.baseURL}/${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.token}`, "content-type": contentType },
+      headers: { authorization: `Bearer ${this.token}`, ...(contentType ? { "content-type": contentType } : {}) },
       body,
+      signal: AbortSignal.timeout(CONTROL_PLANE_TIMEOUT_MS),
     });
     const text = await response.text();
     if (!response.ok) {

@@ -20,6 +20,8 @@ export interface LoopOptions {
   /** What the model sees when a tool fails; the worker's default is `Error executing tool: <msg>`. */
   toolErrorText?: (message: string) => string;
   emit: (event: ExecutionEventInput) => void;
+  /** Each assistant and tool message as it joins the conversation (for session transcripts). */
+  onMessage?: (message: ChatMessage) => void;
   signal: AbortSignal;
 }
 
@@ -43,16 +45,23 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
     usage.outputTokens += response.usage?.outputTokens ?? 0;
     if (response.toolCalls.length === 0) {
       refuseIncomplete(response);
-      if (response.text.trim()) return { text: response.text, usage };
+      if (response.text.trim()) {
+        options.onMessage?.({ role: "assistant", content: response.text });
+        return { text: response.text, usage };
+      }
       if (nudged) throw new LoopFailure("model returned an empty final response after one retry");
       nudged = true;
       messages.push({ role: "assistant", content: "" }, { role: "user", content: EMPTY_ANSWER_NUDGE });
       turn--; // the nudge is the one extra turn, not part of the budget
       continue;
     }
-    messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls });
+    const assistant: ChatMessage = { role: "assistant", content: response.text, toolCalls: response.toolCalls };
+    messages.push(assistant);
+    options.onMessage?.(assistant);
     for (const call of response.toolCalls) {
-      messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call) });
+      const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call) };
+      messages.push(result);
+      options.onMessage?.(result);
     }
   }
   throw new LoopFailure("max iterations reached without completion");

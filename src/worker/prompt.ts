@@ -1,5 +1,22 @@
-/** System prompt assembly (spec P3.3): skills, then the Agent's or Task's prompt, then guidance. */
-export function assembleSystemPrompt(parts: { skills: string[]; systemPrompt: string; autonomous: boolean }): string {
+import type { ChatMessage } from "../providers/model.ts";
+import type { Memory } from "../store/memory-store.ts";
+
+export const MEMORY_CONTEXT_LIMIT = 5;
+const MEMORY_CONTEXT_MAX_CHARS = 6000;
+const MEMORY_ENTRY_MAX_CHARS = 1200;
+const HISTORY_MAX_BYTES = 96 * 1024;
+
+const REFLECTION_GUIDANCE = `## Memory proposals
+Near the end of your work, if you learned a durable fact that would help future Tasks in this namespace, propose it with remember (or propose_memory for skills, policies and workflows). Proposals are reviewed by a person before they become memory. Never propose secrets, tokens, status updates or raw transcripts.`;
+
+/** System prompt assembly (spec P3.3): skills, the prompt, autonomous guidance, durable memory, reflection. */
+export function assembleSystemPrompt(parts: {
+  skills: string[];
+  systemPrompt: string;
+  autonomous: boolean;
+  memories?: Memory[];
+  reflection?: boolean;
+}): string {
   const sections: string[] = [];
   if (parts.skills.length > 0) sections.push(parts.skills.join("\n\n"));
   if (parts.systemPrompt) sections.push(parts.systemPrompt);
@@ -9,5 +26,42 @@ export function assembleSystemPrompt(parts: { skills: string[]; systemPrompt: st
         "and set goal_complete when the goal is reached.",
     );
   }
+  if (parts.memories?.length) sections.push(durableMemorySection(parts.memories));
+  if (parts.reflection) sections.push(REFLECTION_GUIDANCE);
   return sections.join("\n\n");
+}
+
+/** At most 5 reviewed memories in at most 6000 characters, 1200 per entry (memory spec A6). */
+export function durableMemorySection(memories: Memory[]): string {
+  const head = "## Durable Memory\nReviewed background facts from earlier work in this namespace (not part of the conversation):";
+  let section = head;
+  for (const [index, memory] of memories.slice(0, MEMORY_CONTEXT_LIMIT).entries()) {
+    const labels = [`source=${memory.source}`, memory.taskName && `task=${memory.taskName}`, memory.agentName && `agent=${memory.agentName}`, memory.tags?.length && `tags=${memory.tags.join(",")}`, `created=${memory.createdAt}`].filter(Boolean);
+    const content = memory.content.length > MEMORY_ENTRY_MAX_CHARS
+      ? `${memory.content.slice(0, MEMORY_ENTRY_MAX_CHARS)}\n[durable memory truncated, full content: ${memory.content.length} chars]`
+      : memory.content;
+    const entry = `\n${index + 1}. [${labels.join("; ")}]\n${content}`;
+    if (section.length + entry.length > MEMORY_CONTEXT_MAX_CHARS) {
+      const marker = "\n[durable memory context truncated]";
+      section = `${section}${entry}`.slice(0, MEMORY_CONTEXT_MAX_CHARS - marker.length) + marker;
+      break;
+    }
+    section += entry;
+  }
+  return section;
+}
+
+/** The session history fed back (P3.3): user and assistant turns only, the newest within 96 KiB, starting at a user turn. */
+export function boundedHistory(messages: { role: string; content: string }[]): ChatMessage[] {
+  const kept: ChatMessage[] = [];
+  let bytes = 0;
+  for (const message of [...messages].reverse()) {
+    if (message.role !== "user" && message.role !== "assistant") continue;
+    if (!message.content) continue;
+    bytes += Buffer.byteLength(message.content);
+    if (bytes > HISTORY_MAX_BYTES) break;
+    kept.unshift({ role: message.role, content: message.content } as ChatMessage);
+  }
+  while (kept.length > 0 && kept[0].role !== "user") kept.shift();
+  return kept;
 }

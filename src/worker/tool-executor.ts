@@ -23,6 +23,10 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => 
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);
     const tool = builtinTool(call.name);
     if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
+    for (const [alias, name] of Object.entries(tool.aliases ?? {})) {
+      if (args[alias] !== undefined && args[name] === undefined) args[name] = args[alias];
+      delete args[alias];
+    }
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
     const result = await tool.run(parsed.data, options.context);
@@ -33,7 +37,7 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => 
 function parseArguments(text: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = text.trim() ? JSON.parse(text) : {};
+    value = text.trim() && text.trim() !== "null" ? JSON.parse(text) : {};
   } catch {
     throw new Error("tool arguments are not valid JSON; send a JSON object");
   }

@@ -2,13 +2,13 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
-import { Workspace } from "../../src/tools/core/workspace.ts";
+import { createToolContext } from "../../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";
-import type { ToolSettings } from "../../src/tools/define.ts";
+import type { ControlPlane, ToolSettings } from "../../src/tools/define.ts";
 
 /** Runs built-in tools through the executor the worker uses, in fresh attempt directories. */
-export async function toolHarness(settings: Partial<ToolSettings> = {}) {
+export async function toolHarness(settings: Partial<ToolSettings> = {}, controlPlane?: ControlPlane) {
   const attemptsDir = join(tmpdir(), "orka-tool-tests");
   const id = `t-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const dirs = await prepareAttemptDirs(attemptsDir, id);
@@ -19,21 +19,18 @@ export async function toolHarness(settings: Partial<ToolSettings> = {}) {
     callCustomTool: async () => {
       throw new Error("no custom tools here");
     },
-    context: {
+    context: createToolContext({
       namespace: "default",
       taskName: "tool-test",
-      ...dirs,
-      workspace: new Workspace([
-        { virtual: "/workspace", host: dirs.workspaceDir },
-        { virtual: "/tmp", host: dirs.tmpDir },
-      ]),
+      dirs,
       settings: {
         fetch: { egress: { allowLoopback: true }, timeoutMs: 2000 },
         search: { provider: "duckduckgo", timeoutMs: 2000 },
         ...settings,
       },
       signal: controller.signal,
-    },
+      controlPlane,
+    }),
   });
   let calls = 0;
   return {

@@ -10,7 +10,7 @@ import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../
 import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import { toolDefinition, type ToolSettings } from "../../tools/define.ts";
-import { Workspace } from "../../tools/core/workspace.ts";
+import { createToolContext } from "../../tools/context.ts";
 import { builtinTool } from "../../tools/registry.ts";
 import { CORE_TOOLS } from "../../tools/names.ts";
 import { OrkaError } from "../../util/errors.ts";
@@ -116,14 +116,7 @@ export async function runCompat(store: ResourceStore, settings: CompatSettings, 
         customTools: new Set(),
         callCustomTool: async () => "",
         notOffered: (name) => `tool "${name}" is not available in this request`,
-        context: {
-          namespace: request.namespace,
-          taskName: requestId,
-          ...dirs,
-          workspace: new Workspace([{ virtual: "/workspace", host: dirs.workspaceDir }, { virtual: "/tmp", host: dirs.tmpDir }]),
-          settings: settings.toolSettings,
-          signal: request.signal,
-        },
+        context: createToolContext({ namespace: request.namespace, taskName: requestId, dirs, settings: settings.toolSettings, signal: request.signal }),
       }),
       toolErrorText: (message) => JSON.stringify({ success: false, error: message }),
       emit: (event) => {

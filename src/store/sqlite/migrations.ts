@@ -50,4 +50,57 @@ export const migrations: string[] = [
     token_hash TEXT PRIMARY KEY, name TEXT NOT NULL, namespace TEXT, role TEXT NOT NULL, created_at TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE memories (
+    id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    session_name TEXT, agent_name TEXT, task_name TEXT, parent_task TEXT,
+    source TEXT NOT NULL, source_proposal_id TEXT,
+    content TEXT NOT NULL, tags TEXT NOT NULL DEFAULT '',
+    disabled INTEGER NOT NULL DEFAULT 0, deleted INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, last_recalled_at TEXT, recalled_count INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX memories_by_namespace ON memories (namespace, updated_at DESC, id DESC);
+  CREATE UNIQUE INDEX memories_one_per_proposal ON memories (namespace, source_proposal_id) WHERE source_proposal_id IS NOT NULL;
+  CREATE VIRTUAL TABLE memories_fts USING fts5 (content, tags, content='memories', content_rowid='rowid', tokenize='trigram');
+  CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+  END;
+  CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags) VALUES ('delete', old.rowid, old.content, old.tags);
+  END;
+  CREATE TRIGGER memories_au AFTER UPDATE OF content, tags ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags) VALUES ('delete', old.rowid, old.content, old.tags);
+    INSERT INTO memories_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+  END;
+
+  CREATE TABLE memory_proposals (
+    id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    task_name TEXT, agent_name TEXT, type TEXT NOT NULL, skill_name TEXT,
+    title TEXT NOT NULL, description TEXT, content TEXT, patch TEXT,
+    status TEXT NOT NULL, reviewer TEXT, review_note TEXT,
+    applied_memory_id TEXT, applied_by TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, reviewed_at TEXT, applied_at TEXT
+  );
+  CREATE INDEX memory_proposals_by_namespace ON memory_proposals (namespace, created_at DESC);
+
+  CREATE TABLE sessions (
+    namespace TEXT NOT NULL, name TEXT NOT NULL, lock_task TEXT, created_at TEXT NOT NULL,
+    PRIMARY KEY (namespace, name)
+  ) WITHOUT ROWID;
+  CREATE TABLE transcript_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL, session_name TEXT NOT NULL, role TEXT NOT NULL, name TEXT,
+    content TEXT NOT NULL, task_name TEXT, created_at TEXT NOT NULL
+  );
+  CREATE INDEX transcript_by_session ON transcript_messages (namespace, session_name, id);
+  CREATE VIRTUAL TABLE transcript_fts USING fts5 (content, content='transcript_messages', content_rowid='id', tokenize='trigram');
+  CREATE TRIGGER transcript_ai AFTER INSERT ON transcript_messages BEGIN
+    INSERT INTO transcript_fts (rowid, content) VALUES (new.id, new.content);
+  END;
+  CREATE TRIGGER transcript_ad AFTER DELETE ON transcript_messages BEGIN
+    INSERT INTO transcript_fts (transcript_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  END;
+  `,
 ];

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { createProposal, proposalInputSchema, stringList } from "../../memory/rules.ts";
+import { parseWith } from "../../resources/validate.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+
+type NsParams = { ns: string };
+
+const intText = (name: string, fallback: number, max: number) =>
+  z.coerce.number({ message: `${name} must be a number` }).int().min(0, `${name} must be non-negative`).default(fallback).transform((n) => Math.min(n === 0 ? fallback : n, max));
+const boolText = z.enum(["true", "false"]).default("false").transform((v) => v === "true");
+
+const recallQuery = z.object({
+  query: z.string().optional(),
+  tags: stringList.optional(),
+  taskName: z.string().optional(),
+  agentName: z.string().optional(),
+  source: z.string().optional(),
+  limit: intText("limit", 50, 200),
+  includeDisabled: boolText,
+});
+
+const searchQuery = z.object({
+  query: z.string().trim().min(1, "query is required"),
+  sessionName: z.string().optional(),
+  excludeSessionName: z.string().optional(),
+  roles: stringList.optional(),
+  limit: intText("limit", 10, 50),
+  maxSnippetLength: intText("maxSnippetLength", 360, 1000),
+});
+
+const transcriptMessage = z.object({ role: z.enum(["user", "assistant", "tool", "system"]), name: z.string().max(200).optional(), content: z.string().max(1024 * 1024) });
+
+/** Memory and transcripts for workers (memory spec A5): read memories, propose, search — never review or apply. */
+export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const attemptOf = (request: FastifyRequest<{ Params: NsParams }>) => authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
+
+  app.get<{ Params: NsParams }>("/internal/v1/memories/:ns", async (request) => {
+    attemptOf(request);
+    return ctx.memory.recall(request.params.ns, parseWith(recallQuery, request.query));
+  });
+
+  app.post<{ Params: NsParams }>("/internal/v1/memory-proposals/:ns", async (request, reply) => {
+    const attempt = attemptOf(request);
+    const body = (request.body ?? {}) as { namespace?: string };
+    if (body.namespace !== undefined && body.namespace !== request.params.ns) throw new OrkaError("invalid_argument", "memory proposal namespace mismatch");
+    // The Task is the attempt's own; review fields (status, reviewer…) are not part of the schema and are dropped.
+    const input = parseWith(proposalInputSchema, { ...body, taskName: attempt.task });
+    return reply.code(201).send(createProposal(ctx.memory, request.params.ns, input));
+  });
+
+  app.get<{ Params: NsParams }>("/internal/v1/sessions/:ns/search", async (request) => {
+    attemptOf(request);
+    return ctx.memory.searchTranscripts(request.params.ns, parseWith(searchQuery, request.query));
+  });
+
+  app.get<{ Params: NsParams & { session: string } }>("/internal/v1/sessions/:ns/:session/messages", async (request) => {
+    attemptOf(request);
+    const { limit } = parseWith(z.object({ limit: intText("limit", 50, 1000) }), request.query);
+    return ctx.memory.transcript(request.params.ns, request.params.session, limit);
+  });
+
+  app.post<{ Params: NsParams & { session: string } }>("/internal/v1/sessions/:ns/:session/messages", async (request, reply) => {
+    const attempt = attemptOf(request);
+    const session = await ctx.store.get("Task", attempt.namespace, attempt.task);
+    if ((session?.spec as { sessionRef?: { name?: string } } | undefined)?.sessionRef?.name !== request.params.session) {
+      throw new OrkaError("permission_denied", `task ${attempt.task} does not own session ${request.params.session}`);
+    }
+    const message = parseWith(transcriptMessage, request.body ?? {});
+    return reply.code(201).send(ctx.memory.appendTranscript(request.params.ns, request.params.session, { ...message, taskName: attempt.task }));
+  });
+}

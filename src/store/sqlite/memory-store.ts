@@ -1,0 +1,372 @@
+import { randomUUID } from "node:crypto";
+import { OrkaError } from "../../util/errors.ts";
+import type {
+  Memory,
+  MemoryProposal,
+  MemoryStore,
+  NewMemory,
+  NewProposal,
+  ProposalFilter,
+  RecallFilter,
+  TranscriptMessage,
+  TranscriptSearch,
+  TranscriptSearchResult,
+} from "../memory-store.ts";
+import type { Db } from "./db.ts";
+
+type Row = Record<string, unknown>;
+const now = () => new Date().toISOString();
+
+/** Tags are kept as `,a,b,` so one LIKE finds a whole tag. */
+const packTags = (tags: string[] | undefined) => (tags?.length ? `,${normalizeTags(tags).join(",")},` : "");
+const unpackTags = (packed: unknown) => (typeof packed === "string" && packed ? packed.split(",").filter(Boolean) : undefined);
+export const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
+
+const likeEscape = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** A term as an FTS5 phrase: raw input never becomes FTS syntax. */
+const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
+/** The trigram index only finds terms of 3 or more characters; shorter ones are matched with LIKE. */
+const TRIGRAM = 3;
+
+function toMemory(row: Row): Memory {
+  return prune({
+    id: row.id as string,
+    namespace: row.namespace as string,
+    sessionName: row.session_name,
+    agentName: row.agent_name,
+    taskName: row.task_name,
+    parentTask: row.parent_task,
+    source: row.source as string,
+    sourceProposalId: row.source_proposal_id,
+    content: row.content as string,
+    tags: unpackTags(row.tags),
+    disabled: row.disabled === 1,
+    deleted: row.deleted === 1,
+    createdAt: row.created_at as string,
+    updatedAt: row.updated_at as string,
+    lastRecalledAt: row.last_recalled_at,
+    recalledCount: row.recalled_count as number,
+  }) as unknown as Memory;
+}
+
+function toProposal(row: Row): MemoryProposal {
+  return prune({
+    id: row.id,
+    namespace: row.namespace,
+    taskName: row.task_name,
+    agentName: row.agent_name,
+    type: row.type,
+    skillName: row.skill_name,
+    title: row.title,
+    description: row.description,
+    content: row.content,
+    patch: row.patch,
+    status: row.status,
+    reviewer: row.reviewer,
+    reviewNote: row.review_note,
+    appliedMemoryId: row.applied_memory_id,
+    appliedBy: row.applied_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    reviewedAt: row.reviewed_at,
+    appliedAt: row.applied_at,
+  }) as unknown as MemoryProposal;
+}
+
+/** Empty optional fields are omitted (A2). */
+function prune(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined && v !== ""));
+}
+
+export function splitQueryTerms(query: string): string[] {
+  return [...query.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2]).trim()).filter(Boolean);
+}
+
+/** A window around the first match (A4): about a third of it before the match, `…` where cut. */
+export function snippet(text: string, terms: string[], max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const lower = flat.toLowerCase();
+  let at = -1;
+  for (const term of terms) {
+    at = lower.indexOf(term.toLowerCase());
+    if (at >= 0) break;
+    const word = term.split(/\s+/).find((w) => w.length >= 3);
+    if (word && (at = lower.indexOf(word.toLowerCase())) >= 0) break;
+  }
+  if (at < 0) return `${flat.slice(0, max)}…`;
+  const start = Math.max(0, Math.min(at - Math.floor(max / 3), flat.length - max));
+  const end = Math.min(flat.length, start + max);
+  return `${start > 0 ? "…" : ""}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
+}
+
+export class SqliteMemoryStore implements MemoryStore {
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  recall(namespace: string, filter: RecallFilter): Memory[] {
+    const where = ["m.namespace = ?"];
+    const params: unknown[] = [namespace];
+    if (!filter.includeDeleted) where.push("m.deleted = 0");
+    if (!filter.includeDisabled) where.push("m.disabled = 0");
+    for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["source", filter.source]] as const) {
+      if (value) {
+        where.push(`m.${column} = ?`);
+        params.push(value);
+      }
+    }
+    for (const tag of normalizeTags(filter.tags ?? [])) {
+      where.push("m.tags LIKE ? ESCAPE '\\'");
+      params.push(likeEscape(`,${tag},`));
+    }
+    if (filter.ids?.length) {
+      where.push(`m.id IN (${filter.ids.map(() => "?").join(",")})`);
+      params.push(...filter.ids);
+    }
+    const query = filter.query?.trim();
+    let from = "memories m";
+    let order = "m.updated_at DESC, m.id DESC";
+    if (query && query.length >= TRIGRAM) {
+      // Ranked recall: bm25 over content and tags, recency breaking ties.
+      from = "memories m JOIN memories_fts f ON f.rowid = m.rowid";
+      where.push("memories_fts MATCH ?");
+      params.push(phrase(query));
+      order = "f.rank, m.updated_at DESC, m.id DESC";
+    } else if (query) {
+      where.push("(lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\')");
+      params.push(likeEscape(query), likeEscape(query));
+    }
+    params.push(filter.limit);
+    return this.db.prepare<unknown[], Row>(`SELECT m.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`).all(...params).map(toMemory);
+  }
+
+  getMemory(namespace: string, id: string): Memory | undefined {
+    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
+    return row && toMemory(row);
+  }
+
+  createMemory(namespace: string, memory: NewMemory & { sourceProposalId?: string }): Memory {
+    const id = `mem-${randomUUID()}`;
+    const at = now();
+    this.db
+      .prepare(
+        `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at);
+    return this.getMemory(namespace, id)!;
+  }
+
+  updateMemory(namespace: string, id: string, change: Parameters<MemoryStore["updateMemory"]>[2]): Memory {
+    const current = this.getMemory(namespace, id);
+    if (!current || current.deleted) throw new OrkaError("not_found", "memory not found");
+    this.db
+      .prepare(
+        `UPDATE memories SET content = ?, tags = ?, agent_name = ?, task_name = ?, source = ?, disabled = ?, deleted = ?, updated_at = ? WHERE namespace = ? AND id = ?`,
+      )
+      .run(
+        change.content || current.content,
+        change.tags?.length ? packTags(change.tags) : packTags(current.tags),
+        change.agentName || current.agentName || null,
+        change.taskName || current.taskName || null,
+        change.source || current.source,
+        change.disabled || current.disabled ? 1 : 0,
+        change.deleted || current.deleted ? 1 : 0,
+        now(),
+        namespace,
+        id,
+      );
+    return this.getMemory(namespace, id)!;
+  }
+
+  setMemoryDisabled(namespace: string, id: string, disabled: boolean): void {
+    const result = this.db.prepare("UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
+    if (result.changes === 0) throw new OrkaError("not_found", "memory not found");
+  }
+
+  markRecalled(namespace: string, ids: string[]): void {
+    const statement = this.db.prepare("UPDATE memories SET last_recalled_at = ?, recalled_count = recalled_count + 1 WHERE namespace = ? AND id = ?");
+    const at = now();
+    this.db.transaction(() => ids.forEach((id) => statement.run(at, namespace, id)))();
+  }
+
+  createProposal(namespace: string, proposal: NewProposal): MemoryProposal {
+    const id = `mprop-${randomUUID()}`;
+    const at = now();
+    this.db
+      .prepare(
+        `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      )
+      .run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at);
+    return this.getProposal(namespace, id)!;
+  }
+
+  getProposal(namespace: string, id: string): MemoryProposal | undefined {
+    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memory_proposals WHERE namespace = ? AND id = ?").get(namespace, id);
+    return row && toProposal(row);
+  }
+
+  listProposals(namespace: string, filter: ProposalFilter): MemoryProposal[] {
+    const where = ["namespace = ?"];
+    const params: unknown[] = [namespace];
+    for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["type", filter.type?.toLowerCase()], ["status", filter.status]] as const) {
+      if (value) {
+        where.push(`${column} = ?`);
+        params.push(value);
+      }
+    }
+    if (filter.query) {
+      where.push("(lower(title) LIKE ? ESCAPE '\\' OR lower(coalesce(description, '')) LIKE ? ESCAPE '\\' OR lower(coalesce(content, '')) LIKE ? ESCAPE '\\')");
+      params.push(likeEscape(filter.query), likeEscape(filter.query), likeEscape(filter.query));
+    }
+    params.push(filter.limit);
+    return this.db.prepare<unknown[], Row>(`SELECT * FROM memory_proposals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params).map(toProposal);
+  }
+
+  reviewProposal(namespace: string, id: string, review: { status: string; reviewer: string; reviewNote?: string }): void {
+    if (!review.status) throw new OrkaError("invalid_argument", "status is required");
+    if (review.status !== "accepted" && review.status !== "rejected") throw new OrkaError("invalid_argument", "proposal review status must be accepted or rejected");
+    this.db.transaction(() => {
+      const proposal = this.requireProposal(namespace, id);
+      if (proposal.status !== "pending") throw new OrkaError("invalid_argument", `proposal status "${proposal.status}" cannot be reviewed`);
+      const at = now();
+      this.db
+        .prepare("UPDATE memory_proposals SET status = ?, reviewer = ?, review_note = ?, reviewed_at = ?, updated_at = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
+        .run(review.status, review.reviewer, review.reviewNote ?? null, at, at, namespace, id);
+    })();
+  }
+
+  applyProposal(namespace: string, id: string, appliedBy: string): Memory {
+    return this.db.transaction(() => {
+      const proposal = this.requireProposal(namespace, id);
+      if (proposal.status === "applied" && proposal.appliedMemoryId) return this.getMemory(namespace, proposal.appliedMemoryId)!;
+      if (proposal.type !== "memory") throw new OrkaError("invalid_argument", `proposal type "${proposal.type}" cannot be applied as memory`);
+      if (proposal.status !== "accepted") throw new OrkaError("invalid_argument", `proposal status "${proposal.status}" cannot be applied`);
+      if (!proposal.content?.trim()) throw new OrkaError("invalid_argument", "content is required");
+      const memory = this.createMemory(namespace, {
+        content: proposal.content,
+        source: "memory_proposal",
+        sourceProposalId: proposal.id,
+        agentName: proposal.agentName,
+        taskName: proposal.taskName,
+        tags: tagsLine(proposal.description),
+      });
+      const at = now();
+      this.db
+        .prepare("UPDATE memory_proposals SET status = 'applied', applied_memory_id = ?, applied_by = ?, applied_at = ?, updated_at = ? WHERE namespace = ? AND id = ?")
+        .run(memory.id, appliedBy, at, at, namespace, id);
+      return memory;
+    })();
+  }
+
+  archiveProposal(namespace: string, id: string): void {
+    this.db.transaction(() => {
+      const proposal = this.requireProposal(namespace, id);
+      if (proposal.status === "applied") throw new OrkaError("invalid_argument", "applied proposal cannot be archived");
+      if (proposal.status === "archived") return;
+      this.db.prepare("UPDATE memory_proposals SET status = 'archived', updated_at = ? WHERE namespace = ? AND id = ?").run(now(), namespace, id);
+    })();
+  }
+
+  ensureSession(namespace: string, name: string): void {
+    this.db.prepare("INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)").run(namespace, name, now());
+  }
+
+  sessionExists(namespace: string, name: string): boolean {
+    return this.db.prepare("SELECT 1 FROM sessions WHERE namespace = ? AND name = ?").get(namespace, name) !== undefined;
+  }
+
+  lockSession(namespace: string, name: string, task: string): boolean {
+    const result = this.db
+      .prepare("UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)")
+      .run(task, namespace, name, task);
+    return result.changes > 0;
+  }
+
+  unlockSession(namespace: string, name: string, task: string): void {
+    this.db.prepare("UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?").run(namespace, name, task);
+  }
+
+  appendTranscript(namespace: string, session: string, message: { role: string; name?: string; content: string; taskName?: string }): TranscriptMessage {
+    const createdAt = now();
+    const { id } = this.db
+      .prepare<unknown[], { id: number }>(
+        "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      )
+      .get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!;
+    return { id, sessionName: session, role: message.role, ...(message.name ? { name: message.name } : {}), content: message.content, createdAt };
+  }
+
+  transcript(namespace: string, session: string, limit: number): TranscriptMessage[] {
+    return this.db
+      .prepare<[string, string, number], Row>("SELECT * FROM transcript_messages WHERE namespace = ? AND session_name = ? ORDER BY id DESC LIMIT ?")
+      .all(namespace, session, limit)
+      .reverse()
+      .map((row) => ({ id: row.id as number, sessionName: session, role: row.role as string, ...(row.name ? { name: row.name as string } : {}), content: row.content as string, createdAt: row.created_at as string }));
+  }
+
+  listSessions(namespace: string) {
+    return this.db
+      .prepare<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(
+        `SELECT s.name, s.lock_task, s.created_at, (SELECT count(*) FROM transcript_messages t WHERE t.namespace = s.namespace AND t.session_name = s.name) AS messages
+         FROM sessions s WHERE s.namespace = ? ORDER BY s.name`,
+      )
+      .all(namespace)
+      .map((r) => ({ name: r.name, messages: r.messages, ...(r.lock_task ? { lockedBy: r.lock_task } : {}), createdAt: r.created_at }));
+  }
+
+  searchTranscripts(namespace: string, search: TranscriptSearch): TranscriptSearchResult[] {
+    const terms = splitQueryTerms(search.query);
+    const where = ["t.namespace = ?", "t.content != ''"];
+    const params: unknown[] = [namespace];
+    const long = terms.filter((t) => t.length >= TRIGRAM);
+    if (long.length > 0) {
+      where.push("t.id IN (SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH ?)");
+      params.push(long.map(phrase).join(" AND "));
+    }
+    for (const term of terms.filter((t) => t.length < TRIGRAM)) {
+      where.push("lower(t.content) LIKE ? ESCAPE '\\'");
+      params.push(likeEscape(term));
+    }
+    if (search.sessionName) {
+      where.push("t.session_name = ?");
+      params.push(search.sessionName);
+    }
+    if (search.excludeSessionName) {
+      where.push("t.session_name != ?");
+      params.push(search.excludeSessionName);
+    }
+    if (search.roles?.length) {
+      where.push(`t.role IN (${search.roles.map(() => "?").join(",")})`);
+      params.push(...search.roles);
+    }
+    params.push(search.limit);
+    return this.db
+      .prepare<unknown[], Row>(`SELECT t.* FROM transcript_messages t WHERE ${where.join(" AND ")} ORDER BY t.id DESC LIMIT ?`)
+      .all(...params)
+      .map((row) => ({
+        sessionName: row.session_name as string,
+        messageId: row.id as number,
+        role: row.role as string,
+        ...(row.name ? { name: row.name as string } : {}),
+        snippet: snippet(row.content as string, terms, search.maxSnippetLength),
+        createdAt: row.created_at as string,
+      }));
+  }
+
+  private requireProposal(namespace: string, id: string): MemoryProposal {
+    const proposal = this.getProposal(namespace, id);
+    if (!proposal) throw new OrkaError("not_found", "memory proposal not found");
+    return proposal;
+  }
+}
+
+/** Tags from the first `Tags: a, b` line of a description (later such lines are ignored). */
+export function tagsLine(description: string | undefined): string[] | undefined {
+  const line = description?.split("\n").find((l) => /^\s*tags\s*:/i.test(l));
+  return line ? normalizeTags(line.replace(/^\s*tags\s*:/i, "").split(",")) : undefined;
+}
