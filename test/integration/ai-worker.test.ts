@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
+const MEMORY = ["recall_memory", "remember", "propose_memory", "search_transcript"];
 const toolNames = (body: any): string[] =>
   (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
 
@@ -118,14 +119,14 @@ spec:
       : second.messages.at(-1).content.map((b: any) => b.content);
     expect(toolResults).toHaveLength(2);
     expect(JSON.parse(toolResults[0])).toEqual({ forecast: "sunny", city: "/weather/Oslo" });
-    if (format === "openai") expect(second.messages[0]).toEqual({ role: "system", content: "You are helpful." });
-    else expect(second.system).toBe("You are helpful.");
+    const system = format === "openai" ? second.messages[0].content : second.system;
+    expect(system).toMatch(/^You are helpful\.\n\n## Memory proposals\n/);
   });
 
   it("offers exactly the selected tools: disabled and unknown entries are absent", async () => {
     peer.script("m-tools", [{ text: "ok" }]);
     await run("tools", "m-tools", { tools: ["broken"] });
-    expect(toolNames(requestsFor("m-tools")[0].body)).toEqual(["weather", "broken"]);
+    expect(toolNames(requestsFor("m-tools")[0].body)).toEqual(["weather", "broken", ...MEMORY]);
     const warnings = (await orka.api("GET", "/api/v1/tasks/tools/events?type=Warning")).body.events.map((e: any) => e.summary);
     expect(warnings).toContain('tool "no-such-tool" is neither a built-in tool nor a Tool in this namespace; skipped');
   });
@@ -155,7 +156,7 @@ spec:
     expect(task.status.phase).toBe("Failed");
     expect(task.status.message).toContain("model returned an empty final response after one retry");
     const [first, second] = requestsFor("m-empty");
-    expect(toolNames(first.body)).toEqual(["weather"]);
+    expect(toolNames(first.body)).toEqual(["weather", ...MEMORY]);
     expect(toolNames(second.body)).toEqual([]);
   });
 
@@ -192,7 +193,7 @@ spec:
     expect((await orka.waitFor("poem")).status.phase).toBe("Succeeded");
     const body = requestsFor("m-poet")[0].body as any;
     const system = format === "openai" ? body.messages[0].content : body.system;
-    expect(system).toBe("Always answer in haiku.\n\nYou are a poet.");
+    expect(system).toMatch(/^Always answer in haiku\.\n\nYou are a poet\.\n\n## Memory proposals/);
     expect(body.temperature).toBe(0.3);
     expect(body.max_tokens).toBe(123);
     expect(body.messages.at(-1)).toEqual({ role: "user", content: "a poem" });
@@ -209,7 +210,7 @@ spec:
     await orka.api("POST", "/api/v1/tasks", { name: "coding", type: "ai", agentRef: "coder", prompt: "sum the numbers", ai: { model: "m-coder" } });
     expect((await orka.waitFor("coding")).status.phase).toBe("Succeeded");
     const requests = requestsFor("m-coder");
-    expect(toolNames(requests[0].body)).toEqual(["file_write", "code_exec", "file_read"]);
+    expect(toolNames(requests[0].body)).toEqual(["file_write", "code_exec", "file_read", ...MEMORY]);
     const last = JSON.stringify(requests[3].body);
     expect(last).toContain("access denied: path outside allowed directories");
     const completed = (await orka.api("GET", "/api/v1/tasks/coding/events?type=ToolCallCompleted")).body.events.map((e: any) => e.content);

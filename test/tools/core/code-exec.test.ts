@@ -1,14 +1,13 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { SANDBOX_UID } from "../../../src/sandbox/bwrap.ts";
 import { toolHarness } from "../../helpers/tools.ts";
 
 /**
- * Live processes owned by the sandbox user (when Orka runs as root), else with a marker in the
- * cmdline. Zombies are not counted: they hold no memory or CPU, only a pid until init reaps them.
+ * Live processes whose command line carries the marker (other tests may run sandboxes at the
+ * same time, so the sandbox uid alone proves nothing). Zombies hold only a pid and are not counted.
  */
 function sandboxProcesses(marker: string): number {
   let count = 0;
@@ -16,14 +15,15 @@ function sandboxProcesses(marker: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, "utf8"))) continue;
-      const owned = process.getuid?.() === 0 ? statSync(`/proc/${entry}`).uid === SANDBOX_UID : false;
-      if (owned || readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) count++;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) count++;
     } catch {
       // gone
     }
   }
   return count;
 }
+
+const uniqueMarker = (name: string) => `orka${name}${process.pid}${Math.random().toString(36).slice(2, 8)}`;
 
 describe("code_exec", () => {
   let tools: Awaited<ReturnType<typeof toolHarness>>;
@@ -70,13 +70,14 @@ describe("code_exec", () => {
 
   // core-tools §9.5
   it("kills an infinite loop at its timeout and keeps what it printed", async () => {
+    const marker = uniqueMarker("loop");
     const started = Date.now();
-    const run = await tools.call("code_exec", { language: "python", code: "import sys\nprint('before', flush=True)\nwhile True: pass", timeout: 2 });
+    const run = await tools.call("code_exec", { language: "bash", code: `echo before\nexec -a ${marker} bash -c 'while :; do :; done'`, timeout: 2 });
     expect(Date.now() - started).toBeLessThan(4000);
     expect(run).toMatchObject({ output: "before\n", exit_code: -1, timed_out: true });
     expect(run.error).toContain("execution timed out");
-    for (let i = 0; i < 20 && sandboxProcesses("while True: pass") > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(sandboxProcesses("while True: pass")).toBe(0);
+    for (let i = 0; i < 20 && sandboxProcesses(marker) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(sandboxProcesses(marker)).toBe(0);
   });
 
   it("clamps a timeout of 120 to 60 seconds", async () => {
@@ -86,6 +87,7 @@ describe("code_exec", () => {
 
   // core-tools §9.4: bounded — every loop stops after a fixed number of tries.
   it("stops a bounded fork flood at the process limit, leaving no process behind", async () => {
+    const marker = uniqueMarker("fork");
     const started = Date.now();
     const run = await tools.call("code_exec", {
       language: "python",
@@ -99,7 +101,10 @@ describe("code_exec", () => {
         "        failed += 1",
         "        continue",
         "    if pid == 0:",
-        "        time.sleep(3); os._exit(0)",
+        "        try:",
+        `            os.execvp("sleep", ["${marker}", "3"])`,
+        "        finally:",
+        "            os._exit(0)",
         "    started += 1",
         "print(started, failed)",
       ].join("\n"),
@@ -109,8 +114,8 @@ describe("code_exec", () => {
     const [forked, refused] = run.output.trim().split(" ").map(Number);
     expect(forked).toBeLessThan(300);
     expect(refused).toBeGreaterThan(1000);
-    for (let i = 0; i < 30 && sandboxProcesses("os.fork()") > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(sandboxProcesses("os.fork()")).toBe(0);
+    for (let i = 0; i < 30 && sandboxProcesses(marker) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(sandboxProcesses(marker)).toBe(0);
   });
 
   // core-tools §9.6
