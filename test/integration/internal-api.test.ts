@@ -42,6 +42,17 @@ describe("internal worker API authorization", () => {
     const tool = await post("tools/default/task-a/anything", JSON.stringify({ arguments: {} }), token, "application/json");
     expect([tool.status, ((await tool.json()) as any).error.message]).toEqual([403, 'tool "anything" was not enabled for this task']);
 
+    // Memory: a worker only proposes, always pending, for its own Task, in its own namespace.
+    const proposed = await post("memory-proposals/default", JSON.stringify({ title: "t", type: "memory", content: "c", status: "applied", reviewer: "me", taskName: "task-b" }), token, "application/json");
+    expect(proposed.status).toBe(201);
+    expect(await proposed.json()).toMatchObject({ status: "pending", taskName: "task-a" });
+    const mismatch = await post("memory-proposals/default", JSON.stringify({ title: "t", namespace: "team" }), token, "application/json");
+    expect([mismatch.status, ((await mismatch.json()) as any).error.message]).toEqual([400, "memory proposal namespace mismatch"]);
+    const foreign = await fetch(`${orka.url}/internal/v1/memories/team`, { headers: { authorization: `Bearer ${token}` } });
+    expect([foreign.status, ((await foreign.json()) as any).error.message]).toEqual([403, "cross-namespace access denied"]);
+    const review = await post("memory-proposals/default/x/review", "{}", token, "application/json");
+    expect(review.status).toBe(404);
+
     orka.data.finishAttempt("a-1", { state: "succeeded", exitCode: 0 });
     const late = await post("results/default/task-a", "too late");
     expect([late.status, ((await late.json()) as any).error.message]).toEqual([403, "attempt is no longer running"]);

@@ -89,25 +89,24 @@ describe("code_exec", () => {
   it("stops a bounded fork flood at the process limit, leaving no process behind", async () => {
     const marker = uniqueMarker("fork");
     const started = Date.now();
+    // exec -a names the interpreter after the marker; forked children keep that command line.
+    const flood = [
+      "import os, time",
+      "started = failed = 0",
+      "for _ in range(2000):",
+      "    try:",
+      "        pid = os.fork()",
+      "    except OSError:",
+      "        failed += 1",
+      "        continue",
+      "    if pid == 0:",
+      "        time.sleep(3); os._exit(0)",
+      "    started += 1",
+      "print(started, failed)",
+    ].join("\n");
     const run = await tools.call("code_exec", {
-      language: "python",
-      code: [
-        "import os, time",
-        "started = failed = 0",
-        "for _ in range(2000):",
-        "    try:",
-        "        pid = os.fork()",
-        "    except OSError:",
-        "        failed += 1",
-        "        continue",
-        "    if pid == 0:",
-        "        try:",
-        `            os.execvp("sleep", ["${marker}", "3"])`,
-        "        finally:",
-        "            os._exit(0)",
-        "    started += 1",
-        "print(started, failed)",
-      ].join("\n"),
+      language: "bash",
+      code: `cat > /tmp/flood.py <<'PY'\n${flood}\nPY\nexec -a ${marker} python3 /tmp/flood.py`,
       timeout: 5,
     });
     expect(Date.now() - started).toBeLessThan(7000);
