@@ -12,6 +12,7 @@ import { openDatabase } from "./store/sqlite/db.ts";
 import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
+import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
@@ -32,6 +33,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const data = new SqliteTaskDataStore(db);
   const memory = new SqliteMemoryStore(db);
+  const coordination = new SqliteCoordinationStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
@@ -46,6 +48,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     store,
     data,
     memory,
+    coordination,
     runner,
     logger,
     get controllerURL() {
@@ -63,6 +66,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       store,
       data,
       memory,
+      coordination,
       controller,
       tokens: new TokenAuthenticator(db, adminToken),
       isReady: () => ready,

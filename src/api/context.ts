@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
+import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
@@ -12,6 +13,7 @@ export interface ApiContext {
   store: ResourceStore;
   data: TaskDataStore;
   memory: MemoryStore;
+  coordination: CoordinationStore;
   controller: Controller;
   tokens: TokenAuthenticator;
   isReady: () => boolean;

@@ -9,6 +9,7 @@ import { principalOf, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
 import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
+import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
@@ -67,6 +68,7 @@ export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   registerMemoryRoutes(app, ctx);
   registerInternalRoutes(app, ctx);
   registerInternalMemoryRoutes(app, ctx);
+  registerInternalCoordinationRoutes(app, ctx);
   registerOpenAICompat(app, ctx);
   registerAnthropicCompat(app, ctx);
   return app;

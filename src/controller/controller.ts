@@ -5,6 +5,7 @@ import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from
 import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
+import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
 import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
@@ -26,6 +27,7 @@ export interface ControllerOptions {
   store: ResourceStore;
   data: TaskDataStore;
   memory: MemoryStore;
+  coordination: CoordinationStore;
   runner: WorkloadRunner;
   logger: Logger;
   /** Where workers reach /internal/v1. */
@@ -106,12 +108,12 @@ export class Controller {
   }
 
   /** Cancels a Task through the normal completion path (kills its worker first). */
-  async cancel(namespace: string, name: string, reason: string): Promise<TaskPhase> {
+  async cancel(namespace: string, name: string, message: string): Promise<TaskPhase> {
     const task = await this.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
     if (!task) throw new OrkaError("not_found", "task not found");
     if (isTerminal(task)) return task.status!.phase!;
-    this.stopAttempt(task, "killed", reason);
-    await this.complete(task, "Cancelled", reason ? `cancelled: ${reason}` : "task cancelled");
+    this.stopAttempt(task, "killed", message);
+    await this.complete(task, "Cancelled", message);
     return "Cancelled";
   }
 
@@ -402,6 +404,7 @@ export class Controller {
     });
     this.runQueue.remove(taskKey(task.metadata.namespace, task.metadata.name));
     this.releaseSession(completed);
+    this.options.coordination.deletePlan(completed.metadata.namespace, completed.metadata.name);
     this.event(completed, { type: reason, severity: phase === "Failed" ? "error" : "info", summary: message });
     await this.touchAgent(completed);
     const attemptId = completed.status?.jobName;
@@ -445,6 +448,8 @@ export class Controller {
     if (attemptId && this.runner.isRunning(attemptId)) this.stopAttempt(task, "killed", "task deleted");
     if (attemptId) await this.releaseAttempt(attemptId);
     this.data.deleteTaskData(namespace, name);
+    this.options.coordination.deleteMessagesOf(namespace, name);
+    this.options.coordination.deletePlan(namespace, name);
     this.releaseSession(task);
     await this.store.update({
       ...task,

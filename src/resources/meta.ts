@@ -61,12 +61,17 @@ export const LABEL = {
   iterationGroup: "orka.ai/iteration-group",
   scheduledRun: "orka.ai/scheduled-run",
   createdBy: "orka.ai/created-by",
+  coordinator: "orka.ai/coordinator",
 } as const;
 
 export const ANNOTATION = {
   parentTaskName: "orka.ai/parent-task-name",
   coordinationDepth: "orka.ai/coordination-depth",
   disableCoordinationToolInjection: "orka.ai/disable-coordination-tool-injection",
+  autoRetry: "orka.ai/auto-retry",
+  maxRetries: "orka.ai/max-retries",
+  retryCount: "orka.ai/retry-count",
+  originalPrompt: "orka.ai/original-prompt",
 } as const;
 
 export const FINALIZER_CLEANUP = "orka.ai/cleanup";

@@ -10,6 +10,20 @@ export interface PeerTurn {
   finish?: string;
 }
 
+export type ScriptedPeerTurn = PeerTurn | ((request: Record<string, unknown>) => PeerTurn);
+
+/** The text of every tool result in a request, in order, whichever wire format it came in. */
+export function toolResultsOf(body: Record<string, unknown>): string[] {
+  const messages = (body.messages as { role: string; content: unknown }[]) ?? [];
+  return messages.flatMap((m) => {
+    if (m.role === "tool") return [String(m.content)];
+    if (m.role === "user" && Array.isArray(m.content)) {
+      return m.content.filter((b: { type: string }) => b.type === "tool_result").map((b: { content: unknown }) => String(b.content));
+    }
+    return [];
+  });
+}
+
 export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
@@ -25,22 +39,25 @@ export interface InjectedFailure {
 export interface LlmPeer {
   url: string;
   requests: RecordedRequest[];
-  /** Turns for a model name; the n-th request of a conversation gets turn n (n = assistant turns so far). */
-  script(model: string, turns: PeerTurn[]): void;
+  /**
+   * Turns for a model name; the n-th request of a conversation gets turn n (n = assistant turns so
+   * far). A turn may be a function of the request, to answer from earlier tool results.
+   */
+  script(model: string, turns: ScriptedPeerTurn[]): void;
   /** The next `count` requests (for any model, or one model) fail with this status. */
   failNext(count: number, failure: InjectedFailure, model?: string): void;
-  /** Every response waits this long first. */
-  setDelay(ms: number): void;
+  /** Responses wait this long first (for one model, or for all). */
+  setDelay(ms: number, model?: string): void;
   close(): Promise<void>;
 }
 
 type Format = "openai" | "anthropic";
 
 export async function startLlmPeer(): Promise<LlmPeer> {
-  const scripts = new Map<string, PeerTurn[]>();
+  const scripts = new Map<string, ScriptedPeerTurn[]>();
   const failures: { model?: string; failure: InjectedFailure }[] = [];
   const requests: RecordedRequest[] = [];
-  let delayMs = 0;
+  const delays = new Map<string | undefined, number>();
 
   const server = http.createServer((req, res) => {
     let raw = "";
@@ -54,6 +71,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
         return sendJson(res, 400, { error: { message: "invalid JSON body", type: "invalid_request_error" } });
       }
       requests.push({ path, headers: req.headers, body });
+      const delayMs = delays.get(String(body.model ?? "")) ?? delays.get(undefined) ?? 0;
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       const format: Format | undefined = path.endsWith("/chat/completions") ? "openai" : path.endsWith("/messages") ? "anthropic" : undefined;
       if (!format) return sendJson(res, 404, { error: { message: `no route ${path}` } });
@@ -66,7 +84,8 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       const turns = scripts.get(model);
       const messages = (body.messages as { role: string }[] | undefined) ?? [];
       const index = messages.filter((m) => m.role === "assistant").length;
-      const turn = turns?.[index];
+      const scripted = turns?.[index];
+      const turn = typeof scripted === "function" ? scripted(body) : scripted;
       if (!turn) return sendFailure(res, format, { status: 400, message: `peer has no turn ${index + 1} for model "${model}"` });
       const stream = body.stream === true;
       if (format === "openai") return stream ? streamOpenAI(res, model, turn, index) : sendJson(res, 200, openAIBody(model, turn, index));
@@ -83,7 +102,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
     failNext: (count, failure, model) => {
       for (let i = 0; i < count; i++) failures.push({ model, failure });
     },
-    setDelay: (ms) => void (delayMs = ms),
+    setDelay: (ms, model) => void delays.set(model, ms),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -71,7 +71,32 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return listResponse(list);
   });
 
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => load(namespaceOf(request), request.params.name));
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
+    const task = await load(namespaceOf(request), request.params.name);
+    const plan = ctx.coordination.getPlan(task.metadata.namespace, task.metadata.name);
+    return plan
+      ? { ...task, plan: { summary: plan.summary, progressPct: plan.progressPct, goalComplete: plan.goalComplete, planDocument: plan.planDocument, iteration: plan.iteration } }
+      : task;
+  });
+
+  // The reference's plan endpoint speaks PascalCase; kept as is for its clients (P4 divergences).
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/plan", async (request) => {
+    const namespace = namespaceOf(request);
+    await load(namespace, request.params.name);
+    const plan = ctx.coordination.getPlan(namespace, request.params.name);
+    if (!plan) throw new OrkaError("not_found", "no plan found for this task");
+    return {
+      TaskName: plan.task,
+      Namespace: plan.namespace,
+      Iteration: plan.iteration,
+      Summary: plan.summary,
+      ProgressPct: plan.progressPct,
+      GoalComplete: plan.goalComplete,
+      PlanDocument: plan.planDocument,
+      CreatedAt: plan.createdAt,
+      UpdatedAt: plan.updatedAt,
+    };
+  });
 
   app.put<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
     const namespace = namespaceOf(request);
@@ -100,7 +125,8 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post<{ Params: { name: string }; Body: { reason?: string } | undefined }>("/api/v1/tasks/:name/cancel", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
-    const phase = await ctx.controller.cancel(namespace, request.params.name, request.body?.reason ?? "");
+    const reason = request.body?.reason;
+    const phase = await ctx.controller.cancel(namespace, request.params.name, reason ? `cancelled: ${reason}` : "task cancelled");
     return { taskName: request.params.name, phase };
   });
 

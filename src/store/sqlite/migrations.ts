@@ -103,4 +103,22 @@ export const migrations: string[] = [
     INSERT INTO transcript_fts (transcript_fts, rowid, content) VALUES ('delete', old.id, old.content);
   END;
   `,
+  `
+  CREATE TABLE plans (
+    namespace TEXT NOT NULL, task TEXT NOT NULL, iteration INTEGER NOT NULL, summary TEXT NOT NULL,
+    progress_pct INTEGER NOT NULL, goal_complete INTEGER NOT NULL, plan_document TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (namespace, task)
+  ) WITHOUT ROWID;
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace TEXT NOT NULL, parent_task TEXT NOT NULL, from_task TEXT NOT NULL, to_task TEXT NOT NULL,
+    content TEXT NOT NULL, created_at TEXT NOT NULL
+  );
+  CREATE INDEX messages_by_family ON messages (namespace, parent_task, id);
+  CREATE TABLE message_reads (
+    message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE, reader TEXT NOT NULL,
+    PRIMARY KEY (message_id, reader)
+  ) WITHOUT ROWID;
+  `,
 ];

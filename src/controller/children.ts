@@ -1,0 +1,236 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { AgentSpec } from "../resources/agent.ts";
+import { ANNOTATION, API_VERSION, LABEL, type Resource } from "../resources/meta.ts";
+import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../resources/task.ts";
+import { parseWith } from "../resources/validate.ts";
+import type { TaskDataStore } from "../store/data-store.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+import type { ContainerArgs, DelegateArgs } from "../tools/coordination/schemas.ts";
+import { isDuration, parseDuration } from "../util/duration.ts";
+import { OrkaError } from "../util/errors.ts";
+import { parentTaskName } from "./admission.ts";
+
+type Task = Resource<TaskSpec, TaskStatus>;
+const fail = (message: string) => new OrkaError("invalid_argument", message);
+const RESULT_LIMIT = 4096;
+
+/** The parent-link label: the name when it is a valid label value, else a prefix and a hash (coordination conventions). */
+export function parentLabelValue(name: string): string {
+  if (name.length <= 63 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 12);
+  return `${name.slice(0, 50).replace(/[^a-z0-9]+$/, "")}-${hash}`;
+}
+
+function childName(parent: string): string {
+  return `${parent.slice(0, 200)}-child-${randomBytes(3).toString("hex").slice(0, 5)}`;
+}
+
+function provenance(parent: Task, extraLabels: Record<string, string>, extraAnnotations: Record<string, string>) {
+  return {
+    labels: { [LABEL.parentTask]: parentLabelValue(parent.metadata.name), [LABEL.coordinator]: "true", ...extraLabels },
+    annotations: { [ANNOTATION.parentTaskName]: parent.metadata.name, ...extraAnnotations },
+    ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid!, controller: true }],
+  };
+}
+
+function checkTimeout(timeout: string | undefined): string | undefined {
+  if (timeout === undefined || timeout === "") return undefined;
+  if (!isDuration(timeout)) throw fail(`invalid timeout "${timeout}": use a duration such as 20m`);
+  return parseDuration(timeout) > 0 ? timeout : undefined;
+}
+
+function checkPriority(priority: number | undefined, parent: Task): number {
+  if (priority === undefined) return parent.spec.priority ?? 500;
+  if (priority < 0 || priority > 1000) throw fail("priority must be between 0 and 1000");
+  return priority;
+}
+
+/** delegate_task on the control plane (coordination spec §2): every check before anything is created. */
+export async function delegate(store: ResourceStore, parent: Task, args: DelegateArgs): Promise<{ taskName: string; status: "created" }> {
+  if (!args.agent.trim()) throw fail("agent is required");
+  if (!args.prompt.trim()) throw fail("prompt is required");
+  const namespace = parent.metadata.namespace;
+  const taskNamespace = args.taskNamespace ?? (args.agentNamespace ? namespace : args.namespace) ?? namespace;
+  const agentNamespace = args.agentNamespace ?? args.namespace ?? taskNamespace;
+  if (taskNamespace !== namespace || agentNamespace !== namespace) {
+    throw new OrkaError("permission_denied", `children must stay in this task's namespace "${namespace}"`);
+  }
+  const parentAgent = parent.spec.agentRef ? await store.get<AgentSpec, unknown>("Agent", parent.spec.agentRef.namespace ?? namespace, parent.spec.agentRef.name) : undefined;
+  const coordination = parentAgent?.spec.coordination;
+  const depth = Number(parent.metadata.annotations?.[ANNOTATION.coordinationDepth] ?? 0) || 0;
+  const maxDepth = coordination?.maxDepth ?? 3;
+  if (depth + 1 > maxDepth) throw fail(`coordination depth exceeded: current depth ${depth}, max depth ${maxDepth}`);
+  const allowed = coordination?.allowedAgents ?? [];
+  if (allowed.length > 0 && !allowed.some((a) => a.name === args.agent && (a.namespace ?? namespace) === agentNamespace)) {
+    throw fail(`agent "${agentNamespace}/${args.agent}" is not in the allowed agents list`);
+  }
+  const agent = await store.get<AgentSpec, unknown>("Agent", agentNamespace, args.agent);
+  if (!agent) throw fail(`failed to get agent "${agentNamespace}/${args.agent}": not found`);
+  const codingAgent = agent.spec.runtime !== undefined;
+  if (!codingAgent && (args.workspace || args.maxTurns !== undefined || args.allowBash !== undefined)) {
+    throw fail("workspace is only supported for coding-agent children");
+  }
+  if (codingAgent && (args.prior_task || args.feedback)) throw fail("prior_task is not supported for coding-agent children; have the next agent read the published branch");
+
+  const labels: Record<string, string> = { [LABEL.delegatedAgent]: parentLabelValue(args.agent) };
+  const annotations: Record<string, string> = { [ANNOTATION.coordinationDepth]: String(depth + 1) };
+  let workspace = args.workspace;
+  let priorTaskRef: TaskSpec["priorTaskRef"];
+  if (args.prior_task) {
+    const prior = await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task);
+    if (!prior) throw fail(`prior task "${args.prior_task}" not found`);
+    const iteration = Number(prior.metadata.labels?.[LABEL.iteration]);
+    labels[LABEL.iteration] = String(Number.isInteger(iteration) && iteration > 0 ? iteration + 1 : 2);
+    labels[LABEL.iterationGroup] = prior.metadata.labels?.[LABEL.iterationGroup] ?? prior.metadata.uid!;
+    workspace ??= prior.spec.workspace;
+    priorTaskRef = { name: prior.metadata.name };
+  }
+  if (args.auto_retry) {
+    Object.assign(annotations, {
+      [ANNOTATION.autoRetry]: "true",
+      [ANNOTATION.maxRetries]: String(args.max_retries !== undefined && args.max_retries >= 0 ? args.max_retries : 2),
+      [ANNOTATION.retryCount]: "0",
+      [ANNOTATION.originalPrompt]: args.prompt.slice(0, 32 * 1024),
+    });
+  }
+  const prompt = args.feedback ? `FEEDBACK FROM REVIEW:\n${args.feedback}\n\nTASK:\n${args.prompt}` : args.prompt;
+  const spec = parseWith(
+    taskSpecSchema,
+    {
+      type: codingAgent ? "agent" : "ai",
+      agentRef: { name: args.agent },
+      ...(codingAgent ? { prompt, workspace, agentRuntime: { maxTurns: args.maxTurns, allowBash: args.allowBash } } : { ai: { prompt } }),
+      priority: checkPriority(args.priority, parent),
+      timeout: checkTimeout(args.timeout),
+      priorTaskRef,
+      requestedBy: parent.spec.requestedBy,
+      transaction: parent.spec.transaction,
+    },
+    "spec",
+  );
+  const child = await createChild(store, parent, spec, labels, annotations);
+  return { taskName: child.metadata.name, status: "created" };
+}
+
+/** create_container_task (coordination spec §6): chat-style results, never a thrown validation error. */
+export async function createContainerChild(store: ResourceStore, parent: Task, args: ContainerArgs) {
+  const namespace = args.namespace ?? parent.metadata.namespace;
+  try {
+    if (namespace !== parent.metadata.namespace) throw new OrkaError("permission_denied", `children must stay in this task's namespace "${parent.metadata.namespace}"`);
+    const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task) : undefined;
+    if (args.prior_task && !prior) throw fail(`prior task "${args.prior_task}" not found`);
+    const spec = parseWith(
+      taskSpecSchema,
+      {
+        type: "container",
+        image: args.image,
+        command: args.command,
+        args: args.args,
+        workspace: args.workspace ?? prior?.spec.workspace,
+        timeout: checkTimeout(args.timeout),
+        priority: checkPriority(args.priority, parent),
+        schedule: args.schedule,
+        requestedBy: parent.spec.requestedBy,
+        transaction: parent.spec.transaction,
+      },
+      "spec",
+    );
+    const child = await createChild(store, parent, spec, {}, {});
+    const message = args.schedule ? `Recurring task scheduled (schedule: ${args.schedule})` : "Task created";
+    return { success: true, data: { name: child.metadata.name, namespace, phase: "Pending", message } };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    return { success: false, error, errorType: "invalid_arguments", suggestion: "fix the arguments and call create_container_task again" };
+  }
+}
+
+async function createChild(store: ResourceStore, parent: Task, spec: TaskSpec, labels: Record<string, string>, annotations: Record<string, string>): Promise<Task> {
+  try {
+    return await store.create<TaskSpec, TaskStatus>({
+      apiVersion: API_VERSION,
+      kind: "Task",
+      metadata: { name: childName(parent.metadata.name), namespace: parent.metadata.namespace, ...provenance(parent, labels, annotations) },
+      spec,
+    });
+  } catch (err) {
+    throw fail(`failed to create child task: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+export interface WaitResult {
+  task: string;
+  phase: string;
+  agent?: string;
+  result?: string;
+  failureDetails?: { message: string; retryCount: number; maxRetries: number };
+}
+
+/** One entry of wait_for_tasks (§4): results from the store, `diff` stripped, summaries capped. */
+export function describeChild(data: TaskDataStore, parent: Task, name: string, child: Task | undefined): WaitResult {
+  if (!child) return { task: name, phase: "Error", result: `error: task "${name}" not found` };
+  if (parentTaskName(child) !== parent.metadata.name) return { task: name, phase: "Error", result: `error: task "${name}" is not a child of the current task` };
+  const phase = child.status?.phase ?? "Pending";
+  const entry: WaitResult = { task: name, phase, ...(child.spec.agentRef ? { agent: child.spec.agentRef.name } : {}) };
+  if (TERMINAL_PHASES.includes(phase)) {
+    const stored = data.getResult(child.metadata.namespace, name);
+    entry.result = stored === undefined ? (phase === "Failed" ? `error: ${child.status?.message ?? "failed"}` : child.status?.message) : summarize(stored);
+    if (phase === "Failed" && child.metadata.annotations?.[ANNOTATION.autoRetry] === "true") {
+      entry.failureDetails = {
+        message: child.status?.message ?? "",
+        retryCount: Number(child.metadata.annotations[ANNOTATION.retryCount] ?? 0),
+        maxRetries: Number(child.metadata.annotations[ANNOTATION.maxRetries] ?? 2),
+      };
+    }
+  }
+  return entry;
+}
+
+function summarize(stored: string): string {
+  let summary = stored;
+  try {
+    const envelope = JSON.parse(stored);
+    if (envelope && typeof envelope === "object" && !Array.isArray(envelope)) {
+      delete envelope.diff;
+      summary = typeof envelope.summary === "string" ? envelope.summary : JSON.stringify(envelope);
+    }
+  } catch {
+    // plain text is the summary
+  }
+  return summary.length > RESULT_LIMIT ? `${summary.slice(0, RESULT_LIMIT)}\n[summary truncated, full summary: ${summary.length} chars]` : summary;
+}
+
+/** Waits until every named child is terminal, or `maxWaitMs` passes; wakes on store changes, not a poll. */
+export async function waitForChildren(store: ResourceStore, data: TaskDataStore, parent: Task, names: string[], maxWaitMs: number): Promise<{ completed: boolean; results: WaitResult[] }> {
+  const read = async () => {
+    const results: WaitResult[] = [];
+    for (const name of names) results.push(describeChild(data, parent, name, await store.get<TaskSpec, TaskStatus>("Task", parent.metadata.namespace, name)));
+    const completed = results.every((r) => r.phase === "Error" || TERMINAL_PHASES.includes(r.phase as never));
+    return { completed, results };
+  };
+  let state = await read();
+  if (state.completed || maxWaitMs <= 0) return state;
+  const deadline = Date.now() + maxWaitMs;
+  const wanted = new Set(names);
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(finish, maxWaitMs);
+    // A fallback poll, should a change notification ever be missed.
+    const poll = setInterval(() => void check(), 5000);
+    const unwatch = store.watch((event) => {
+      if (event.object.kind === "Task" && wanted.has(event.object.metadata.name)) void check();
+    });
+    let done = false;
+    async function check() {
+      state = await read();
+      if (state.completed || Date.now() >= deadline) finish();
+    }
+    function finish() {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearInterval(poll);
+      unwatch();
+      resolve();
+    }
+  });
+  return read();
+}

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { workspaceSchema } from "../../resources/task.ts";
+
+/** Arguments of delegate_task, checked by the tool and again by the control plane. */
+export const delegateArgs = z.object({
+  agent: z.string().describe("Name of the Agent to delegate to"),
+  prompt: z.string().describe("The child Task's prompt"),
+  taskNamespace: z.string().optional().describe("Namespace of the child Task (defaults to this Task's)"),
+  agentNamespace: z.string().optional().describe("Namespace of the Agent (defaults to taskNamespace)"),
+  namespace: z.string().optional().describe("Legacy: sets both namespaces"),
+  priority: z.number().int().optional().describe("0-1000; defaults to this Task's priority"),
+  timeout: z.string().optional().describe("Child timeout, such as 20m"),
+  workspace: workspaceSchema.optional().describe("Repository settings for a coding-agent child"),
+  maxTurns: z.number().int().min(1).max(1000).optional(),
+  allowBash: z.boolean().optional(),
+  prior_task: z.string().optional().describe("A completed Task whose work this continues (native children)"),
+  feedback: z.string().optional().describe("Review feedback prepended to the prompt"),
+  auto_retry: z.boolean().optional(),
+  max_retries: z.number().int().optional().describe("Default 2"),
+});
+export type DelegateArgs = z.output<typeof delegateArgs>;
+
+export const containerArgs = z.object({
+  image: z.string().optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  workspace: workspaceSchema.optional(),
+  prior_task: z.string().optional(),
+  namespace: z.string().optional(),
+  timeout: z.string().optional(),
+  priority: z.number().int().optional(),
+  schedule: z.string().optional(),
+});
+export type ContainerArgs = z.output<typeof containerArgs>;
+
+export const waitArgs = z.object({
+  tasks: z.array(z.string()).describe("Names of the child Tasks"),
+  timeout: z.string().default("10m").describe("How long to wait, such as 10m"),
+});
