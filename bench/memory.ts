@@ -38,9 +38,10 @@ const insertMemories = (count: number) =>
 for (const [total, add] of [[10_000, 10_000], [100_000, 90_000]] as const) {
   insertMemories(add);
   const query = measure(200, (i) => store.recall("bench", { query: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`.slice(0, 12), limit: 50 }));
+  const rare = measure(200, (i) => store.recall("bench", { query: String(100_000 + ((i * 7919) % 900_000)), limit: 50 }));
   const recent = measure(200, () => store.recall("bench", { limit: 5 }));
   const tagged = measure(200, (i) => store.recall("bench", { tags: [WORDS[i % WORDS.length]], limit: 50 }));
-  console.log(JSON.stringify({ bench: `recall_memory at ${total} memories`, with_query: query, newest_5: recent, by_tag: tagged }));
+  console.log(JSON.stringify({ bench: `recall_memory at ${total} memories`, common_words_query: query, rare_term_query: rare, newest_5: recent, by_tag: tagged }));
 }
 
 const started = performance.now();

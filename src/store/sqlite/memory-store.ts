@@ -127,20 +127,19 @@ export class SqliteMemoryStore implements MemoryStore {
       params.push(...filter.ids);
     }
     const query = filter.query?.trim();
-    let from = "memories m";
-    let order = "m.updated_at DESC, m.id DESC";
     if (query && query.length >= TRIGRAM) {
-      // Ranked recall: bm25 over content and tags, recency breaking ties.
-      from = "memories m JOIN memories_fts f ON f.rowid = m.rowid";
-      where.push("memories_fts MATCH ?");
+      // Newest first, as the spec orders recall (A10): the index walks by recency and stops at the limit.
+      where.push("m.rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)");
       params.push(phrase(query));
-      order = "f.rank, m.updated_at DESC, m.id DESC";
     } else if (query) {
       where.push("(lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\')");
       params.push(likeEscape(query), likeEscape(query));
     }
     params.push(filter.limit);
-    return this.db.prepare<unknown[], Row>(`SELECT m.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`).all(...params).map(toMemory);
+    return this.db
+      .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.updated_at DESC, m.id DESC LIMIT ?`)
+      .all(...params)
+      .map(toMemory);
   }
 
   getMemory(namespace: string, id: string): Memory | undefined {
