@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLlmPeer, toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 
 const COORDINATOR_TOOLS = [
   "delegate_task", "wait_for_tasks", "create_container_task", "cancel_task", "send_message", "check_messages",
@@ -15,21 +16,10 @@ const parsed = (body: Record<string, unknown>) => toolResultsOf(body).map((r) =>
 describe("multi-agent coordination", () => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;
+  let stop: () => Promise<void>;
 
   beforeAll(async () => {
-    peer = await startLlmPeer();
-    orka = await startOrkaServer();
-    const applied = await orka.cli(["apply", "-f", "-"], `
-apiVersion: v1
-kind: Secret
-metadata: {name: key}
-stringData: {api-key: sk-peer-0000000000000000000}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: peer}
-spec: {type: openai, baseURL: "${peer.url}/v1", secretRef: {name: key}}
----
+    ({ orka, peer, stop } = await startOrkaWithPeer(`
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: boss}
@@ -49,13 +39,9 @@ apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: outsider}
 spec: {providerRef: {name: peer}}
-`);
-    expect(applied.code, applied.stderr).toBe(0);
+`));
   });
-  afterAll(async () => {
-    await orka.stop();
-    await peer.close();
-  });
+  afterAll(() => stop());
 
   it("delegates, messages between siblings, waits for the results and keeps a plan", async () => {
     // Each child says hello to its sibling, reads its messages, then answers with what it got.

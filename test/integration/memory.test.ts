@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import type { LlmPeer } from "../peers/llm-server.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 
 const MEMORY_TOOLS = ["recall_memory", "remember", "propose_memory", "search_transcript"];
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
@@ -12,33 +13,19 @@ describe("durable memory", () => {
   let reviewerToken: string;
   let userToken: string;
 
+  let stop: () => Promise<void>;
+
   beforeAll(async () => {
-    peer = await startLlmPeer();
-    orka = await startOrkaServer();
-    const applied = await orka.cli(["apply", "-f", "-"], `
-apiVersion: v1
-kind: Secret
-metadata: {name: key}
-stringData: {api-key: sk-peer-0000000000000000000}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: peer}
-spec: {type: openai, baseURL: "${peer.url}/v1", secretRef: {name: key}}
----
+    ({ orka, peer, stop } = await startOrkaWithPeer(`
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: helper}
 spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordination: {enabled: true}}
-`);
-    expect(applied.code, applied.stderr).toBe(0);
+`));
     reviewerToken = (await orka.api("POST", "/api/v1/auth/tokens", { name: "rita", namespace: "default", role: "reviewer" })).body.token;
     userToken = (await orka.api("POST", "/api/v1/auth/tokens", { name: "ulf", namespace: "default" })).body.token;
   });
-  afterAll(async () => {
-    await orka.stop();
-    await peer.close();
-  });
+  afterAll(() => stop());
 
   const runTask = async (name: string, model: string, turns: any[], extra: Record<string, unknown> = {}) => {
     peer.script(model, turns);
