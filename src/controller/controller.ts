@@ -5,6 +5,7 @@ import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from
 import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
+import type { AgentSpec } from "../resources/agent.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
 import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
@@ -48,6 +49,7 @@ export interface ControllerOptions {
 const RUNNING_RECHECK_MS = 5_000;
 const NAMESPACE_LIMIT_WAIT_MS = 10_000;
 const SESSION_WAIT_MS = 5_000;
+const AUTONOMOUS_RECHECK_MS = 30_000;
 const DEFAULT_RETRY_DELAY_MS = 10_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
 const CHILD_RESULT_LIMIT = 4096;
@@ -312,11 +314,47 @@ export class Controller {
       return this.work.add(key, RUNNING_RECHECK_MS);
     }
     this.activeAttempts.delete(attempt.id);
-    if (attempt.state === "succeeded") return this.complete(task, "Succeeded", "task completed successfully");
+    if (attempt.state === "succeeded") {
+      const autonomy = await this.autonomyOf(task);
+      if (autonomy) return this.nextIteration(task, autonomy, key);
+      return this.complete(task, "Succeeded", "task completed successfully");
+    }
     if (attempt.state === "failed") {
       const reason = attempt.reason ?? "Error";
       return this.failOrRetry(task, attempt.exitCode === undefined ? "job failed" : `job failed: container exited with code ${attempt.exitCode} (reason=${reason})`);
     }
+  }
+
+  private async autonomyOf(task: Task): Promise<{ maxIterations: number } | undefined> {
+    const ref = task.spec.agentRef;
+    if (!ref || task.spec.type !== "ai") return undefined;
+    const agent = await this.store.get<AgentSpec, unknown>("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
+    const coordination = agent?.spec.coordination;
+    return coordination?.enabled && coordination.autonomous ? { maxIterations: coordination.maxIterations ?? 0 } : undefined;
+  }
+
+  /** The autonomous loop (P2.7): after an iteration, finish on goal or budget, wait while suspended, else go again. */
+  private async nextIteration(task: Task, autonomy: { maxIterations: number }, key: string): Promise<void> {
+    const iteration = task.status?.iteration ?? 0;
+    const plan = this.options.coordination.getPlan(task.metadata.namespace, task.metadata.name);
+    if (plan?.goalComplete) return this.complete(task, "Succeeded", `goal complete after ${iteration + 1} iterations: ${plan.summary}`);
+    if (autonomy.maxIterations > 0 && iteration + 1 >= autonomy.maxIterations) {
+      return this.complete(task, "Succeeded", `reached max iterations (${autonomy.maxIterations})`);
+    }
+    if (task.spec.suspend) {
+      await this.writeStatus(task, { message: `autonomous task suspended at iteration ${iteration}` });
+      return this.work.add(key, AUTONOMOUS_RECHECK_MS);
+    }
+    const attemptId = task.status?.jobName;
+    if (attemptId) await this.releaseAttempt(attemptId);
+    await this.writeStatus(task, {
+      phase: "Pending",
+      iteration: iteration + 1,
+      jobName: undefined,
+      message: `autonomous iteration ${iteration + 1}`,
+      queuedAt: new Date().toISOString(),
+    });
+    this.event(task, { type: "IterationCompleted", summary: `iteration ${iteration} done${plan ? `: ${plan.summary} (${plan.progressPct}%)` : ""}` });
   }
 
   private timedOut(task: Task): boolean {

@@ -6,6 +6,7 @@ import type { ControlPlane, ToolContext, ToolSettings } from "./define.ts";
 export const NO_CONTROL_PLANE: ControlPlane = {
   get: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
   post: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
+  delete: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
 };
 
 /** The one way to build a tool context: file tools see `/workspace` and `/tmp` of these directories. */

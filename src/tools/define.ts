@@ -7,6 +7,7 @@ import type { SearchSettings } from "./core/web-search.ts";
 export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
+  delete(path: string): Promise<unknown>;
 }
 
 export interface ToolSettings {

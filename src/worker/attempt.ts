@@ -10,7 +10,7 @@ import type { AttemptConfig } from "./attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "./models.ts";
-import { assembleSystemPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
+import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
 import type { ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
 import { toolExecutor } from "./tool-executor.ts";
@@ -55,7 +55,8 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
     const session = new SessionTranscript(config, client, emit);
     const history = await session.history();
-    await session.append({ role: "user", content: ai.prompt });
+    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, await previousPlan(config, client)) : ai.prompt;
+    await session.append({ role: "user", content: prompt });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
         retryBaseMs: ai.retryBaseMs,
@@ -65,11 +66,11 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       system: assembleSystemPrompt({
         skills: ai.skills,
         systemPrompt: ai.systemPrompt,
-        autonomous: config.autonomous.mode,
+        autonomous: config.autonomous.mode ? config.autonomous : undefined,
         memories: ai.tools.includes("recall_memory") ? await recentMemories(config, client, emit) : [],
         reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
       }),
-      messages: [...history, { role: "user", content: ai.prompt }],
+      messages: [...history, { role: "user", content: prompt }],
       onMessage: (message) => session.append(message),
       tools: offeredTools(ai.tools, customTools),
       maxTokens: ai.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -166,6 +167,14 @@ async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneCl
   } catch (err) {
     if (err instanceof SandboxUnavailableError) return { exitCode: 1, reason: err.message };
     throw err;
+  }
+}
+
+async function previousPlan(config: AttemptConfig, client: ControlPlaneClient): Promise<string | undefined> {
+  try {
+    return ((await client.get(`plans/${config.task.namespace}/${config.task.name}`)) as { planDocument: string }).planDocument;
+  } catch {
+    return undefined; // no plan yet: the first iteration
   }
 }
 

@@ -42,6 +42,10 @@ export class ControlPlaneClient {
     return this.send("GET", `${path}${search.size ? `?${search}` : ""}`);
   }
 
+  delete(path: string): Promise<unknown> {
+    return this.send("DELETE", path);
+  }
+
   post(path: string, body: unknown): Promise<unknown> {
     return this.send("POST", path, JSON.stringify(body), "application/json");
   }

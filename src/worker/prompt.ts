@@ -13,7 +13,8 @@ Near the end of your work, if you learned a durable fact that would help future 
 export function assembleSystemPrompt(parts: {
   skills: string[];
   systemPrompt: string;
-  autonomous: boolean;
+  /** Set for autonomous coordinators: which iteration this is, of how many (0 = unlimited). */
+  autonomous?: { iteration: number; maxIterations: number };
   memories?: Memory[];
   reflection?: boolean;
 }): string {
@@ -21,9 +22,11 @@ export function assembleSystemPrompt(parts: {
   if (parts.skills.length > 0) sections.push(parts.skills.join("\n\n"));
   if (parts.systemPrompt) sections.push(parts.systemPrompt);
   if (parts.autonomous) {
+    const { iteration, maxIterations } = parts.autonomous;
     sections.push(
-      "You are running autonomously across iterations. Keep your plan current with update_plan, " +
-        "and set goal_complete when the goal is reached.",
+      `You are running autonomously across iterations. Current iteration: ${iteration + 1}${maxIterations > 0 ? ` of ${maxIterations}` : ""}.\n` +
+        "Each iteration starts fresh: delegate work, wait for it, then record where you are with update_plan " +
+        "(the next iteration sees that plan). Set goal_complete when the goal is reached.",
     );
   }
   if (parts.memories?.length) sections.push(durableMemorySection(parts.memories));
@@ -49,6 +52,11 @@ export function durableMemorySection(memories: Memory[]): string {
     section += entry;
   }
   return section;
+}
+
+/** An autonomous iteration's prompt: the plan so far, then the task (P3.3). */
+export function autonomousPrompt(prompt: string, planDocument: string | undefined): string {
+  return planDocument ? `## Previous Plan State\n\n${planDocument}\n\n## Task\n\n${prompt}` : prompt;
 }
 
 /** The session history fed back (P3.3): user and assistant turns only, the newest within 96 KiB, starting at a user turn. */

@@ -8,7 +8,7 @@ const COORDINATOR_TOOLS = [
   "create_pull_request", "list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "merge_pull_request",
   "auto_merge_pull_request", "review_pull_request", "post_review_comment", "create_agent", "delete_agent", "update_plan",
 ];
-const BUILT = new Set(["delegate_task", "wait_for_tasks", "create_container_task", "cancel_task", "send_message", "check_messages", "update_plan"]);
+const BUILT = new Set(["delegate_task", "wait_for_tasks", "create_container_task", "cancel_task", "send_message", "check_messages", "create_agent", "delete_agent", "update_plan"]);
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
 const parsed = (body: Record<string, unknown>) => toolResultsOf(body).map((r) => (r.startsWith("{") || r.startsWith("[") ? JSON.parse(r) : r));
 
@@ -24,6 +24,21 @@ apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: boss}
 spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled: true, maxDepth: 2, allowedAgents: [{name: worker}, {name: slow}]}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: auto}
+spec: {providerRef: {name: peer}, model: {name: m-auto}, coordination: {enabled: true, autonomous: true, maxIterations: 5}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: auto-max}
+spec: {providerRef: {name: peer}, model: {name: m-auto-max}, coordination: {enabled: true, autonomous: true, maxIterations: 2}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: maker}
+spec: {providerRef: {name: peer}, model: {name: m-maker}, coordination: {enabled: true}}
 ---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
@@ -73,7 +88,7 @@ spec: {providerRef: {name: peer}}
     expect(task.status.phase).toBe("Succeeded");
 
     const first = peer.requests.filter((r) => r.body.model === "m-boss")[0].body;
-    // The coordinator bundle of the seed, less the families not built yet (GitHub and agent management).
+    // The coordinator bundle of the seed, less the GitHub tools (not built yet).
     expect(toolNames(first)).toEqual(["recall_memory", "remember", "propose_memory", "search_transcript", ...COORDINATOR_TOOLS.filter((n) => BUILT.has(n))]);
     const second = peer.requests.filter((r) => r.body.model === "m-boss")[1].body;
     const [one, two, refused, plan] = parsed(second);
@@ -137,5 +152,58 @@ spec: {providerRef: {name: peer}}
 
     const forged = await orka.api("POST", "/api/v1/tasks", { name: "forged", type: "container", command: ["true"], labels: { "orka.ai/parent-task": "containers" } });
     expect(forged.body.error.message).toBe('label "orka.ai/parent-task" is reserved');
+  });
+
+  it("runs an autonomous coordinator iteration by iteration until goal_complete, each iteration seeing the plan", async () => {
+    const iterationOf = (body: any) => Number(/Current iteration: (\d+)/.exec(body.messages[0].content)![1]);
+    peer.script("m-auto", [
+      (body) => ({ toolCalls: [{ name: "update_plan", arguments: { summary: `step ${iterationOf(body)}`, plan_document: `did step ${iterationOf(body)}`, progress_pct: 50 * iterationOf(body), goal_complete: iterationOf(body) === 2 } }] }),
+      { text: "iteration done" },
+    ]);
+    await orka.api("POST", "/api/v1/tasks", { name: "autonomous", type: "ai", agentRef: "auto", prompt: "reach the goal" });
+    const task = await orka.waitFor("autonomous", ["Succeeded", "Failed"], 30_000);
+    expect(task.status).toMatchObject({ phase: "Succeeded", message: "goal complete after 2 iterations: step 2", iteration: 1 });
+    const firsts: any[] = peer.requests.filter((r: any) => r.body.model === "m-auto" && r.body.messages.length === 2);
+    expect(firsts).toHaveLength(2);
+    expect(firsts[0].body.messages[1].content).toBe("reach the goal");
+    expect(firsts[1].body.messages[1].content).toBe("## Previous Plan State\n\ndid step 1\n\n## Task\n\nreach the goal");
+
+    peer.script("m-auto-max", [{ text: "still going" }]);
+    await orka.api("POST", "/api/v1/tasks", { name: "bounded", type: "ai", agentRef: "auto-max", prompt: "never done" });
+    expect((await orka.waitFor("bounded", ["Succeeded", "Failed"], 30_000)).status.message).toBe("reached max iterations (2)");
+  });
+
+  it("creates its own specialist Agent, delegates to it, and may delete only Agents it created", async () => {
+    peer.script("m-writer", [{ text: "written by the specialist" }]);
+    peer.script("m-maker", [
+      {
+        toolCalls: [
+          { name: "create_agent", arguments: { name: "Writer", provider: "peer", model: "peer/m-writer", systemPrompt: "You write.", tools: ["remember"] } },
+          { name: "create_agent", arguments: { name: "hacker", provider: "peer", model: "m-writer", tools: ["web_fetch"] } },
+          { name: "create_agent", arguments: { name: "lost", provider: "nowhere", model: "m" } },
+        ],
+      },
+      (body) => ({ toolCalls: [{ name: "delegate_task", arguments: { agent: parsed(body)[0].agentName, prompt: "write it" } }] }),
+      (body) => ({ toolCalls: [{ name: "wait_for_tasks", arguments: { tasks: [parsed(body)[3].taskName] } }] }),
+      (body) => ({
+        toolCalls: [
+          { name: "delete_agent", arguments: { name: "worker" } },
+          { name: "delete_agent", arguments: { name: parsed(body)[0].agentName } },
+        ],
+      }),
+      { text: "done" },
+    ]);
+    await orka.api("POST", "/api/v1/tasks", { name: "maker-run", type: "ai", agentRef: "maker", prompt: "build a team" });
+    expect((await orka.waitFor("maker-run", ["Succeeded", "Failed"], 30_000)).status.phase).toBe("Succeeded");
+    const results = parsed(peer.requests.filter((r) => r.body.model === "m-maker").at(-1)!.body);
+    const [created, escalated, lost, , waited, refused, deleted] = results;
+    expect(created).toEqual({ agentName: expect.stringMatching(/^maker-run-writer-[0-9a-f]{6}$/), namespace: "default", status: "created" });
+    expect(escalated).toBe("Error executing tool: tools not held by this task cannot be granted: web_fetch");
+    expect(lost).toBe('Error executing tool: provider "nowhere" not found; coordinator uses "peer"');
+    expect(waited.results[0]).toMatchObject({ phase: "Succeeded", result: "written by the specialist" });
+    expect(refused).toBe("Error executing tool: cannot delete agent default/worker: not owned by current task");
+    expect(deleted).toEqual({ name: created.agentName, status: "deleted" });
+    expect((await orka.api("GET", "/api/v1/agents/worker")).status).toBe(200);
+    expect((await orka.api("GET", `/api/v1/agents/${created.agentName}`)).status).toBe(404);
   });
 });

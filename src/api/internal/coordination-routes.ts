@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createContainerChild, delegate, waitForChildren } from "../../controller/children.ts";
 import { parentTaskName } from "../../controller/admission.ts";
+import { createAgentForTask, deleteAgentForTask } from "../../controller/agents.ts";
 
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 
 import { parseWith } from "../../resources/validate.ts";
-import { containerArgs, delegateArgs } from "../../tools/coordination/schemas.ts";
+import { containerArgs, createAgentArgs, delegateArgs } from "../../tools/coordination/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -28,6 +29,16 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/delegate", async (request, reply) => {
     const { task } = await callerTask(request);
     return reply.code(201).send(await delegate(ctx.store, task, parseWith(delegateArgs, request.body ?? {})));
+  });
+
+  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/agents", async (request, reply) => {
+    const { attempt, task } = await callerTask(request);
+    return reply.code(201).send(await createAgentForTask(ctx.store, task, attempt.allowedTools, parseWith(createAgentArgs, request.body ?? {})));
+  });
+
+  app.delete<{ Params: TaskParams & { name: string } }>("/internal/v1/tasks/:ns/:task/agents/:name", async (request) => {
+    const { task } = await callerTask(request);
+    return deleteAgentForTask(ctx.store, task, request.params.name);
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/containers", async (request) => {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseDuration } from "../../util/duration.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
-import { containerArgs, delegateArgs, waitArgs } from "./schemas.ts";
+import { containerArgs, createAgentArgs, delegateArgs, waitArgs } from "./schemas.ts";
 
 const POLL_WINDOW_MS = 25_000;
 const own = (ctx: ToolContext, path: string) => `tasks/${ctx.namespace}/${ctx.taskName}/${path}`;
@@ -109,4 +109,25 @@ export const updatePlan = defineTool({
   },
 });
 
-export const COORDINATION_TOOL_DECLARATIONS = [delegateTask, waitForTasks, createContainerTask, cancelTask, sendMessage, checkMessages, updatePlan];
+export const createAgent = defineTool({
+  name: "create_agent",
+  family: "agents",
+  description: "Create a specialist Agent for this task (owned by it and deleted with it). Delegate to the returned agentName.",
+  parameters: createAgentArgs,
+  async run(args, ctx) {
+    return ctx.controlPlane.post(own(ctx, "agents"), args);
+  },
+});
+
+export const deleteAgent = defineTool({
+  name: "delete_agent",
+  family: "agents",
+  description: "Delete an Agent this task created.",
+  parameters: z.object({ name: z.string(), namespace: z.string().optional() }),
+  async run({ name }, ctx) {
+    if (!name.trim()) throw new Error("agent name is required");
+    return ctx.controlPlane.delete(own(ctx, `agents/${encodeURIComponent(name)}`));
+  },
+});
+
+export const COORDINATION_TOOL_DECLARATIONS = [createAgent, deleteAgent, delegateTask, waitForTasks, createContainerTask, cancelTask, sendMessage, checkMessages, updatePlan];

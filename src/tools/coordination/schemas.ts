@@ -37,3 +37,17 @@ export const waitArgs = z.object({
   tasks: z.array(z.string()).describe("Names of the child Tasks"),
   timeout: z.string().default("10m").describe("How long to wait, such as 10m"),
 });
+
+export const createAgentArgs = z.object({
+  name: z.string().describe("Role name of the new Agent (the created Agent's name is derived from it)"),
+  provider: z.string().describe("Name of an existing Provider"),
+  model: z
+    .union([z.string(), z.object({ name: z.string(), temperature: z.number().min(0).max(2).optional(), maxTokens: z.number().int().positive().optional() })])
+    .describe('Model name, or "provider/model", or {name, temperature, maxTokens}'),
+  systemPrompt: z.string().max(32 * 1024).optional().describe("Role instructions"),
+  tools: z.array(z.string()).optional(),
+  coordination: z
+    .object({ enabled: z.boolean().optional(), maxDepth: z.number().int().min(1).max(10).optional(), maxConcurrentChildren: z.number().int().min(1).optional(), allowedAgents: z.array(z.object({ name: z.string(), namespace: z.string().optional() })).optional() })
+    .optional(),
+});
+export type CreateAgentArgs = z.output<typeof createAgentArgs>;
