@@ -13,6 +13,7 @@ import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
+import { SqliteApprovalStore } from "./store/sqlite/approval-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
@@ -34,6 +35,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const data = new SqliteTaskDataStore(db);
   const memory = new SqliteMemoryStore(db);
   const coordination = new SqliteCoordinationStore(db);
+  const approvals = new SqliteApprovalStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
@@ -49,6 +51,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     data,
     memory,
     coordination,
+    approvals,
     runner,
     logger,
     get controllerURL() {
@@ -67,6 +70,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       data,
       memory,
       coordination,
+      approvals,
       controller,
       tokens: new TokenAuthenticator(db, adminToken),
       isReady: () => ready,

@@ -3,6 +3,7 @@ import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
+import type { ApprovalStore } from "../store/approval-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
@@ -14,6 +15,7 @@ export interface ApiContext {
   data: TaskDataStore;
   memory: MemoryStore;
   coordination: CoordinationStore;
+  approvals: ApprovalStore;
   controller: Controller;
   tokens: TokenAuthenticator;
   isReady: () => boolean;

@@ -10,6 +10,7 @@ import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
 import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
 import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
+import { registerInternalApprovalRoutes } from "./internal/approval-routes.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
@@ -69,6 +70,7 @@ export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   registerInternalRoutes(app, ctx);
   registerInternalMemoryRoutes(app, ctx);
   registerInternalCoordinationRoutes(app, ctx);
+  registerInternalApprovalRoutes(app, ctx);
   registerOpenAICompat(app, ctx);
   registerAnthropicCompat(app, ctx);
   return app;

@@ -7,6 +7,7 @@ import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts"
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { AgentSpec } from "../resources/agent.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
+import type { ApprovalStore } from "../store/approval-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
 import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
@@ -29,6 +30,7 @@ export interface ControllerOptions {
   data: TaskDataStore;
   memory: MemoryStore;
   coordination: CoordinationStore;
+  approvals: ApprovalStore;
   runner: WorkloadRunner;
   logger: Logger;
   /** Where workers reach /internal/v1. */
@@ -117,6 +119,11 @@ export class Controller {
     this.stopAttempt(task, "killed", message);
     await this.complete(task, "Cancelled", message);
     return "Cancelled";
+  }
+
+  /** Looks at a Task again now (after a human decision, say). */
+  poke(namespace: string, name: string): void {
+    this.work.add(taskKey(namespace, name));
   }
 
   private onWatch(event: WatchEvent): void {
@@ -263,6 +270,11 @@ export class Controller {
         maxIterations: plan.agent?.spec.coordination?.maxIterations ?? 0,
       },
       approvalRequiredTools: plan.agent?.spec.coordination?.approvalRequiredTools ?? [],
+      resolvedApprovals: this.options.approvals
+        .listForTask(task.metadata.namespace, task.metadata.name, task.metadata.uid)
+        .filter((a) => a.status !== "pending")
+        .reverse()
+        .slice(0, 32),
       container: plan.container,
     };
     // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
@@ -336,8 +348,19 @@ export class Controller {
   /** The autonomous loop (P2.7): after an iteration, finish on goal or budget, wait while suspended, else go again. */
   private async nextIteration(task: Task, autonomy: { maxIterations: number }, key: string): Promise<void> {
     const iteration = task.status?.iteration ?? 0;
+    const approvals = this.options.approvals.listForTask(task.metadata.namespace, task.metadata.name, task.metadata.uid);
+    const pending = approvals.find((a) => a.status === "pending");
+    if (pending) {
+      // Parked: the attempt is over, the Task stays Running until a person decides (re-checked every 30 s).
+      await this.writeStatus(task, {
+        message: `waiting for approval ${pending.id} for ${pending.targetTool} at iteration ${iteration}`,
+        conditions: setCondition(task.status?.conditions, { type: "WaitingForApproval", status: "True", reason: "ApprovalRequested", message: pending.id }),
+      });
+      return this.work.add(key, AUTONOMOUS_RECHECK_MS);
+    }
+    const resumingAfterApproval = approvals.some((a) => a.iteration === iteration && a.status !== "pending");
     const plan = this.options.coordination.getPlan(task.metadata.namespace, task.metadata.name);
-    if (plan?.goalComplete) return this.complete(task, "Succeeded", `goal complete after ${iteration + 1} iterations: ${plan.summary}`);
+    if (plan?.goalComplete && !resumingAfterApproval) return this.complete(task, "Succeeded", `goal complete after ${iteration + 1} iterations: ${plan.summary}`);
     if (autonomy.maxIterations > 0 && iteration + 1 >= autonomy.maxIterations) {
       return this.complete(task, "Succeeded", `reached max iterations (${autonomy.maxIterations})`);
     }
@@ -353,6 +376,7 @@ export class Controller {
       jobName: undefined,
       message: `autonomous iteration ${iteration + 1}`,
       queuedAt: new Date().toISOString(),
+      conditions: setCondition(task.status?.conditions, { type: "WaitingForApproval", status: "False", reason: "NoPendingApproval" }),
     });
     this.event(task, { type: "IterationCompleted", summary: `iteration ${iteration} done${plan ? `: ${plan.summary} (${plan.progressPct}%)` : ""}` });
   }
@@ -442,6 +466,7 @@ export class Controller {
     });
     this.runQueue.remove(taskKey(task.metadata.namespace, task.metadata.name));
     this.releaseSession(completed);
+    this.options.approvals.cancelPending(completed.metadata.namespace, completed.metadata.name);
     this.options.coordination.deletePlan(completed.metadata.namespace, completed.metadata.name);
     this.event(completed, { type: reason, severity: phase === "Failed" ? "error" : "info", summary: message });
     await this.touchAgent(completed);

@@ -19,6 +19,7 @@ export function createToolContext(options: {
   controlPlane?: ControlPlane;
   agentName?: string;
   sessionName?: string;
+  park?: (message: string) => void;
 }): ToolContext {
   const { dirs } = options;
   return {
@@ -35,5 +36,6 @@ export function createToolContext(options: {
     controlPlane: options.controlPlane ?? NO_CONTROL_PLANE,
     agentName: options.agentName,
     sessionName: options.sessionName,
+    park: options.park ?? (() => undefined),
   };
 }

@@ -33,6 +33,8 @@ export interface ToolContext {
   sessionName?: string;
   /** The control plane, as this attempt: paths are under /internal/v1 and checked against the attempt. */
   controlPlane: ControlPlane;
+  /** Ends this iteration after the current tool call (an approval was requested). */
+  park: (message: string) => void;
   signal: AbortSignal;
 }
 

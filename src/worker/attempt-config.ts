@@ -1,6 +1,7 @@
 import type { ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
+import type { Approval } from "../store/approval-store.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the P3.6 environment
@@ -24,6 +25,8 @@ export interface AttemptConfig {
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
   approvalRequiredTools: string[];
+  /** Human decisions on this Task's approval requests, newest first (at most 32). */
+  resolvedApprovals?: Approval[];
   container?: ContainerRun;
 }
 
@@ -79,7 +82,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_AUTONOMOUS_ITERATION: String(config.autonomous.iteration),
     ORKA_AUTONOMOUS_MAX_ITERATIONS: String(config.autonomous.maxIterations),
     ORKA_APPROVAL_REQUIRED_TOOLS: csv(config.approvalRequiredTools),
-    ORKA_RESOLVED_APPROVALS: "[]",
+    ORKA_RESOLVED_APPROVALS: json(config.resolvedApprovals ?? []),
   };
   if (config.ai) {
     const { ai } = config;
@@ -147,6 +150,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
       maxIterations: Number(env.ORKA_AUTONOMOUS_MAX_ITERATIONS ?? 0),
     },
     approvalRequiredTools: splitCsv(env.ORKA_APPROVAL_REQUIRED_TOOLS),
+    resolvedApprovals: JSON.parse(env.ORKA_RESOLVED_APPROVALS || "[]"),
   };
   if (env.ORKA_AI_PROVIDER) {
     config.ai = {

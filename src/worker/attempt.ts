@@ -53,9 +53,10 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${ai.endpoint.name}/${ai.endpoint.model}, ${ai.tools.length} tools` });
   try {
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
+    let parked: string | undefined;
     const session = new SessionTranscript(config, client, emit);
     const history = await session.history();
-    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, await previousPlan(config, client)) : ai.prompt;
+    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, await previousPlan(config, client), config.resolvedApprovals) : ai.prompt;
     await session.append({ role: "user", content: prompt });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
@@ -72,6 +73,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       }),
       messages: [...history, { role: "user", content: prompt }],
       onMessage: (message) => session.append(message),
+      stopAfterTool: () => parked,
       tools: offeredTools(ai.tools, customTools),
       maxTokens: ai.maxTokens ?? DEFAULT_MAX_TOKENS,
       temperature: ai.temperature,
@@ -79,7 +81,11 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       executeTool: toolExecutor({
         allowed: ai.tools,
         customTools: new Set(customTools.keys()),
-        callCustomTool: (name, args) => client.callTool(name, args),
+        callCustomTool: async (name, args) => {
+          const response = await client.callTool(name, args);
+          if (response.parked) parked = response.result;
+          return response.result;
+        },
         context: createToolContext({
           namespace: config.task.namespace,
           taskName: config.task.name,
@@ -89,6 +95,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
           controlPlane: client,
           agentName: config.agentName,
           sessionName: config.session?.name,
+          park: (message) => void (parked = message),
         }),
       }),
       emit,

@@ -29,11 +29,12 @@ export class ControlPlaneClient {
   }
 
   /** Runs a custom Tool on the server, which rechecks that this attempt may call it. */
-  async callTool(name: string, args: Record<string, unknown>): Promise<string> {
-    const response = (await this.send("POST", `tools/${this.path()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
+  /** `parked` means the call waits for a person's approval: the iteration must end. */
+  async callTool(name: string, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
+    return (await this.send("POST", `tools/${this.path()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
       result: string;
+      parked?: boolean;
     };
-    return response.result;
   }
 
   /** GET under /internal/v1, answering parsed JSON. */

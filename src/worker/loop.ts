@@ -20,6 +20,8 @@ export interface LoopOptions {
   /** What the model sees when a tool fails; the worker's default is `Error executing tool: <msg>`. */
   toolErrorText?: (message: string) => string;
   emit: (event: ExecutionEventInput) => void;
+  /** Checked after every tool call: a text ends the iteration now, as its result (a parked approval). */
+  stopAfterTool?: () => string | undefined;
   /** Each assistant and tool message as it joins the conversation (for session transcripts). */
   onMessage?: (message: ChatMessage) => void;
   signal: AbortSignal;
@@ -62,6 +64,11 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
       const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call) };
       messages.push(result);
       options.onMessage?.(result);
+      const stop = options.stopAfterTool?.();
+      if (stop) {
+        options.emit({ type: "IterationParked", severity: "warning", summary: stop });
+        return { text: stop, usage };
+      }
     }
   }
   throw new LoopFailure("max iterations reached without completion");

@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
+import type { Approval } from "../store/approval-store.ts";
 
 export const MEMORY_CONTEXT_LIMIT = 5;
 const MEMORY_CONTEXT_MAX_CHARS = 6000;
@@ -54,9 +55,17 @@ export function durableMemorySection(memories: Memory[]): string {
   return section;
 }
 
-/** An autonomous iteration's prompt: the plan so far, then the task (P3.3). */
-export function autonomousPrompt(prompt: string, planDocument: string | undefined): string {
-  return planDocument ? `## Previous Plan State\n\n${planDocument}\n\n## Task\n\n${prompt}` : prompt;
+/** An autonomous iteration's prompt: the plan so far, the human decisions, then the task (P3.3, AG-7). */
+export function autonomousPrompt(prompt: string, planDocument: string | undefined, approvals: Approval[] = []): string {
+  const sections: string[] = [];
+  if (planDocument) sections.push(`## Previous Plan State\n\n${planDocument}`);
+  if (approvals.length > 0) {
+    const lines = approvals.map(
+      (a) => `- ${a.status.toUpperCase()} ${a.id} for ${a.targetTool} by ${a.decisionActor ?? "orka"} at ${a.decisionTime ?? a.createdAt} args=${a.targetArgsPreview}${a.decisionReason ? `: ${a.decisionReason}` : ""}`,
+    );
+    sections.push(`## Resolved Human Approvals\n\n${lines.join("\n")}\n\nAn approved call runs only with exactly these arguments, once.`);
+  }
+  return sections.length > 0 ? `${sections.join("\n\n")}\n\n## Task\n\n${prompt}` : prompt;
 }
 
 /** The session history fed back (P3.3): user and assistant turns only, the newest within 96 KiB, starting at a user turn. */

@@ -9,6 +9,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { approvalGate } from "./approval-routes.ts";
 
 export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -76,8 +77,10 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
       authValue = secret?.spec.data[ref.key];
       if (authValue === undefined) throw new OrkaError("invalid_argument", `tool "${name}": auth secret ${ref.name}/${ref.key} not found`);
     }
+    const gate = await approvalGate(ctx, attempt, tool, args);
+    if ("parked" in gate) return { result: gate.parked, parked: true };
     try {
-      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: args, authValue }) };
+      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue }) };
     } catch (err) {
       throw new OrkaError("invalid_argument", redact(errorMessage(err), authValue ? [authValue] : []));
     }

@@ -5,7 +5,7 @@ import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from 
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { listResponse, namespaceOf, pageLimit, type ApiContext, type ListQuery } from "../context.ts";
+import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 
@@ -210,6 +210,35 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       clearInterval(poll);
     });
     await finishIfDone();
+  });
+
+  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/approvals", async (request) => {
+    const namespace = namespaceOf(request);
+    const task = await load(namespace, request.params.name);
+    return { namespace, taskName: task.metadata.name, approvals: ctx.approvals.listForTask(namespace, task.metadata.name, task.metadata.uid) };
+  });
+
+  app.post<{ Params: { name: string; id: string } }>("/api/v1/tasks/:name/approvals/:id/decision", async (request) => {
+    const namespace = namespaceOf(request);
+    const task = await load(namespace, request.params.name);
+    const body = (request.body ?? {}) as { decision?: unknown; reason?: unknown };
+    const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
+    if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
+    const approval = ctx.approvals.get(namespace, request.params.id);
+    if (!approval || approval.taskName !== task.metadata.name || approval.taskUID !== task.metadata.uid) throw new OrkaError("not_found", "approval not found");
+    if (approval.status === status) return approval;
+    if (approval.status !== "pending") throw new OrkaError("conflict", `approval is already ${approval.status}`);
+    if (task.metadata.deletionTimestamp) throw new OrkaError("conflict", "task is deleting");
+    if (isDone(task)) throw new OrkaError("conflict", "task is complete");
+    const reason = typeof body.reason === "string" ? body.reason.slice(0, 1024) : undefined;
+    const decided = ctx.approvals.decide(namespace, approval.id, { status, reason, actor: principalOf(request).name });
+    ctx.data.appendEvent(namespace, task.metadata.name, {
+      type: status === "approved" ? "ApprovalApproved" : "ApprovalDeclined",
+      toolName: approval.targetTool,
+      summary: `approval ${approval.id} ${status} by ${decided.decisionActor}${reason ? `: ${reason}` : ""}`,
+    });
+    ctx.controller.poke(namespace, task.metadata.name);
+    return decided;
   });
 
   app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/children", async (request) => {

@@ -121,4 +121,14 @@ export const migrations: string[] = [
     PRIMARY KEY (message_id, reader)
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE approvals (
+    id TEXT NOT NULL, namespace TEXT NOT NULL, task TEXT NOT NULL, task_uid TEXT NOT NULL, iteration INTEGER NOT NULL,
+    action TEXT NOT NULL, target_tool TEXT NOT NULL, args_digest TEXT NOT NULL, spec_digest TEXT NOT NULL,
+    args_preview TEXT NOT NULL, risk_summary TEXT, severity TEXT NOT NULL, status TEXT NOT NULL,
+    created_at TEXT NOT NULL, decision_time TEXT, decision_reason TEXT, decision_actor TEXT, executed_attempt TEXT,
+    PRIMARY KEY (namespace, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX approvals_by_task ON approvals (namespace, task, created_at);
+  `,
 ];

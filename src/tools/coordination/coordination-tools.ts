@@ -131,3 +131,22 @@ export const deleteAgent = defineTool({
 });
 
 export const COORDINATION_TOOL_DECLARATIONS = [createAgent, deleteAgent, delegateTask, waitForTasks, createContainerTask, cancelTask, sendMessage, checkMessages, updatePlan];
+
+export const requestApproval = defineTool({
+  name: "request_approval",
+  family: "core",
+  description:
+    "Park this task until a person approves or declines one exact custom-tool call. This iteration ends after the request; a later iteration runs the call if approved.",
+  parameters: z.object({
+    action: z.string().describe("What you want to do, for the person deciding"),
+    targetTool: z.string().describe("The custom Tool to call"),
+    targetArguments: z.record(z.string(), z.unknown()).describe("The exact arguments of the call"),
+    riskSummary: z.string().optional(),
+    severity: z.string().optional().describe("warning or critical"),
+  }),
+  async run(args, ctx) {
+    const answer = (await ctx.controlPlane.post(own(ctx, "approvals"), args)) as { data: { approvalID: string; targetTool: string } };
+    ctx.park(`approval ${answer.data.approvalID} requested for ${answer.data.targetTool}; waiting for a human decision`);
+    return answer;
+  },
+});

@@ -1,0 +1,116 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { bindApproval } from "../../policy/approvals.ts";
+import { redact } from "../../policy/redact.ts";
+import type { AgentSpec } from "../../resources/agent.ts";
+import type { Resource } from "../../resources/meta.ts";
+import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
+import type { ToolSpec } from "../../resources/tool.ts";
+import { parseWith } from "../../resources/validate.ts";
+import type { Attempt } from "../../store/data-store.ts";
+import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { authorizeWorker, bearerToken } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+
+type Task = Resource<TaskSpec, TaskStatus>;
+const TEXT_LIMIT = 1024;
+const clip = (text: string | undefined) => (text === undefined ? undefined : redact(text).slice(0, TEXT_LIMIT));
+
+const requestSchema = z.object({
+  action: z.string().optional(),
+  targetTool: z.string().trim().min(1, "targetTool is required"),
+  targetArguments: z.record(z.string(), z.unknown(), { message: "targetArguments must be a JSON object" }),
+  riskSummary: z.string().optional(),
+  severity: z.enum(["warning", "critical"], { message: "severity must be warning or critical" }).default("warning"),
+});
+
+async function coordinationOf(ctx: ApiContext, task: Task) {
+  const ref = task.spec.agentRef;
+  const agent = ref ? await ctx.store.get<AgentSpec, unknown>("Agent", ref.namespace ?? task.metadata.namespace, ref.name) : undefined;
+  return agent?.spec.coordination;
+}
+
+async function customTool(ctx: ApiContext, namespace: string, name: string) {
+  if (BUILTIN_TOOL_NAMES.has(name)) throw new OrkaError("invalid_argument", `targetTool "${name}" is a built-in tool and cannot be approved with request_approval`);
+  const tool = await ctx.store.get<ToolSpec, unknown>("Tool", namespace, name);
+  if (!tool) throw new OrkaError("invalid_argument", `targetTool "${name}" is not a Tool in namespace ${namespace}`);
+  return tool;
+}
+
+function requestFor(ctx: ApiContext, task: Task, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>, text: { action: string; riskSummary?: string; severity: "warning" | "critical" }) {
+  const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
+  const approval = ctx.approvals.request({
+    id: binding.id,
+    namespace: task.metadata.namespace,
+    taskName: task.metadata.name,
+    taskUID: task.metadata.uid!,
+    iteration: task.status?.iteration ?? 0,
+    action: clip(text.action)!,
+    targetTool: tool.metadata.name,
+    targetArgsDigest: binding.argsDigest,
+    targetSpecDigest: binding.specDigest,
+    targetArgsPreview: binding.preview,
+    riskSummary: clip(text.riskSummary),
+    severity: text.severity,
+  });
+  ctx.data.appendEvent(task.metadata.namespace, task.metadata.name, {
+    type: "ApprovalRequested",
+    severity: "warning",
+    toolName: tool.metadata.name,
+    summary: `approval ${approval.id} requested for ${tool.metadata.name}`,
+  });
+  return approval;
+}
+
+/**
+ * The gate in front of custom Tool calls (AG-4, AG-8): a Tool listed in `approvalRequiredTools`, or
+ * an exact call someone asked approval for, runs once per attempt after a person approved it;
+ * otherwise it is parked or refused.
+ */
+export async function approvalGate(ctx: ApiContext, attempt: Attempt, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): Promise<{ run: Record<string, unknown> } | { parked: string }> {
+  const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
+  if (!task) throw new OrkaError("not_found", "task not found");
+  const gated = (await coordinationOf(ctx, task))?.approvalRequiredTools?.includes(tool.metadata.name) ?? false;
+  const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
+  const existing = ctx.approvals.get(task.metadata.namespace, binding.id);
+  // An exact call a person was asked about obeys the answer, gated tool or not.
+  if (!gated && !existing) return { run: args };
+  if (!existing) {
+    const approval = requestFor(ctx, task, tool, args, {
+      action: `Execute ${tool.metadata.name}`,
+      riskSummary: `Human approval is required before executing ${tool.metadata.name}`,
+      severity: "warning",
+    });
+    return { parked: `approval requested for ${tool.metadata.name} (approvalID ${approval.id}); parked until a human decides` };
+  }
+  if (existing.status === "pending") return { parked: `approval ${existing.id} for ${tool.metadata.name} is still pending; parked until a human decides` };
+  if (existing.status !== "approved") throw new OrkaError("permission_denied", `Not executed because approval ${existing.id} for ${tool.metadata.name} is ${existing.status}`);
+  if (!ctx.approvals.markExecuted(task.metadata.namespace, existing.id, attempt.id)) {
+    throw new OrkaError("permission_denied", `approval ${existing.id} for ${tool.metadata.name} was already used in this attempt; request approval again`);
+  }
+  if ("idempotencyKey" in args && args.idempotencyKey !== existing.id) throw new OrkaError("invalid_argument", "idempotencyKey conflicts with the approval id");
+  return { run: { ...args, idempotencyKey: existing.id } };
+}
+
+export function registerInternalApprovalRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Params: { ns: string; task: string } }>("/internal/v1/tasks/:ns/:task/approvals", async (request) => {
+    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+    const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
+    if (!task) throw new OrkaError("not_found", "task not found");
+    if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
+    const body = parseWith(requestSchema, request.body ?? {});
+    const tool = await customTool(ctx, task.metadata.namespace, body.targetTool);
+    const approval = requestFor(ctx, task, tool, body.targetArguments, { action: body.action?.trim() || `Execute ${tool.metadata.name}`, riskSummary: body.riskSummary, severity: body.severity });
+    return {
+      success: true,
+      data: {
+        approvalID: approval.id,
+        targetTool: approval.targetTool,
+        targetArgsDigest: approval.targetArgsDigest,
+        status: approval.status,
+        message: "approval requested; wait for a human decision before executing the approved action",
+      },
+    };
+  });
+}

@@ -1,0 +1,52 @@
+import { createHash } from "node:crypto";
+import type { Resource } from "../resources/meta.ts";
+import type { ToolSpec } from "../resources/tool.ts";
+import { OrkaError } from "../util/errors.ts";
+import { redact } from "./redact.ts";
+
+const RESERVED_URL_KEY = "__orkaApprovalURL";
+const PREVIEW_LIMIT = 8 * 1024;
+
+/** JSON with object keys sorted at every level, so equal arguments hash equally. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export interface ApprovalBinding {
+  id: string;
+  argsDigest: string;
+  specDigest: string;
+  preview: string;
+}
+
+/**
+ * Binds an approval to one exact call (coordination AG-1): the Task (by uid), the Tool, the
+ * canonical arguments (auth key dropped, URL parameters set apart) and the Tool's spec.
+ */
+export function bindApproval(target: { namespace: string; task: string; taskUID: string }, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): ApprovalBinding {
+  if (RESERVED_URL_KEY in args) throw new OrkaError("invalid_argument", `${RESERVED_URL_KEY} is reserved`);
+  const http = tool.spec.http;
+  const sanitized: Record<string, unknown> = { ...args };
+  if (http?.authInject === "body" && http.authBodyKey) delete sanitized[http.authBodyKey];
+  const urlParams = [...(http?.url.matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g) ?? [])].map((m) => m[1]);
+  if (urlParams.length > 0) {
+    const params: Record<string, unknown> = {};
+    for (const name of urlParams) {
+      params[name] = sanitized[name];
+      delete sanitized[name];
+    }
+    sanitized[RESERVED_URL_KEY] = { template: http!.url, params };
+  }
+  const argsDigest = sha256(canonicalJson(sanitized));
+  const specDigest = sha256(canonicalJson(tool.spec));
+  const id = sha256([target.namespace, target.task, target.taskUID, tool.metadata.name, argsDigest, specDigest].join("\0"));
+  const redacted = redact(JSON.stringify(sanitized));
+  const preview = redacted.length <= PREVIEW_LIMIT ? redacted : JSON.stringify({ truncated: true, preview: "[truncated sanitized approval target arguments]" });
+  return { id, argsDigest, specDigest, preview };
+}

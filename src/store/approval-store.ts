@@ -1,0 +1,35 @@
+/** Human approvals of exact custom-tool calls (coordination spec §10). */
+
+export type ApprovalStatus = "pending" | "approved" | "declined" | "expired" | "cancelled";
+
+export interface Approval {
+  id: string;
+  namespace: string;
+  taskName: string;
+  taskUID: string;
+  iteration: number;
+  action: string;
+  targetTool: string;
+  targetArgsDigest: string;
+  targetSpecDigest: string;
+  targetArgsPreview: string;
+  riskSummary?: string;
+  severity: "warning" | "critical";
+  status: ApprovalStatus;
+  createdAt: string;
+  decisionTime?: string;
+  decisionReason?: string;
+  decisionActor?: string;
+  executedAttempt?: string;
+}
+
+export interface ApprovalStore {
+  /** Records a request; the same call (same id) returns the existing approval. */
+  request(approval: Omit<Approval, "status" | "createdAt">): Approval;
+  get(namespace: string, id: string): Approval | undefined;
+  listForTask(namespace: string, task: string, taskUID?: string): Approval[];
+  decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval;
+  /** Marks an approved call as used by an attempt; false when that attempt already used it. */
+  markExecuted(namespace: string, id: string, attemptId: string): boolean;
+  cancelPending(namespace: string, task: string): void;
+}

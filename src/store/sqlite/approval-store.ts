@@ -1,0 +1,78 @@
+import type { Approval, ApprovalStore } from "../approval-store.ts";
+import type { Db } from "./db.ts";
+
+type Row = Record<string, unknown>;
+
+function toApproval(row: Row): Approval {
+  const approval: Approval = {
+    id: row.id as string,
+    namespace: row.namespace as string,
+    taskName: row.task as string,
+    taskUID: row.task_uid as string,
+    iteration: row.iteration as number,
+    action: row.action as string,
+    targetTool: row.target_tool as string,
+    targetArgsDigest: row.args_digest as string,
+    targetSpecDigest: row.spec_digest as string,
+    targetArgsPreview: row.args_preview as string,
+    severity: row.severity as Approval["severity"],
+    status: row.status as Approval["status"],
+    createdAt: row.created_at as string,
+  };
+  for (const [key, column] of [["riskSummary", "risk_summary"], ["decisionTime", "decision_time"], ["decisionReason", "decision_reason"], ["decisionActor", "decision_actor"], ["executedAttempt", "executed_attempt"]] as const) {
+    if (row[column] !== null && row[column] !== undefined) approval[key] = row[column] as string;
+  }
+  return approval;
+}
+
+export class SqliteApprovalStore implements ApprovalStore {
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  request(approval: Omit<Approval, "status" | "createdAt">): Approval {
+    this.db
+      .prepare(
+        `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+      )
+      .run(
+        approval.id, approval.namespace, approval.taskName, approval.taskUID, approval.iteration, approval.action, approval.targetTool,
+        approval.targetArgsDigest, approval.targetSpecDigest, approval.targetArgsPreview, approval.riskSummary ?? null, approval.severity, new Date().toISOString(),
+      );
+    return this.get(approval.namespace, approval.id)!;
+  }
+
+  get(namespace: string, id: string): Approval | undefined {
+    const row = this.db.prepare<[string, string], Row>("SELECT * FROM approvals WHERE namespace = ? AND id = ?").get(namespace, id);
+    return row && toApproval(row);
+  }
+
+  listForTask(namespace: string, task: string, taskUID?: string): Approval[] {
+    return this.db
+      .prepare<[string, string], Row>("SELECT * FROM approvals WHERE namespace = ? AND task = ? ORDER BY created_at, id")
+      .all(namespace, task)
+      .map(toApproval)
+      .filter((a) => !taskUID || a.taskUID === taskUID);
+  }
+
+  decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval {
+    this.db
+      .prepare("UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
+      .run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id);
+    return this.get(namespace, id)!;
+  }
+
+  markExecuted(namespace: string, id: string, attemptId: string): boolean {
+    const result = this.db
+      .prepare("UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)")
+      .run(attemptId, namespace, id, attemptId);
+    return result.changes > 0;
+  }
+
+  cancelPending(namespace: string, task: string): void {
+    this.db.prepare("UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
+  }
+}
