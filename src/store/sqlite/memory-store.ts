@@ -320,13 +320,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   searchTranscripts(namespace: string, search: TranscriptSearch): TranscriptSearchResult[] {
     const terms = splitQueryTerms(search.query);
-    const where = ["t.namespace = ?", "t.content != ''"];
-    const params: unknown[] = [namespace];
     const long = terms.filter((t) => t.length >= TRIGRAM);
-    if (long.length > 0) {
-      where.push("t.id IN (SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH ?)");
-      params.push(long.map(phrase).join(" AND "));
-    }
+    // With FTS terms, walk the index newest first and stop at the limit: common words must not
+    // make SQLite collect every match before ordering.
+    const from = long.length > 0 ? "transcript_fts f JOIN transcript_messages t ON t.id = f.rowid" : "transcript_messages t";
+    const where = long.length > 0 ? ["transcript_fts MATCH ?", "t.namespace = ?", "t.content != ''"] : ["t.namespace = ?", "t.content != ''"];
+    const params: unknown[] = long.length > 0 ? [long.map(phrase).join(" AND "), namespace] : [namespace];
     for (const term of terms.filter((t) => t.length < TRIGRAM)) {
       where.push("lower(t.content) LIKE ? ESCAPE '\\'");
       params.push(likeEscape(term));
@@ -345,7 +344,7 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     params.push(search.limit);
     return this.db
-      .prepare<unknown[], Row>(`SELECT t.* FROM transcript_messages t WHERE ${where.join(" AND ")} ORDER BY t.id DESC LIMIT ?`)
+      .prepare<unknown[], Row>(`SELECT t.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${long.length > 0 ? "f.rowid" : "t.id"} DESC LIMIT ?`)
       .all(...params)
       .map((row) => ({
         sessionName: row.session_name as string,
