@@ -13,7 +13,7 @@ import { applyDocuments } from "./apply.ts";
 import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
-import { render, type OutputFormat } from "./output.ts";
+import { formatTable, render, type OutputFormat } from "./output.ts";
 
 interface GlobalOptions {
   server?: string;
@@ -258,6 +258,40 @@ task
     const list = await client().get<{ items: { file: string; size: number }[] }>(`tasks/${name}/artifacts`);
     for (const item of list.items) console.log(`${item.file}\t${item.size}`);
   });
+
+task
+  .command("approvals")
+  .description("Approval requests of a Task")
+  .argument("<name>")
+  .option("--json")
+  .action(async (name: string, options: { json?: boolean }) => {
+    const answer = await client().get<{ approvals: Record<string, unknown>[] }>(`tasks/${name}/approvals`);
+    if (options.json) return console.log(JSON.stringify(answer.approvals, null, 2));
+    if (answer.approvals.length === 0) return console.log("No approvals.");
+    console.log(
+      formatTable(
+        ["ID", "STATUS", "TOOL", "SEVERITY", "ACTION", "ARGUMENTS"],
+        answer.approvals.map((a) => [String(a.id).slice(0, 16), String(a.status), String(a.targetTool), String(a.severity), String(a.action), String(a.targetArgsPreview)]),
+      ),
+    );
+  });
+
+for (const [verb, decision] of [["approve", "approve"], ["decline", "decline"]] as const) {
+  task
+    .command(verb)
+    .description(`${verb === "approve" ? "Approve" : "Decline"} one approval request (the full id, or a unique prefix)`)
+    .argument("<name>")
+    .argument("<id>")
+    .option("--reason <text>")
+    .action(async (name: string, id: string, options: { reason?: string }) => {
+      const api = client();
+      const { approvals } = await api.get<{ approvals: { id: string }[] }>(`tasks/${name}/approvals`);
+      const matches = approvals.filter((a) => a.id.startsWith(id));
+      if (matches.length !== 1) throw new InvalidArgumentError(matches.length === 0 ? `no approval ${id} on task ${name}` : `approval id ${id} is ambiguous; give more of it`);
+      const decided = await api.post<{ status: string }>(`tasks/${name}/approvals/${matches[0].id}/decision`, { decision, reason: options.reason });
+      console.log(`approval ${matches[0].id} ${decided.status}`);
+    });
+}
 
 task
   .command("delete")

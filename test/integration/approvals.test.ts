@@ -69,12 +69,14 @@ spec:
     throw new Error(`task ${name} never matched ${pattern}`);
   };
 
-  it("parks a gated call, runs it exactly once with the idempotency key after approval, and refuses a second decision", async () => {
+  it("parks a gated call, runs it exactly once with the idempotency key after approval; changed arguments need a new approval", async () => {
     peer.script("m-treasurer", [
       (body) =>
         iterationOf(body) === 1
           ? { toolCalls: [{ name: "payment", arguments: { amount: 5 } }, { name: "update_plan", arguments: { summary: "never reached", plan_document: "x" } }] }
-          : { toolCalls: [{ name: "payment", arguments: { amount: 5 } }, { name: "update_plan", arguments: { summary: "paid", plan_document: "paid 5", goal_complete: true } }] },
+          : iterationOf(body) === 2
+            ? { toolCalls: [{ name: "payment", arguments: { amount: 5 } }, { name: "payment", arguments: { amount: 6 } }] }
+            : { toolCalls: [{ name: "update_plan", arguments: { summary: "paid", plan_document: "paid 5", goal_complete: true } }] },
       { text: "iteration over" },
     ]);
     await orka.api("POST", "/api/v1/tasks", { name: "pay-run", type: "ai", agentRef: "treasurer", prompt: "pay 5" });
@@ -90,13 +92,25 @@ spec:
     expect(parked.status.message).toBe(`waiting for approval ${approval.id} for payment at iteration 0`);
     expect((await orka.api("POST", `/api/v1/tasks/pay-run/approvals/${approval.id}/decision`, { decision: "maybe" })).body.error).toEqual({ code: 400, message: "decision must be approve or decline" });
 
-    const decided = await orka.api("POST", `/api/v1/tasks/pay-run/approvals/${approval.id}/decision`, { decision: "approve", reason: "fine" });
+    expect((await orka.cli(["task", "approvals", "pay-run"])).stdout).toMatch(new RegExp(`${approval.id.slice(0, 16)}\\s+pending\\s+payment\\s+warning`));
+    const approved = await orka.cli(["task", "approve", "pay-run", approval.id.slice(0, 10), "--reason", "fine"]);
+    expect(approved.stdout.trim()).toBe(`approval ${approval.id} approved`);
+    const decided = { body: (await orka.api("GET", "/api/v1/tasks/pay-run/approvals")).body.approvals[0] };
     expect(decided.body).toMatchObject({ status: "approved", decisionActor: "admin", decisionReason: "fine" });
     expect((await orka.api("POST", `/api/v1/tasks/pay-run/approvals/${approval.id}/decision`, { decision: "approved" })).status).toBe(200);
     expect((await orka.api("POST", `/api/v1/tasks/pay-run/approvals/${approval.id}/decision`, { decision: "decline" })).body.error).toEqual({ code: 409, message: "approval is already approved" });
 
+    // Iteration 2 pays 5 once, then asking for 6 parks the Task again under a new approval.
+    const reparked = await waitForMessage("pay-run", /^waiting for approval .* at iteration 1$/);
+    const changed = (await orka.api("GET", "/api/v1/tasks/pay-run/approvals")).body.approvals.find((a: any) => a.status === "pending");
+    expect(changed.id).not.toBe(approval.id);
+    expect(changed.targetArgsPreview).toBe('{"amount":6}');
+    expect(reparked.status.message).toBe(`waiting for approval ${changed.id} for payment at iteration 1`);
+    expect(payments).toEqual([{ amount: 5, idempotencyKey: approval.id }]);
+    expect((await orka.cli(["task", "decline", "pay-run", changed.id, "--reason", "no"])).stdout.trim()).toBe(`approval ${changed.id} declined`);
+
     const done = await orka.waitFor("pay-run", ["Succeeded", "Failed"], 30_000);
-    expect(done.status.message).toBe("goal complete after 2 iterations: paid");
+    expect(done.status.message).toBe("goal complete after 3 iterations: paid");
     expect(payments).toEqual([{ amount: 5, idempotencyKey: approval.id }]);
     const second = peer.requests.filter((r) => r.body.model === "m-treasurer" && iterationOf(r.body) === 2)[0].body;
     expect(promptOf(second)).toContain(`- APPROVED ${approval.id} for payment by admin`);
