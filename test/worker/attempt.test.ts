@@ -1,0 +1,67 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { runAttempt } from "../../src/worker/attempt.ts";
+import type { AttemptConfig } from "../../src/worker/attempt-config.ts";
+
+// The worker against a stand-in control plane whose memory store is down (memory spec A11.6).
+describe("AI attempt with the memory store down", () => {
+  let server: http.Server;
+  let url = "";
+  const seen: { method: string; path: string; body: string }[] = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        seen.push({ method: req.method ?? "", path: req.url ?? "", body });
+        if (req.url?.startsWith("/internal/v1/memories/")) return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"code":500,"message":"database is locked"}}');
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => server.close());
+
+  it("still runs the model and submits the result, with a warning event", async () => {
+    const attemptsDir = join(tmpdir(), "orka-attempt-tests");
+    const dirs = await prepareAttemptDirs(attemptsDir, `a-${process.pid}`);
+    const config: AttemptConfig = {
+      attemptId: "a-1",
+      attempt: 1,
+      task: { name: "t", namespace: "default", uid: "u", type: "ai" },
+      controllerURL: url,
+      token: "attempt-token",
+      ...dirs,
+      toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
+      ai: {
+        endpoint: { name: "offline", type: "scripted", model: "scripted", script: { turns: [{ text: "answered without memory" }] } },
+        fallbacks: [],
+        prompt: "hi",
+        systemPrompt: "",
+        skills: [],
+        tools: ["recall_memory", "remember", "propose_memory", "search_transcript"],
+        customTools: [],
+        turnBudget: 10,
+        retryBaseMs: 1,
+      },
+      coordination: { enabled: false, maxDepth: 3, maxChildren: 5, allowedAgents: [], depth: 0 },
+      autonomous: { mode: false, iteration: 0, maxIterations: 0 },
+      approvalRequiredTools: [],
+    };
+    try {
+      const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal });
+      expect(outcome).toEqual({ exitCode: 0 });
+      expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("answered without memory");
+      const warning = seen.find((r) => r.path.startsWith("/internal/v1/events/") && r.body.includes("MemoryUnavailable"));
+      expect(JSON.parse(warning!.body).summary).toMatch(/^durable memory not loaded: database is locked/);
+    } finally {
+      rmSync(join(attemptsDir, `a-${process.pid}`), { recursive: true, force: true });
+    }
+  });
+});
