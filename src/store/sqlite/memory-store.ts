@@ -127,17 +127,23 @@ export class SqliteMemoryStore implements MemoryStore {
       params.push(...filter.ids);
     }
     const query = filter.query?.trim();
-    if (query && query.length >= TRIGRAM) {
-      // Newest first, as the spec orders recall (A10): the index walks by recency and stops at the limit.
-      where.push("m.rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)");
-      params.push(phrase(query));
+    // Rowid order is updatedAt order (see moveToNewest): newest first, as the spec orders recall (A10).
+    // With a query, walk the FTS index newest first and stop at the limit.
+    const fts = Boolean(query && query.length >= TRIGRAM);
+    if (fts) {
+      where.unshift("memories_fts MATCH ?");
+      params.unshift(phrase(query!));
     } else if (query) {
       where.push("(lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\')");
       params.push(likeEscape(query), likeEscape(query));
     }
     params.push(filter.limit);
     return this.db
-      .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.updated_at DESC, m.id DESC LIMIT ?`)
+      .prepare<unknown[], Row>(
+        fts
+          ? `SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`
+          : `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`,
+      )
       .all(...params)
       .map(toMemory);
   }
@@ -162,7 +168,8 @@ export class SqliteMemoryStore implements MemoryStore {
   updateMemory(namespace: string, id: string, change: Parameters<MemoryStore["updateMemory"]>[2]): Memory {
     const current = this.getMemory(namespace, id);
     if (!current || current.deleted) throw new OrkaError("not_found", "memory not found");
-    this.db
+    this.db.transaction(() => {
+      this.db
       .prepare(
         `UPDATE memories SET content = ?, tags = ?, agent_name = ?, task_name = ?, source = ?, disabled = ?, deleted = ?, updated_at = ? WHERE namespace = ? AND id = ?`,
       )
@@ -178,12 +185,29 @@ export class SqliteMemoryStore implements MemoryStore {
         namespace,
         id,
       );
+      this.moveToNewest(namespace, id);
+    })();
     return this.getMemory(namespace, id)!;
   }
 
+  /**
+   * Gives an updated memory a new rowid, so rowid order is updatedAt order: recall can then walk
+   * the FTS index newest first and stop at its limit.
+   */
+  private moveToNewest(namespace: string, id: string): void {
+    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
+    if (!row) return;
+    this.db.prepare("DELETE FROM memories WHERE namespace = ? AND id = ?").run(namespace, id);
+    const columns = Object.keys(row);
+    this.db.prepare(`INSERT INTO memories (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...columns.map((c) => row[c]));
+  }
+
   setMemoryDisabled(namespace: string, id: string, disabled: boolean): void {
-    const result = this.db.prepare("UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
-    if (result.changes === 0) throw new OrkaError("not_found", "memory not found");
+    this.db.transaction(() => {
+      const result = this.db.prepare("UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
+      if (result.changes === 0) throw new OrkaError("not_found", "memory not found");
+      this.moveToNewest(namespace, id);
+    })();
   }
 
   markRecalled(namespace: string, ids: string[]): void {

@@ -131,4 +131,7 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX approvals_by_task ON approvals (namespace, task, created_at);
   `,
+  `
+  CREATE INDEX memories_by_namespace_rowid ON memories (namespace);
+  `,
 ];
