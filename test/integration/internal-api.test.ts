@@ -53,6 +53,19 @@ describe("internal worker API authorization", () => {
     const review = await post("memory-proposals/default/x/review", "{}", token, "application/json");
     expect(review.status).toBe(404);
 
+    // cancel_task: only the parent's current worker, only its own children, never coding-agent children.
+    const cancel = (taskName: string) => post("tasks/default/task-a/cancel-child", JSON.stringify({ taskName }), token, "application/json");
+    const notCurrent = await cancel("task-b");
+    expect([notCurrent.status, ((await notCurrent.json()) as any).error.message]).toEqual([403, "caller is not the current worker for this task"]);
+    const parent = (await orka.store.get("Task", "default", "task-a"))!;
+    await orka.store.updateStatus({ ...parent, status: { ...(parent.status as object), jobName: "a-1" } });
+    const notChild = await cancel("task-b");
+    expect([notChild.status, ((await notChild.json()) as any).error.message]).toEqual([403, 'task "task-b" is not a child of the current task "task-a"']);
+    const link = { labels: { "orka.ai/parent-task": "task-a" }, annotations: { "orka.ai/parent-task-name": "task-a" } };
+    await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name: "coder", namespace: "default", ...link }, spec: { type: "agent", agentRef: { name: "nobody" }, priority: 500 } });
+    const coding = await cancel("coder");
+    expect([coding.status, ((await coding.json()) as any).error.message]).toEqual([409, "cancel_task cannot cancel coding-agent runtime children"]);
+
     orka.data.finishAttempt("a-1", { state: "succeeded", exitCode: 0 });
     const late = await post("results/default/task-a", "too late");
     expect([late.status, ((await late.json()) as any).error.message]).toEqual([403, "attempt is no longer running"]);
