@@ -9,6 +9,7 @@ import type { ContainerArgs, DelegateArgs } from "../tools/coordination/schemas.
 import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
 import { parentTaskName } from "./admission.ts";
+import { validateWorkspace } from "../resources/workspace.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const fail = (message: string) => new OrkaError("invalid_argument", message);
@@ -74,7 +75,7 @@ export async function delegate(store: ResourceStore, parent: Task, args: Delegat
 
   const labels: Record<string, string> = { [LABEL.delegatedAgent]: parentLabelValue(args.agent) };
   const annotations: Record<string, string> = { [ANNOTATION.coordinationDepth]: String(depth + 1) };
-  let workspace = args.workspace;
+  let workspace = args.workspace && validateWorkspace(args.workspace);
   let priorTaskRef: TaskSpec["priorTaskRef"];
   if (args.prior_task) {
     const prior = await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task);
@@ -126,7 +127,7 @@ export async function createContainerChild(store: ResourceStore, parent: Task, a
         image: args.image,
         command: args.command,
         args: args.args,
-        workspace: args.workspace ?? prior?.spec.workspace,
+        workspace: args.workspace ? validateWorkspace(args.workspace) : prior?.spec.workspace,
         timeout: checkTimeout(args.timeout),
         priority: checkPriority(args.priority, parent),
         schedule: args.schedule,

@@ -8,32 +8,24 @@ export const TASK_PHASES = ["Pending", "Running", "Finalizing", "Succeeded", "Fa
 export type TaskPhase = (typeof TASK_PHASES)[number];
 export const TERMINAL_PHASES: readonly TaskPhase[] = ["Succeeded", "Failed", "Cancelled"];
 
-const credentialFreeUrl = z
-  .url({ message: "must be an https URL" })
-  .refine((u) => {
-    const url = new URL(u);
-    return url.username === "" && url.password === "" && url.search === "" && url.hash === "";
-  }, "must not contain credentials, a query or a fragment");
-
-export const workspaceSchema = z
-  .object({
-    intent: z.enum(["read", "write"]).optional(),
-    gitRepo: credentialFreeUrl.optional(),
-    branch: z.string().optional(),
-    ref: z.string().optional(),
-    readCredentialRef: z.string().optional(),
-    publicationGitRepo: credentialFreeUrl.optional(),
-    publicationReadCredentialRef: z.string().optional(),
-    publicationCredentialRef: z.string().optional(),
-    forgeCredentialRef: z.string().optional(),
-    pushBranch: z.string().optional(),
-    prBaseBranch: z.string().optional(),
-    prTitle: z.string().max(256).optional(),
-    prBody: z.string().max(32_768).optional(),
-    createPR: z.boolean().optional(),
-  })
-  .refine((w) => !(w.branch && w.ref), { message: "set at most one of branch and ref", path: ["ref"] })
-  .refine((w) => !w.createPR || w.intent === "write", { message: "createPR requires intent: write", path: ["createPR"] });
+/** Types only: the rules between fields (intent, credentials, PR text) live in workspace.ts. */
+export const workspaceSchema = z.object({
+  intent: z.string().optional(),
+  gitRepo: z.string().optional(),
+  branch: z.string().optional(),
+  ref: z.string().optional(),
+  readCredentialRef: z.string().optional(),
+  publicationGitRepo: z.string().optional(),
+  publicationReadCredentialRef: z.string().optional(),
+  publicationCredentialRef: z.string().optional(),
+  forgeCredentialRef: z.string().optional(),
+  pushBranch: z.string().optional(),
+  prBaseBranch: z.string().optional(),
+  prTitle: z.string().optional(),
+  prBody: z.string().optional(),
+  createPR: z.boolean().optional(),
+});
+export type Workspace = z.infer<typeof workspaceSchema>;
 
 export const taskSpecSchema = z.object({
   type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),

@@ -4,6 +4,7 @@ import { API_VERSION, LABEL, objectMetaSchema, type Resource } from "../../resou
 import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
+import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
@@ -38,12 +39,9 @@ export function taskFromBody(body: unknown, namespace: string): Task {
   const meta = parseWith(objectMetaSchema, metadata, "metadata");
   checkReservedMetadata(meta);
   const { ownerReferences: _o, finalizers: _f, uid: _u, resourceVersion: _r, ...clientMeta } = meta;
-  return {
-    apiVersion: API_VERSION,
-    kind: "Task",
-    metadata: clientMeta as Task["metadata"],
-    spec: parseWith(taskSpecSchema, spec, "spec"),
-  };
+  const taskSpec = parseWith(taskSpecSchema, spec, "spec");
+  if (taskSpec.workspace) taskSpec.workspace = validateWorkspace(taskSpec.workspace);
+  return { apiVersion: API_VERSION, kind: "Task", metadata: clientMeta as Task["metadata"], spec: taskSpec };
 }
 
 export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void {

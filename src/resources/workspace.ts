@@ -1,0 +1,102 @@
+import { OrkaError } from "../util/errors.ts";
+import type { Workspace } from "./task.ts";
+
+const fail = (message: string): never => {
+  throw new OrkaError("invalid_argument", message);
+};
+
+const REPO_HINT = "(Use a credential-free HTTPS URL such as https://github.com/owner/repo)";
+
+/** `git@github.com:o/r[.git]` becomes `https://github.com/o/r`; anything but credential-free HTTPS is refused. */
+export function normalizeRepoURL(field: string, value: string): string {
+  const ssh = /^git@([^:]+):(.+?)(\.git)?$/.exec(value.trim());
+  if (ssh) return `https://${ssh[1]}/${ssh[2]}`;
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return fail(`workspace.${field} is not a valid URL ${REPO_HINT}`);
+  }
+  if (url.protocol !== "https:") fail(`workspace.${field} must use https ${REPO_HINT}`);
+  if (url.username || url.password) fail(`workspace.${field} must not contain credentials ${REPO_HINT}`);
+  if (url.search || url.hash) fail(`workspace.${field} must not contain a query or fragment ${REPO_HINT}`);
+  return url.toString().replace(/\/$/, "");
+}
+
+/** git check-ref-format, the parts that matter for names users type. */
+export function refProblem(name: string): string | undefined {
+  if (!name.trim()) return "it is empty";
+  if (/[\s~^:?*[\\]|\.\.|@\{|\/\/|\.lock(\/|$)/.test(name)) return "it contains a character or sequence git does not allow";
+  if (/^[/.]|[/.]$/.test(name)) return "it starts or ends with '/' or '.'";
+  return undefined;
+}
+
+/** One detector for secret-like text (PR-3). */
+const SECRET_LIKE = [
+  /(github_pat_|ghp_|xoxb-|sk-)[A-Za-z0-9_./+=:-]{8,}/,
+  /(AKIA|ASIA)[A-Z0-9]{16}/,
+  /(api_key|access_token|refresh_token|id_token|auth_token|token|password|client_secret|private_key)\s*[:=]\s*\S{16,}/i,
+  /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/,
+  /-----begin |authorization: bearer|api_key=|apikey=|password=|client_secret=|private_key=|txn-token:/i,
+  /[a-z][a-z0-9+.-]*:\/\/[^\s/@]+:[^\s/@]*@/i,
+];
+
+const codePoints = (text: string) => Array.from(text).length;
+
+/** Checks a Task workspace as coordination §2.1–2.2 says, and returns it normalized (repos, intent). */
+export function validateWorkspace(input: Workspace): Workspace {
+  const ws: Workspace = { ...input };
+  if (ws.gitRepo !== undefined) ws.gitRepo = normalizeRepoURL("gitRepo", ws.gitRepo);
+  if (ws.publicationGitRepo !== undefined) ws.publicationGitRepo = normalizeRepoURL("publicationGitRepo", ws.publicationGitRepo);
+  if (ws.intent !== undefined) {
+    const intent = ws.intent.trim().toLowerCase();
+    if (intent !== "read" && intent !== "write") fail("workspace intent must be read or write");
+    ws.intent = intent;
+  }
+  for (const field of ["branch", "ref", "readCredentialRef"] as const) {
+    if (ws[field] !== undefined && !ws.gitRepo) fail(`workspace.${field} requires workspace.gitRepo`);
+  }
+  if (ws.branch && ws.ref) fail("set at most one of workspace.branch and workspace.ref");
+  for (const field of ["branch", "ref", "pushBranch", "prBaseBranch"] as const) {
+    const problem = ws[field] !== undefined ? refProblem(ws[field]!.replace(/^refs\/(heads|tags)\//, "")) : undefined;
+    if (problem) fail(`workspace.${field} is invalid: ${problem}`);
+  }
+  // Publication settings ask for write; an explicit read is a contradiction, not an upgrade.
+  for (const field of ["publicationGitRepo", "pushBranch", "prBaseBranch", "createPR"] as const) {
+    if (ws[field] === undefined || ws[field] === false) continue;
+    if (ws.intent === "read") fail(`workspace.${field} requires write workspace intent`);
+    ws.intent = "write";
+  }
+  for (const field of ["publicationReadCredentialRef", "publicationCredentialRef", "forgeCredentialRef"] as const) {
+    if (ws[field] !== undefined && ws.intent !== "write") fail(`workspace.${field} requires write workspace intent`);
+  }
+  if (ws.intent === "write") {
+    if (!ws.publicationCredentialRef) fail("workspace.publicationCredentialRef is required for write intent");
+    if (!ws.gitRepo) fail("workspace.gitRepo is required for write intent");
+  }
+  if (ws.createPR) {
+    for (const field of ["prBaseBranch", "forgeCredentialRef"] as const) if (!ws[field]) fail(`workspace.createPR requires workspace.${field}`);
+  }
+  const roles = ["readCredentialRef", "publicationReadCredentialRef", "publicationCredentialRef", "forgeCredentialRef"] as const;
+  for (let i = 0; i < roles.length; i++) {
+    for (let j = i + 1; j < roles.length; j++) {
+      if (ws[roles[i]] && ws[roles[i]] === ws[roles[j]]) fail(`workspace.${roles[i]} and workspace.${roles[j]} must reference distinct Secrets`);
+    }
+  }
+  checkPullRequestText(ws);
+  return ws;
+}
+
+/** PR-1…PR-4: limits in code points, no whitespace-only title, no secrets, no publisher markers. */
+function checkPullRequestText(ws: Workspace): void {
+  if (ws.prTitle !== undefined) {
+    if (codePoints(ws.prTitle) > 256) fail("workspace.prTitle exceeds 256 characters");
+    if (ws.prTitle.length > 0 && !ws.prTitle.trim()) fail("workspace.prTitle must not be whitespace-only");
+  }
+  if (ws.prBody !== undefined && codePoints(ws.prBody) > 32_768) fail("workspace.prBody exceeds 32768 characters");
+  for (const field of ["prTitle", "prBody"] as const) {
+    const text = ws[field];
+    if (text && SECRET_LIKE.some((pattern) => pattern.test(text))) fail(`workspace.${field} appears to contain a secret or token`);
+  }
+  if (ws.prBody && /<!--\s*orka\.publisher\./i.test(ws.prBody)) fail("workspace.prBody must not contain reserved publisher reconciliation comments");
+}

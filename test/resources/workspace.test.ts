@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { validateWorkspace } from "../../src/resources/workspace.ts";
+
+const repo = "https://github.com/o/r";
+const write = { gitRepo: repo, intent: "write", publicationCredentialRef: "push" };
+
+// coordination spec §2.1–2.2: every refusal has its message, and nothing is accepted half-checked.
+describe("workspace validation", () => {
+  it("normalizes ssh repos and upgrades an omitted intent when publication is asked for", () => {
+    expect(validateWorkspace({ gitRepo: "git@github.com:o/r.git" }).gitRepo).toBe(repo);
+    expect(validateWorkspace({ gitRepo: repo, publicationCredentialRef: "push", pushBranch: "feature/x" }).intent).toBe("write");
+    expect(validateWorkspace({ gitRepo: repo, intent: " Read " }).intent).toBe("read");
+    expect(validateWorkspace({ ...write, prTitle: "🚀".repeat(256) }).prTitle).toHaveLength(512);
+  });
+
+  it.each([
+    [{ gitRepo: "http://github.com/o/r" }, "workspace.gitRepo must use https"],
+    [{ gitRepo: "https://u:p@github.com/o/r" }, "workspace.gitRepo must not contain credentials"],
+    [{ gitRepo: `${repo}?x=1` }, "workspace.gitRepo must not contain a query or fragment"],
+    [{ branch: "main" }, "workspace.branch requires workspace.gitRepo"],
+    [{ gitRepo: repo, intent: "admin" }, "workspace intent must be read or write"],
+    [{ gitRepo: repo, branch: "bad..name" }, "workspace.branch is invalid: it contains a character or sequence git does not allow"],
+    [{ gitRepo: repo, intent: "read", pushBranch: "x" }, "workspace.pushBranch requires write workspace intent"],
+    [{ gitRepo: repo, forgeCredentialRef: "forge" }, "workspace.forgeCredentialRef requires write workspace intent"],
+    [{ gitRepo: repo, intent: "write" }, "workspace.publicationCredentialRef is required for write intent"],
+    [{ publicationCredentialRef: "push", intent: "write" }, "workspace.gitRepo is required for write intent"],
+    [{ ...write, createPR: true }, "workspace.createPR requires workspace.prBaseBranch"],
+    [{ ...write, createPR: true, prBaseBranch: "main" }, "workspace.createPR requires workspace.forgeCredentialRef"],
+    [{ ...write, readCredentialRef: "push" }, "workspace.readCredentialRef and workspace.publicationCredentialRef must reference distinct Secrets"],
+    [{ ...write, prTitle: "x".repeat(257) }, "workspace.prTitle exceeds 256 characters"],
+    [{ ...write, prTitle: "   " }, "workspace.prTitle must not be whitespace-only"],
+    [{ ...write, prBody: "fixes it, ghp_abcdefghijklmnop1234" }, "workspace.prBody appears to contain a secret or token"],
+    [{ ...write, prBody: "done <!-- orka.publisher.pr-intent.v1 key=x -->" }, "workspace.prBody must not contain reserved publisher reconciliation comments"],
+  ])("refuses %j", (workspace, message) => {
+    expect(() => validateWorkspace(workspace)).toThrow(message);
+  });
+});
