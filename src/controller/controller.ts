@@ -337,17 +337,27 @@ export class Controller {
     }
   }
 
-  private async autonomyOf(task: Task): Promise<{ maxIterations: number } | undefined> {
+  private async autonomyOf(task: Task): Promise<{ maxIterations: number; approvalTimeoutMs?: number } | undefined> {
     const ref = task.spec.agentRef;
     if (!ref || task.spec.type !== "ai") return undefined;
     const agent = await this.store.get<AgentSpec, unknown>("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
     const coordination = agent?.spec.coordination;
-    return coordination?.enabled && coordination.autonomous ? { maxIterations: coordination.maxIterations ?? 0 } : undefined;
+    if (!coordination?.enabled || !coordination.autonomous) return undefined;
+    return {
+      maxIterations: coordination.maxIterations ?? 0,
+      approvalTimeoutMs: coordination.approvalTimeout ? parseDuration(coordination.approvalTimeout) : undefined,
+    };
   }
 
   /** The autonomous loop (P2.7): after an iteration, finish on goal or budget, wait while suspended, else go again. */
-  private async nextIteration(task: Task, autonomy: { maxIterations: number }, key: string): Promise<void> {
+  private async nextIteration(task: Task, autonomy: { maxIterations: number; approvalTimeoutMs?: number }, key: string): Promise<void> {
     const iteration = task.status?.iteration ?? 0;
+    if (autonomy.approvalTimeoutMs !== undefined) {
+      const before = new Date(Date.now() - autonomy.approvalTimeoutMs).toISOString();
+      for (const expired of this.options.approvals.expirePending(task.metadata.namespace, task.metadata.name, before)) {
+        this.event(task, { type: "ApprovalExpired", severity: "warning", toolName: expired.targetTool, summary: `approval ${expired.id} for ${expired.targetTool} expired` });
+      }
+    }
     const approvals = this.options.approvals.listForTask(task.metadata.namespace, task.metadata.name, task.metadata.uid);
     const pending = approvals.find((a) => a.status === "pending");
     if (pending) {
@@ -356,7 +366,8 @@ export class Controller {
         message: `waiting for approval ${pending.id} for ${pending.targetTool} at iteration ${iteration}`,
         conditions: setCondition(task.status?.conditions, { type: "WaitingForApproval", status: "True", reason: "ApprovalRequested", message: pending.id }),
       });
-      return this.work.add(key, AUTONOMOUS_RECHECK_MS);
+      const untilExpiry = autonomy.approvalTimeoutMs === undefined ? AUTONOMOUS_RECHECK_MS : Date.parse(pending.createdAt) + autonomy.approvalTimeoutMs - Date.now() + 50;
+      return this.work.add(key, Math.max(50, Math.min(AUTONOMOUS_RECHECK_MS, untilExpiry)));
     }
     const resumingAfterApproval = approvals.some((a) => a.iteration === iteration && a.status !== "pending");
     const plan = this.options.coordination.getPlan(task.metadata.namespace, task.metadata.name);

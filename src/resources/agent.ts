@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { localRef, namespacedRef } from "./meta.ts";
+import { durationText, localRef, namespacedRef } from "./meta.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
@@ -33,6 +33,8 @@ export const agentSpecSchema = z
         maxConcurrentChildren: z.number().int().min(1).default(5),
         maxDepth: z.number().int().min(1).max(10).default(3),
         approvalRequiredTools: z.array(z.string()).optional(),
+        /** A pending approval older than this expires (treated as declined); none: wait for ever. */
+        approvalTimeout: durationText.optional(),
       })
       .refine((c) => !(c.approvalRequiredTools?.length && !c.autonomous), {
         message: "approvalRequiredTools requires autonomous: true",

@@ -32,4 +32,6 @@ export interface ApprovalStore {
   /** Marks an approved call as used by an attempt; false when that attempt already used it. */
   markExecuted(namespace: string, id: string, attemptId: string): boolean;
   cancelPending(namespace: string, task: string): void;
+  /** Expires this Task's pending approvals requested before `before`; returns those it expired. */
+  expirePending(namespace: string, task: string, before: string): Approval[];
 }

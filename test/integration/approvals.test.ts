@@ -53,6 +53,15 @@ spec:
   model: {name: m-asker}
   tools: [{name: payment}]
   coordination: {enabled: true, autonomous: true, maxIterations: 5}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: hasty}
+spec:
+  providerRef: {name: peer}
+  model: {name: m-hasty}
+  tools: [{name: payment}]
+  coordination: {enabled: true, autonomous: true, maxIterations: 5, approvalRequiredTools: [payment], approvalTimeout: 1s}
 `));
   });
   afterAll(async () => {
@@ -151,5 +160,22 @@ spec:
     await orka.waitFor("builtin-ask", ["Succeeded", "Failed"], 30_000);
     const results = toolResultsOf(peer.requests.filter((r) => r.body.model === "m-asker" && promptOf(r.body) === "x").at(-1)!.body);
     expect(results[0]).toBe('Error executing tool: targetTool "code_exec" is a built-in tool and cannot be approved with request_approval');
+  });
+
+  it("expires an approval nobody decided, like a decline", async () => {
+    peer.script("m-hasty", [
+      (body) =>
+        iterationOf(body) === 1
+          ? { toolCalls: [{ name: "payment", arguments: { amount: 77 } }] }
+          : { toolCalls: [{ name: "payment", arguments: { amount: 77 } }, { name: "update_plan", arguments: { summary: "expired", plan_document: "x", goal_complete: true } }] },
+      { text: "over" },
+    ]);
+    await orka.api("POST", "/api/v1/tasks", { name: "hasty-run", type: "ai", agentRef: "hasty", prompt: "pay 77" });
+    const done = await orka.waitFor("hasty-run", ["Succeeded", "Failed"], 30_000);
+    expect(done.status.message).toBe("goal complete after 2 iterations: expired");
+    const [approval] = (await orka.api("GET", "/api/v1/tasks/hasty-run/approvals")).body.approvals;
+    expect(approval).toMatchObject({ status: "expired", decisionActor: "orka" });
+    expect((await orka.api("GET", "/api/v1/tasks/hasty-run/events?type=ApprovalExpired")).body.events).toHaveLength(1);
+    expect(payments.some((p) => p.amount === 77)).toBe(false);
   });
 });

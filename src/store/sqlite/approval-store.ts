@@ -72,6 +72,14 @@ export class SqliteApprovalStore implements ApprovalStore {
     return result.changes > 0;
   }
 
+  expirePending(namespace: string, task: string, before: string): Approval[] {
+    const expired = this.listForTask(namespace, task).filter((a) => a.status === "pending" && a.createdAt < before);
+    const statement = this.db.prepare("UPDATE approvals SET status = 'expired', decision_time = ?, decision_actor = 'orka' WHERE namespace = ? AND id = ? AND status = 'pending'");
+    const at = new Date().toISOString();
+    for (const approval of expired) statement.run(at, namespace, approval.id);
+    return expired.map((a) => this.get(namespace, a.id)!);
+  }
+
   cancelPending(namespace: string, task: string): void {
     this.db.prepare("UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
   }
