@@ -86,14 +86,7 @@ export async function delegate(store: ResourceStore, parent: Task, args: Delegat
     workspace ??= prior.spec.workspace;
     priorTaskRef = { name: prior.metadata.name };
   }
-  if (args.auto_retry) {
-    Object.assign(annotations, {
-      [ANNOTATION.autoRetry]: "true",
-      [ANNOTATION.maxRetries]: String(args.max_retries !== undefined && args.max_retries >= 0 ? args.max_retries : 2),
-      [ANNOTATION.retryCount]: "0",
-      [ANNOTATION.originalPrompt]: args.prompt.slice(0, 32 * 1024),
-    });
-  }
+  if (args.auto_retry) Object.assign(annotations, await retryAnnotations(store, namespace, args));
   const prompt = args.feedback ? `FEEDBACK FROM REVIEW:\n${args.feedback}\n\nTASK:\n${args.prompt}` : args.prompt;
   const spec = parseWith(
     taskSpecSchema,
@@ -111,6 +104,32 @@ export async function delegate(store: ResourceStore, parent: Task, args: Delegat
   );
   const child = await createChild(store, parent, spec, labels, annotations);
   return { taskName: child.metadata.name, status: "created" };
+}
+
+/**
+ * auto_retry bookkeeping (§2.4, §5): a fresh budget, or, when re-delegating a failed auto-retry
+ * Task of the same Agent as prior_task, the next retry of the same budget.
+ */
+async function retryAnnotations(store: ResourceStore, namespace: string, args: DelegateArgs): Promise<Record<string, string>> {
+  const fresh = {
+    [ANNOTATION.autoRetry]: "true",
+    [ANNOTATION.maxRetries]: String(args.max_retries !== undefined && args.max_retries >= 0 ? args.max_retries : 2),
+    [ANNOTATION.retryCount]: "0",
+    [ANNOTATION.originalPrompt]: args.prompt.slice(0, 32 * 1024),
+  };
+  const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task) : undefined;
+  const annotations = prior?.metadata.annotations ?? {};
+  if (!prior || annotations[ANNOTATION.autoRetry] !== "true" || prior.status?.phase !== "Failed" || prior.spec.agentRef?.name !== args.agent) return fresh;
+  const count = Number(annotations[ANNOTATION.retryCount] ?? 0) || 0;
+  const max = Number(annotations[ANNOTATION.maxRetries] ?? 2) || 0;
+  if (count >= max) throw fail(`retry budget exhausted for ${prior.metadata.name} (${count}/${max})`);
+  return {
+    ...fresh,
+    [ANNOTATION.maxRetries]: String(max),
+    [ANNOTATION.retryCount]: String(count + 1),
+    [ANNOTATION.originalPrompt]: annotations[ANNOTATION.originalPrompt] ?? fresh[ANNOTATION.originalPrompt],
+    [ANNOTATION.retriedFrom]: prior.metadata.name,
+  };
 }
 
 /** create_container_task (coordination spec §6): chat-style results, never a thrown validation error. */

@@ -72,6 +72,7 @@ export const ANNOTATION = {
   maxRetries: "orka.ai/max-retries",
   retryCount: "orka.ai/retry-count",
   originalPrompt: "orka.ai/original-prompt",
+  retriedFrom: "orka.ai/retried-from",
 } as const;
 
 export const FINALIZER_CLEANUP = "orka.ai/cleanup";

@@ -58,3 +58,30 @@ describe("three-source tool list", () => {
     expect(names({ aiTools: ["get_issue"] })).toContain("get_issue");
   });
 });
+
+describe("who gets which tools: the whole table", () => {
+  const MEMORY = [...MEMORY_TOOLS];
+  const MESSAGING = ["send_message", "check_messages"];
+  type Row = [label: string, input: Partial<ToolsetInput>, expected: string[], withAnnotation: string[]];
+  const rows: Row[] = [
+    ["plain ai Task", {}, MEMORY, MEMORY],
+    ["coordinator", { coordination: { enabled: true } }, [...MEMORY, ...COORDINATOR_TOOLS], MEMORY],
+    ["autonomous coordinator", { coordination: { enabled: true, autonomous: true } }, [...MEMORY, ...COORDINATOR_TOOLS, "request_approval"], MEMORY],
+    ["delegated child", { isChild: true }, [...MEMORY, ...MESSAGING], MEMORY],
+    ["coordinator child", { isChild: true, coordination: { enabled: true } }, [...MEMORY, ...COORDINATOR_TOOLS], MEMORY],
+  ];
+  const selected: Partial<ToolsetInput> = {
+    agentTools: [{ name: "web_fetch" }, { name: "code_exec", enabled: false }, { name: "no-such" }],
+    aiTools: ["weather", "file_read"],
+  };
+
+  it.each(rows)("%s, with and without the disable annotation, keeps selected tools and skips disabled and unknown ones", (_label, input, expected, withAnnotation) => {
+    expect(names(input)).toEqual(expected);
+    expect(names({ ...input, disableInjection: true })).toEqual(withAnnotation);
+    const picked = assembleToolset({ ...base, ...input, ...selected });
+    expect(picked.names).toEqual(["web_fetch", "weather", "file_read", ...expected.filter((n) => !["web_fetch", "weather", "file_read"].includes(n))]);
+    expect(picked.names).not.toContain("code_exec");
+    expect(picked.warnings).toEqual(['tool "no-such" is neither a built-in tool nor a Tool in this namespace; skipped']);
+    expect(assembleToolset({ ...base, ...input, ...selected, disableInjection: true }).names).toEqual(["web_fetch", "weather", "file_read", ...withAnnotation]);
+  });
+});

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashToken } from "../../src/controller/controller.ts";
+import { API_VERSION, type Resource } from "../../src/resources/meta.ts";
+import type { RunningOrka } from "../../src/server.ts";
+import { startEmbeddedOrka } from "../helpers/embedded.ts";
+
+// delegate_task's refusals and retry bookkeeping on the control plane (coordination §2, §5),
+// called as a worker would, with an attempt token.
+describe("delegate_task rules", () => {
+  let orka: RunningOrka;
+  const tokens: Record<string, string> = {};
+  const task = (name: string, extra: Partial<Resource["metadata"]> = {}, spec: object = {}) => ({
+    apiVersion: API_VERSION,
+    kind: "Task",
+    metadata: { name, namespace: "default", ...extra },
+    spec: { type: "ai", agentRef: { name: "boss" }, prompt: "x", priority: 500, ...spec },
+  });
+  const delegate = async (from: string, body: object) => {
+    const response = await fetch(`${orka.url}/internal/v1/tasks/default/${from}/delegate`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens[from]}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const taskCount = async () => (await orka.store.list("Task")).items.length;
+
+  beforeAll(async () => {
+    orka = await startEmbeddedOrka();
+    await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "boss", namespace: "default" }, spec: { coordination: { enabled: true, maxDepth: 1, maxConcurrentChildren: 5, allowedAgents: [{ name: "helper" }] } } });
+    await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "helper", namespace: "default" }, spec: {} });
+    await orka.store.create(task("top"));
+    await orka.store.create(task("deep", { annotations: { "orka.ai/coordination-depth": "1" } }));
+    for (const name of ["top", "deep"]) {
+      tokens[name] = `token-of-${name}`;
+      const created = (await orka.store.get("Task", "default", name))!;
+      orka.data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: [] }, hashToken(tokens[name]));
+    }
+  });
+  afterAll(() => orka.close());
+
+  it("refuses beyond the depth, outside the allow-list, unknown agents and bad workspaces, creating nothing", async () => {
+    const before = await taskCount();
+    expect((await delegate("deep", { agent: "helper", prompt: "go" })).body.error.message).toBe("coordination depth exceeded: current depth 1, max depth 1");
+    expect((await delegate("top", { agent: "boss", prompt: "go" })).body.error.message).toBe('agent "default/boss" is not in the allowed agents list');
+    expect((await delegate("top", { agent: "helper", prompt: "" })).body.error.message).toBe("prompt is required");
+    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://github.com/o/r" } })).body.error.message).toBe("workspace is only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", timeout: "soon" })).body.error.message).toBe('invalid timeout "soon": use a duration such as 20m');
+    expect((await delegate("top", { agent: "helper", prompt: "go", priority: 5000 })).body.error.message).toBe("priority must be between 0 and 1000");
+    expect((await delegate("top", { agent: "helper", prompt: "go", taskNamespace: "other" })).status).toBe(403);
+    expect(await taskCount()).toBe(before);
+  });
+
+  it("continues a failed auto-retry child within its budget, and refuses once it is spent", async () => {
+    const first = await delegate("top", { agent: "helper", prompt: "try it", auto_retry: true, max_retries: 1 });
+    expect(first.status).toBe(201);
+    // The helper has no provider, so the child fails at admission.
+    for (let i = 0; i < 100 && (await orka.store.get<unknown, { phase?: string }>("Task", "default", first.body.taskName))?.status?.phase !== "Failed"; i++) await new Promise((r) => setTimeout(r, 50));
+    const retry = await delegate("top", { agent: "helper", prompt: "try again", auto_retry: true, prior_task: first.body.taskName, feedback: "it failed" });
+    expect(retry.status).toBe(201);
+    const retried = (await orka.store.get<{ ai: { prompt: string } }, unknown>("Task", "default", retry.body.taskName))!;
+    expect(retried.metadata.annotations).toMatchObject({
+      "orka.ai/retry-count": "1",
+      "orka.ai/max-retries": "1",
+      "orka.ai/original-prompt": "try it",
+      "orka.ai/retried-from": first.body.taskName,
+    });
+    expect(retried.metadata.labels).toMatchObject({ "orka.ai/iteration": "2" });
+    expect(retried.spec.ai.prompt).toBe("FEEDBACK FROM REVIEW:\nit failed\n\nTASK:\ntry again");
+    for (let i = 0; i < 100 && (await orka.store.get<unknown, { phase?: string }>("Task", "default", retry.body.taskName))?.status?.phase !== "Failed"; i++) await new Promise((r) => setTimeout(r, 50));
+    const before = await taskCount();
+    const spent = await delegate("top", { agent: "helper", prompt: "once more", auto_retry: true, prior_task: retry.body.taskName });
+    expect(spent.body.error.message).toBe(`retry budget exhausted for ${retry.body.taskName} (1/1)`);
+    expect(await taskCount()).toBe(before);
+  });
+});
