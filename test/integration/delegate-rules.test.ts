@@ -68,6 +68,13 @@ describe("delegate_task rules", () => {
     expect(retried.metadata.labels).toMatchObject({ "orka.ai/iteration": "2" });
     expect(retried.spec.ai.prompt).toBe("FEEDBACK FROM REVIEW:\nit failed\n\nTASK:\ntry again");
     for (let i = 0; i < 100 && (await orka.store.get<unknown, { phase?: string }>("Task", "default", retry.body.taskName))?.status?.phase !== "Failed"; i++) await new Promise((r) => setTimeout(r, 50));
+    const waited = await fetch(`${orka.url}/internal/v1/tasks/default/top/wait`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.top}`, "content-type": "application/json" },
+      body: JSON.stringify({ tasks: [retry.body.taskName] }),
+    });
+    const [entry] = ((await waited.json()) as any).results;
+    expect(entry).toMatchObject({ phase: "Failed", agent: "helper", failureDetails: { retryCount: 1, maxRetries: 1, message: "no provider configured: set spec.ai.providerRef or the Agent's providerRef" } });
     const before = await taskCount();
     const spent = await delegate("top", { agent: "helper", prompt: "once more", auto_retry: true, prior_task: retry.body.taskName });
     expect(spent.body.error.message).toBe(`retry budget exhausted for ${retry.body.taskName} (1/1)`);
