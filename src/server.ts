@@ -17,12 +17,14 @@ import { SqliteApprovalStore } from "./store/sqlite/approval-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
+import type { CoordinationStore } from "./store/coordination-store.ts";
 
 export interface RunningOrka {
   url: string;
   /** The stores, for embedding Orka in another program (and for tests). */
   store: ResourceStore;
   data: TaskDataStore;
+  coordination: CoordinationStore;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     url,
     store,
     data,
+    coordination,
     async close() {
       await app.close();
       await controller.stop();

@@ -80,4 +80,13 @@ describe("delegate_task rules", () => {
     expect(spent.body.error.message).toBe(`retry budget exhausted for ${retry.body.taskName} (1/1)`);
     expect(await taskCount()).toBe(before);
   });
+
+  it("deletes a family's messages with the coordinator", async () => {
+    const parent = (await orka.store.get("Task", "default", "top"))!;
+    orka.coordination.sendMessage({ namespace: "default", fromTask: "kid-a", toTask: "*", parentTask: "top", content: "hi" });
+    expect(orka.coordination.readMessages("default", "top", "kid-b", false)).toHaveLength(1);
+    await orka.store.delete("Task", "default", parent.metadata.name);
+    for (let i = 0; i < 100 && (await orka.store.get("Task", "default", "top")); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(orka.coordination.readMessages("default", "top", "kid-b", false)).toEqual([]);
+  });
 });
