@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
-import { buildApi } from "./api/server.ts";
+import { buildApi, type ApiRoute } from "./api/server.ts";
 import { TokenAuthenticator } from "./api/auth.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
@@ -25,6 +25,8 @@ export interface RunningOrka {
   store: ResourceStore;
   data: TaskDataStore;
   coordination: CoordinationStore;
+  /** Every HTTP route the server serves (tests walk it to prove each one is authorized). */
+  routes: ApiRoute[];
   close(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     toolSettings,
     searchSecret: config.search.secret,
   });
+  const routes: ApiRoute[] = [];
   const app = buildApi(
     {
       store,
@@ -80,6 +83,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },
     },
     logger,
+    routes,
   );
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -95,6 +99,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     store,
     data,
     coordination,
+    routes,
     async close() {
       await app.close();
       await controller.stop();

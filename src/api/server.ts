@@ -19,7 +19,12 @@ import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
 /** The HTTP surface: /api/v1 for people and tools, /internal/v1 for workers, health probes. */
-export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
+export interface ApiRoute {
+  method: string;
+  url: string;
+}
+
+export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
   app.setErrorHandler((error: Error, request, reply) => {
     const compat = compatErrorReply(request.url);
@@ -31,6 +36,9 @@ export function buildApi(ctx: ApiContext, logger: Logger): FastifyInstance {
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);
+  app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
+  });
 
   app.addHook("onRequest", async (request, reply) => {
     if (request.url.startsWith("/api/")) request.principal = ctx.tokens.authenticate(bearerToken(request));

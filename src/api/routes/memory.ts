@@ -74,14 +74,16 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   };
 
   app.get("/api/v1/memories", async (request) => {
+    const namespace = namespaceOf(request);
     const q = parseWith(memoryQuery, request.query);
-    return { items: memory.recall(namespaceOf(request), { ...q, query: q.query ?? q.q }), metadata: {} };
+    return { items: memory.recall(namespace, { ...q, query: q.query ?? q.q }), metadata: {} };
   });
 
   app.post("/api/v1/memories", async (request, reply) => {
+    const namespace = namespaceOf(request, (request.body as { namespace?: string } | undefined)?.namespace);
     const body = parseWith(memoryBody, request.body ?? {});
     if (!body.content?.trim()) throw new OrkaError("invalid_argument", "content is required");
-    const created = memory.createMemory(namespaceOf(request, (request.body as { namespace?: string })?.namespace), {
+    const created = memory.createMemory(namespace, {
       content: redactRequired("content", body.content),
       source: body.source ?? "manual",
       tags: body.tags,
@@ -94,8 +96,8 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   app.get<{ Params: IdParams }>("/api/v1/memories/:id", async (request) => loadMemory(namespaceOf(request), request.params.id));
 
   app.put<{ Params: IdParams }>("/api/v1/memories/:id", async (request) => {
-    const body = parseWith(memoryBody, request.body ?? {});
     const namespace = namespaceOf(request);
+    const body = parseWith(memoryBody, request.body ?? {});
     loadMemory(namespace, request.params.id);
     return memory.updateMemory(namespace, request.params.id, { ...body, content: body.content ? redactRequired("content", body.content) : undefined });
   });
@@ -115,8 +117,9 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   }
 
   app.get("/api/v1/memory-proposals", async (request) => {
+    const namespace = namespaceOf(request);
     const q = parseWith(proposalQuery, request.query);
-    return { items: memory.listProposals(namespaceOf(request), { ...q, query: q.query ?? q.q }), metadata: {} };
+    return { items: memory.listProposals(namespace, { ...q, query: q.query ?? q.q }), metadata: {} };
   });
 
   app.post("/api/v1/memory-proposals", async (request, reply) => {
@@ -131,9 +134,10 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/review", async (request, reply) => {
+    const namespace = namespaceOf(request);
     const reviewer = requireReviewer(request);
     const body = parseWith(reviewBody, request.body ?? {});
-    memory.reviewProposal(namespaceOf(request), request.params.id, {
+    memory.reviewProposal(namespace, request.params.id, {
       status: body.status ?? "",
       reviewer: body.reviewer ? redactRequired("reviewer", body.reviewer) : reviewer,
       reviewNote: body.reviewNote,
@@ -142,14 +146,16 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/apply", async (request) => {
+    const namespace = namespaceOf(request);
     const reviewer = requireReviewer(request);
     const body = parseWith(z.object({ appliedBy: z.string().max(200).optional() }), request.body ?? {});
-    return memory.applyProposal(namespaceOf(request), request.params.id, body.appliedBy ?? reviewer);
+    return memory.applyProposal(namespace, request.params.id, body.appliedBy ?? reviewer);
   });
 
   app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/archive", async (request, reply) => {
+    const namespace = namespaceOf(request);
     requireReviewer(request);
-    memory.archiveProposal(namespaceOf(request), request.params.id);
+    memory.archiveProposal(namespace, request.params.id);
     return reply.code(204).send();
   });
 

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningOrka } from "../../src/server.ts";
+import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";
+
+// Walks every route the server serves, so a new route without a check fails here.
+describe("every route is authorized", () => {
+  let orka: RunningOrka;
+  let teamToken = "";
+  beforeAll(async () => {
+    orka = await startEmbeddedOrka();
+    const created = await fetch(`${orka.url}/api/v1/auth/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "team-a", namespace: "team-a" }),
+    });
+    teamToken = ((await created.json()) as { token: string }).token;
+  });
+  afterAll(() => orka.close());
+
+  const call = (method: string, url: string, token?: string) =>
+    fetch(`${orka.url}${url.replace(/:[A-Za-z]+/g, "x")}${url.includes("?") ? "&" : "?"}namespace=team-b`, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(method === "GET" || method === "DELETE" ? {} : { "content-type": "application/json" }) },
+      body: method === "GET" || method === "DELETE" ? undefined : JSON.stringify({ namespace: "team-b" }),
+    });
+
+  it("refuses every /api/v1, /openai and /anthropic route without a token", async () => {
+    const routes = orka.routes.filter((r) => /^\/(api|openai|anthropic)\//.test(r.url));
+    expect(routes.length).toBeGreaterThan(40);
+    for (const route of routes) {
+      const response = await call(route.method, route.url);
+      expect(response.status, `${route.method} ${route.url}`).toBe(401);
+    }
+  });
+
+  it("refuses a namespace-A token on every /api/v1 route of namespace B", async () => {
+    const routes = orka.routes.filter((r) => r.url.startsWith("/api/v1/") && !r.url.startsWith("/api/v1/auth/"));
+    for (const route of routes) {
+      const response = await call(route.method, route.url, teamToken);
+      const body = (await response.json()) as { error?: { message: string } };
+      // Routes that need more than a user token may refuse on the role first; either way, nothing gets through.
+      expect([route.method, route.url, response.status]).toEqual([route.method, route.url, 403]);
+      expect(body.error?.message, `${route.method} ${route.url}`).toMatch(/^namespace "team-b" not allowed, restricted to "team-a"$|needs an? (admin|reviewer)/);
+    }
+  });
+
+  it("refuses every /internal/v1 route without a worker token, admin token included", async () => {
+    const routes = orka.routes.filter((r) => r.url.startsWith("/internal/v1/"));
+    expect(routes.length).toBeGreaterThan(10);
+    for (const route of routes) {
+      for (const token of [undefined, EMBEDDED_ADMIN_TOKEN, teamToken]) {
+        const response = await call(route.method, route.url, token);
+        expect(response.status, `${route.method} ${route.url} with ${token ? "a non-worker token" : "no token"}`).toBe(401);
+      }
+    }
+  });
+});
