@@ -8,13 +8,16 @@ import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 export interface Principal {
   name: string;
   admin: boolean;
-  /** `user` or `reviewer` (reviewers may review and apply memory proposals). */
-  role: string;
+  /** admin; operator (also operator-only fields and Secrets, in its namespace); reviewer (also memory review); user. */
+  role: TokenRole | "admin";
   /** A token bound to one namespace may act only there. */
   namespace?: string;
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export const TOKEN_ROLES = ["user", "reviewer", "operator"] as const;
+export type TokenRole = (typeof TOKEN_ROLES)[number];
 
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
@@ -40,11 +43,11 @@ export class TokenAuthenticator {
       "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
     ).get(sha256(token));
     if (!row) throw new OrkaError("unauthenticated", "invalid token");
-    return { name: row.name, admin: row.role === "admin", role: row.role, namespace: row.namespace ?? undefined };
+    return { name: row.name, admin: row.role === "admin", role: row.role as Principal["role"], namespace: row.namespace ?? undefined };
   }
 
   /** Creates a token bound to one namespace; the plain value is returned once and never stored. */
-  createToken(name: string, namespace: string, role: "user" | "reviewer" = "user"): string {
+  createToken(name: string, namespace: string, role: TokenRole = "user"): string {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
     this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
       sha256(token), name, namespace, role, new Date().toISOString(),
@@ -64,6 +67,15 @@ export function resolveNamespace(principal: Principal, requested: string | undef
 
 export function requireAdmin(principal: Principal, what: string): void {
   if (!principal.admin) throw new OrkaError("permission_denied", `${what} needs an admin token`);
+}
+
+/** Operators run a namespace: Secrets and operator-only fields (provider endpoints, tool credentials). */
+export function isOperator(principal: Principal): boolean {
+  return principal.admin || principal.role === "operator";
+}
+
+export function requireOperator(principal: Principal, what: string): void {
+  if (!isOperator(principal)) throw new OrkaError("permission_denied", `${what} needs an admin or operator token`);
 }
 
 /** A worker acting on its namespace's shared data (memory, sessions): the namespace must be its own. */

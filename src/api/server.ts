@@ -4,7 +4,7 @@ import type { Logger } from "../util/logger.ts";
 import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
 import { OrkaError } from "../util/errors.ts";
-import { bearerToken, requireAdmin } from "./auth.ts";
+import { bearerToken, requireAdmin, TOKEN_ROLES } from "./auth.ts";
 import { principalOf, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
@@ -65,7 +65,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.post("/api/v1/auth/tokens", async (request, reply) => {
     requireAdmin(principalOf(request), "creating a token");
     const body = parseWith(
-      z.object({ name: z.string().min(1).max(100), namespace: namespaceName, role: z.enum(["user", "reviewer"]).default("user") }),
+      z.object({ name: z.string().min(1).max(100), namespace: namespaceName, role: z.enum(TOKEN_ROLES).default("user") }),
       request.body ?? {},
     );
     return reply.code(201).send({ ...body, token: ctx.tokens.createToken(body.name, body.namespace, body.role) });

@@ -367,7 +367,7 @@ program
   .command("create")
   .argument("<name>")
   .requiredOption("--namespace <ns>", "the one namespace the token may act in")
-  .addOption(new Option("--role <role>", "reviewers may also review and apply memory proposals").choices(["user", "reviewer"]).default("user"))
+  .addOption(new Option("--role <role>", "operator: Secrets and operator-only fields; reviewer: memory review").choices(["user", "reviewer", "operator"]).default("user"))
   .action(async (name: string, options: { namespace: string; role: string }) => {
     const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace, role: options.role });
     console.log(created.token);

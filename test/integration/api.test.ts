@@ -38,8 +38,18 @@ describe("P4 REST API", () => {
     expect((await orka.api("GET", "/api/v1/tasks?namespace=default")).body.items.some((t: any) => t.metadata.name === "x")).toBe(false);
     expect((await orka.api("POST", "/api/v1/secrets", { name: "s", stringData: { a: "b" } }, teamToken)).status).toBe(403);
     expect((await orka.api("POST", "/api/v1/providers", { metadata: { name: "p" }, spec: { type: "openai", baseURL: "http://10.0.0.1/v1" } }, teamToken)).body.error.message).toBe(
-      "spec.baseURL can only be set with an admin (operator) token",
+      "spec.baseURL can only be set with an admin or operator token",
     );
+  });
+
+  it("lets an operator token manage Secrets and operator-only fields in its own namespace only", async () => {
+    const operator = (await orka.api("POST", "/api/v1/auth/tokens", { name: "ops-a", namespace: "team-a", role: "operator" })).body.token;
+    expect((await orka.api("POST", "/api/v1/auth/tokens", { name: "x", namespace: "team-a", role: "root" })).status).toBe(400);
+    expect((await orka.api("POST", "/api/v1/secrets", { name: "ops-key", stringData: { "api-key": "v" } }, operator)).status).toBe(201);
+    expect((await orka.api("POST", "/api/v1/providers", { metadata: { name: "local" }, spec: { type: "openai", baseURL: "http://10.0.0.1/v1" } }, operator)).status).toBe(201);
+    expect((await orka.api("POST", "/api/v1/secrets?namespace=default", { name: "ops-key", stringData: { a: "b" } }, operator)).status).toBe(403);
+    expect((await orka.api("POST", "/api/v1/secrets", { name: "user-key", stringData: { a: "b" } }, teamToken)).body.error.message).toBe("creating a secret needs an admin or operator token");
+    expect((await orka.api("POST", "/api/v1/auth/tokens", { name: "y", namespace: "team-a" }, operator)).status).toBe(403);
   });
 
   it("refuses bad Task bodies with the spec's messages and creates nothing", async () => {

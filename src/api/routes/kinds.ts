@@ -7,13 +7,13 @@ import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
 import { BUILTIN_TOOLS, builtinTool } from "../../tools/registry.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { checkEgressUrl } from "../../policy/ssrf.ts";
-import type { Principal } from "../auth.ts";
+import { isOperator, type Principal } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { hasUserinfo, isCredentialHeader } from "./metadata-rules.ts";
 import { registerKindRoutes } from "./resources.ts";
 
 const operatorOnly = (principal: Principal, field: string) => {
-  if (!principal.admin) throw new OrkaError("invalid_argument", `${field} can only be set with an admin (operator) token`);
+  if (!isOperator(principal)) throw new OrkaError("invalid_argument", `${field} can only be set with an admin or operator token`);
 };
 
 /** P4.4: GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
@@ -54,7 +54,7 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
       const http = (object.spec as ToolSpec).http;
       if (!http) return;
       // The server calls HTTP Tools itself, so a namespace user may not aim one inside the network.
-      if (!principal.admin) {
+      if (!isOperator(principal)) {
         try {
           checkEgressUrl(http.url.replace(/\{\{[^}]*\}\}/g, "x"), ctx.egress);
         } catch (err) {

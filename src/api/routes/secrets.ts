@@ -4,13 +4,13 @@ import { describeSecret, secretDocumentSchema, secretSpecFromDocument, type Secr
 import { parseWith } from "../../resources/validate.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { requireAdmin } from "../auth.ts";
+import { requireOperator } from "../auth.ts";
 import { namespaceOf, principalOf, type ApiContext } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
 const secretBody = z.looseObject({ name: z.string().optional(), namespace: z.string().optional(), metadata: z.looseObject({}).optional() });
 
-/** Secrets are written by admin tokens and read back as names, keys and types, never values. */
+/** Secrets are written by admin and operator tokens and read back as names, keys and types, never values. */
 export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const load = (request: { body: unknown }, namespace: string, name?: string): Resource<SecretSpec> => {
     const body = parseWith(secretBody, request.body ?? {});
@@ -39,13 +39,13 @@ export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): voi
   app.post("/api/v1/secrets", async (request, reply) => {
     const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
     const namespace = namespaceOf(request, body?.metadata?.namespace ?? body?.namespace);
-    requireAdmin(principalOf(request), "creating a secret");
+    requireOperator(principalOf(request), "creating a secret");
     const secret = load(request, namespace);
     return reply.code(201).send(describeSecret(await ctx.store.create(secret)));
   });
 
   app.put<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request) => {
-    requireAdmin(principalOf(request), "updating a secret");
+    requireOperator(principalOf(request), "updating a secret");
     const namespace = namespaceOf(request);
     const current = await ctx.store.get<SecretSpec, unknown>("Secret", namespace, request.params.name);
     if (!current) throw new OrkaError("not_found", "secret not found");
@@ -54,7 +54,7 @@ export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.delete<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request, reply) => {
-    requireAdmin(principalOf(request), "deleting a secret");
+    requireOperator(principalOf(request), "deleting a secret");
     await ctx.store.delete("Secret", namespaceOf(request), request.params.name);
     return reply.code(204).send();
   });
