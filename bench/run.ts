@@ -76,15 +76,14 @@ await api("POST", "providers", { metadata: { name: "fake" }, spec: { type: "open
 await api("POST", "tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${tool.url}/noop` } } });
 await api("POST", "agents", { metadata: { name: "bench" }, spec: { providerRef: { name: "fake" }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
 
+/** Creates a Task and follows its event stream to the end (no polling). */
 async function runTask(name: string): Promise<void> {
   await api("POST", "tasks", { name, type: "ai", agentRef: "bench", prompt: name });
-  for (;;) {
-    const task = await api("GET", `tasks/${name}`);
-    const phase = task.status?.phase;
-    if (phase === "Succeeded") return;
-    if (phase === "Failed" || phase === "Cancelled") throw new Error(`${name}: ${task.status.message}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  const response = await fetch(`${orka.url}/api/v1/tasks/${name}/stream`, { headers: { authorization: "Bearer bench-admin-token-0000" } });
+  const text = await response.text();
+  const end = /event: stream_complete\ndata: (.*)\n/.exec(text);
+  const phase = end ? JSON.parse(end[1]).type : "unknown";
+  if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
 }
 
 // 1. create → first model request, one Task at a time.

@@ -240,7 +240,8 @@ class SessionTranscript {
 
 /** Sends execution events in order, without making the loop wait on each one. */
 class EventSink {
-  private chain: Promise<void> = Promise.resolve();
+  private sending: Promise<void> = Promise.resolve();
+  private queued: ExecutionEventInput[] = [];
   private readonly client: ControlPlaneClient;
   private readonly log: (text: string) => void;
 
@@ -249,12 +250,21 @@ class EventSink {
     this.log = log;
   }
 
+  /** Events that arrive while a batch is in flight go together in the next one, in order. */
   emit(event: ExecutionEventInput): void {
     this.log(`${new Date().toISOString()} ${event.type}: ${event.summary}\n`);
-    this.chain = this.chain.then(() => this.client.postEvent(event).then(() => undefined, (err) => this.log(`event not recorded: ${errorMessage(err)}\n`)));
+    this.queued.push(event);
+    if (this.queued.length === 1) this.sending = this.sending.then(() => this.sendQueued());
   }
 
   flush(): Promise<void> {
-    return this.chain;
+    return this.sending;
+  }
+
+  private async sendQueued(): Promise<void> {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length === 0) return;
+    await this.client.postEvents(batch).catch((err) => this.log(`${batch.length} events not recorded: ${errorMessage(err)}\n`));
   }
 }

@@ -20,8 +20,9 @@ export class ControlPlaneClient {
     return this.send("POST", `results/${this.path()}`, result, "text/plain; charset=utf-8");
   }
 
-  postEvent(event: ExecutionEventInput): Promise<unknown> {
-    return this.send("POST", `events/${this.namespace}/task/${this.task}`, JSON.stringify(event), "application/json");
+  /** Execution events, in order, in one call. */
+  postEvents(events: ExecutionEventInput[]): Promise<unknown> {
+    return this.send("POST", `events/${this.namespace}/task/${this.task}`, JSON.stringify(events), "application/json");
   }
 
   uploadArtifact(file: string, content: Buffer): Promise<unknown> {

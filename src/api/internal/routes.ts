@@ -59,7 +59,9 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 
   app.post<{ Params: TaskParams }>("/internal/v1/events/:ns/task/:task", async (request, reply) => {
     attemptOf(request);
-    ctx.data.appendEvent(request.params.ns, request.params.task, parseWith(eventSchema, request.body));
+    // One event, or a batch of up to 500 in order.
+    const events = parseWith(z.union([eventSchema, z.array(eventSchema).max(500, "at most 500 events per call")]), request.body);
+    for (const event of [events].flat()) ctx.data.appendEvent(request.params.ns, request.params.task, event);
     return reply.code(204).send();
   });
 
