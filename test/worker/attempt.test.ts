@@ -58,8 +58,9 @@ describe("AI attempt with the memory store down", () => {
       const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal });
       expect(outcome).toEqual({ exitCode: 0 });
       expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("answered without memory");
-      const warning = seen.find((r) => r.path.startsWith("/internal/v1/events/") && r.body.includes("MemoryUnavailable"));
-      expect(JSON.parse(warning!.body).summary).toMatch(/^durable memory not loaded: database is locked/);
+      const events = seen.filter((r) => r.path.startsWith("/internal/v1/events/")).flatMap((r) => JSON.parse(r.body) as { type: string; summary: string }[]);
+      expect(events.find((e) => e.type === "MemoryUnavailable")?.summary).toMatch(/^durable memory not loaded: database is locked/);
+      expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["WorkerStarted", "ModelRequestStarted", "ResultSubmitted", "WorkerCompleted"]));
     } finally {
       rmSync(join(attemptsDir, `a-${process.pid}`), { recursive: true, force: true });
     }
