@@ -70,6 +70,12 @@ export class SqliteResourceStore implements ResourceStore {
       where.push("(namespace, name) > (?, ?)");
       params.push(after.namespace, after.name);
     }
+    // Equality requirements are answered by SQLite, so a selective list does not parse every object.
+    for (const requirement of selector) {
+      if (requirement.op !== "=" || requirement.key.includes('"')) continue;
+      where.push(`json_extract(body, '$.metadata.labels."${requirement.key}"') = ?`);
+      params.push(requirement.values[0]);
+    }
     const rows = this.db
       .prepare<unknown[], Row>(`SELECT * FROM resources WHERE ${where.join(" AND ")} ORDER BY namespace, name`)
       .all(...params);
