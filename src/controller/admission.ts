@@ -10,7 +10,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { assembleToolset } from "../worker/toolset.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
-import { providerReadiness, resolveEndpoint, type Agent, type Provider } from "./resolve.ts";
+import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
 

@@ -16,7 +16,7 @@ import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
-import { providerReadiness, type Provider } from "./resolve.ts";
+import { providerReadiness } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
 import type { ToolSettings } from "../tools/define.ts";
