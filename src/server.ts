@@ -14,6 +14,7 @@ import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
 import { SqliteApprovalStore } from "./store/sqlite/approval-store.ts";
+import { SqliteAuditStore } from "./store/sqlite/audit-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
@@ -40,6 +41,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const memory = new SqliteMemoryStore(db);
   const coordination = new SqliteCoordinationStore(db);
   const approvals = new SqliteApprovalStore(db);
+  const audit = new SqliteAuditStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
@@ -76,6 +78,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       memory,
       coordination,
       approvals,
+      audit,
       controller,
       tokens: new TokenAuthenticator(db, adminToken),
       isReady: () => ready,

@@ -4,6 +4,7 @@ import type { TaskDataStore } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { ApprovalStore } from "../store/approval-store.ts";
+import type { AuditStore } from "../store/audit-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
@@ -16,6 +17,7 @@ export interface ApiContext {
   memory: MemoryStore;
   coordination: CoordinationStore;
   approvals: ApprovalStore;
+  audit: AuditStore;
   controller: Controller;
   tokens: TokenAuthenticator;
   isReady: () => boolean;
@@ -28,6 +30,8 @@ export interface ApiContext {
 declare module "fastify" {
   interface FastifyRequest {
     principal?: Principal;
+    /** Why the request was refused, for the audit log. */
+    refusal?: string;
   }
 }
 

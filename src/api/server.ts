@@ -4,6 +4,7 @@ import type { Logger } from "../util/logger.ts";
 import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
 import { OrkaError } from "../util/errors.ts";
+import { redact } from "../policy/redact.ts";
 import { bearerToken, requireAdmin, TOKEN_ROLES } from "./auth.ts";
 import { principalOf, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
@@ -27,6 +28,7 @@ export interface ApiRoute {
 export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
   app.setErrorHandler((error: Error, request, reply) => {
+    if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) request.refusal = error.message;
     const compat = compatErrorReply(request.url);
     if (!compat) return errorHandler(error, request, reply);
     const status = error instanceof OrkaError ? error.httpStatus : ((error as { statusCode?: number }).statusCode ?? 500);
@@ -36,6 +38,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);
+  app.decorateRequest("refusal", undefined);
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
   });
@@ -50,8 +53,30 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
       const token = typeof apiKey === "string" && request.url.startsWith("/anthropic/") ? apiKey : bearerToken(request);
       request.principal = ctx.tokens.authenticate(token);
     } catch (err) {
+      request.refusal = err instanceof Error ? err.message : "invalid token";
       return compat(reply, 401, err instanceof Error ? err.message : "invalid token");
     }
+  });
+
+  // Every refusal (401/403) is kept with its reason, redacted, and never with the presented token.
+  app.addHook("onResponse", async (request, reply) => {
+    if (reply.statusCode !== 401 && reply.statusCode !== 403) return;
+    const path = request.url.split("?")[0];
+    const namespace = (request.query as { namespace?: string } | undefined)?.namespace;
+    ctx.audit.record({
+      method: request.method,
+      path,
+      status: reply.statusCode,
+      principal: request.principal?.name,
+      namespace,
+      reason: redact(request.refusal ?? (reply.statusCode === 401 ? "unauthenticated" : "forbidden")),
+    });
+  });
+
+  app.get("/api/v1/audit", async (request) => {
+    requireAdmin(principalOf(request), "reading the audit log");
+    const { limit } = parseWith(z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }), request.query ?? {});
+    return { items: ctx.audit.recent(limit), metadata: {} };
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -54,4 +54,15 @@ describe("every route is authorized", () => {
       }
     }
   });
+
+  it("keeps an audit record of every refusal, without the presented token", async () => {
+    await call("GET", "/api/v1/tasks", "orka_made_up_token_value_123456");
+    await call("GET", "/api/v1/agents", teamToken);
+    const audit = await fetch(`${orka.url}/api/v1/audit?limit=5`, { headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` } });
+    const { items } = (await audit.json()) as { items: any[] };
+    expect(items[0]).toMatchObject({ method: "GET", path: "/api/v1/agents", status: 403, principal: "team-a", namespace: "team-b", reason: 'namespace "team-b" not allowed, restricted to "team-a"' });
+    expect(items[1]).toMatchObject({ method: "GET", path: "/api/v1/tasks", status: 401, reason: "invalid token" });
+    expect(JSON.stringify(items)).not.toContain("orka_made_up_token_value");
+    expect((await fetch(`${orka.url}/api/v1/audit`, { headers: { authorization: `Bearer ${teamToken}` } })).status).toBe(403);
+  });
 });

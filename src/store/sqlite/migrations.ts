@@ -134,4 +134,11 @@ export const migrations: string[] = [
   `
   CREATE INDEX memories_by_namespace_rowid ON memories (namespace);
   `,
+  `
+  CREATE TABLE audit_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL, namespace TEXT, principal TEXT, method TEXT NOT NULL, path TEXT NOT NULL,
+    status INTEGER NOT NULL, reason TEXT NOT NULL
+  );
+  `,
 ];
