@@ -3,8 +3,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import type { LlmPeer } from "../peers/llm-server.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 
 const CORE_FIVE = ["web_search", "code_exec", "file_read", "web_fetch", "file_write"];
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
@@ -17,36 +18,31 @@ describe("compatible endpoints", () => {
   let pageURL = "";
   let openai: OpenAI;
   let anthropic: Anthropic;
+  let stop: () => Promise<void>;
 
   beforeAll(async () => {
-    peer = await startLlmPeer();
     page = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("The launch code is 4-8-15-16-23-42."));
     await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
     pageURL = `http://127.0.0.1:${(page.address() as AddressInfo).port}/notes.txt`;
-    orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
-    const applied = await orka.cli(["apply", "-f", "-"], `
-apiVersion: v1
-kind: Secret
-metadata: {name: key}
-stringData: {api-key: sk-upstream-0000000000000000}
----
+    ({ orka, peer, stop } = await startOrkaWithPeer(
+      `
 apiVersion: core.orka.ai/v1alpha1
 kind: Provider
 metadata: {name: default}
-spec: {type: openai, baseURL: "${peer.url}/v1", secretRef: {name: key}, defaultModel: m-default}
+spec: {type: openai, baseURL: "PEER_URL/v1", secretRef: {name: key}, defaultModel: m-default}
 ---
 apiVersion: core.orka.ai/v1alpha1
 kind: Provider
 metadata: {name: claude}
-spec: {type: anthropic, baseURL: "${peer.url}", secretRef: {name: key}, defaultModel: c-default}
-`);
-    expect(applied.code, applied.stderr).toBe(0);
+spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultModel: c-default}
+`,
+      { ORKA_ALLOW_LOOPBACK_EGRESS: "true" },
+    ));
     openai = new OpenAI({ apiKey: orka.token, baseURL: `${orka.url}/openai/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: orka.token, baseURL: `${orka.url}/anthropic`, maxRetries: 0 });
   });
   afterAll(async () => {
-    await orka.stop();
-    await peer.close();
+    await stop();
     page.close();
   });
   const requestsFor = (model: string) => peer.requests.filter((r) => r.body.model === model);
