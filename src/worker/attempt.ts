@@ -55,9 +55,14 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
     let parked: string | undefined;
     const session = new SessionTranscript(config, client, emit);
-    const history = await session.history();
-    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, await previousPlan(config, client), config.resolvedApprovals) : ai.prompt;
-    await session.append({ role: "user", content: prompt });
+    // What the first request needs comes from the control plane; ask for all of it at once.
+    const [history, plan, memories] = await Promise.all([
+      session.history(),
+      config.autonomous.mode ? previousPlan(config, client) : undefined,
+      ai.tools.includes("recall_memory") ? recentMemories(config, client, emit) : [],
+    ]);
+    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, plan, config.resolvedApprovals) : ai.prompt;
+    void session.append({ role: "user", content: prompt });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
         retryBaseMs: ai.retryBaseMs,
@@ -68,7 +73,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
         skills: ai.skills,
         systemPrompt: ai.systemPrompt,
         autonomous: config.autonomous.mode ? config.autonomous : undefined,
-        memories: ai.tools.includes("recall_memory") ? await recentMemories(config, client, emit) : [],
+        memories,
         reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
       }),
       messages: [...history, { role: "user", content: prompt }],
