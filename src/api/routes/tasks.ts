@@ -55,7 +55,10 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post("/api/v1/tasks", async (request, reply) => {
     const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
     const namespace = namespaceOf(request, body?.namespace ?? body?.metadata?.namespace);
-    return reply.code(201).send(await ctx.store.create(taskFromBody(request.body, namespace)));
+    const task = taskFromBody(request.body, namespace);
+    // Provenance is stamped by the server (clients may not set it); children inherit it.
+    task.spec.requestedBy = principalOf(request).name;
+    return reply.code(201).send(await ctx.store.create(task));
   });
 
   app.get("/api/v1/tasks", async (request) => {
