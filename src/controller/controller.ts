@@ -98,6 +98,7 @@ export class Controller {
     // Attempts the store believes are running belong to a previous server: their processes are gone.
     for (const attempt of this.data.runningAttempts()) {
       this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost: the server restarted" });
+      await this.runner.cleanup(attempt.id);
     }
     this.unwatch = this.store.watch((event) => this.onWatch(event));
     for (const kind of ["Task", "Provider", "Tool"] as const) {
@@ -180,6 +181,8 @@ export class Controller {
         return this.reconcileScheduled(task, key);
       default:
         this.runQueue.remove(key);
+        // A cancelled or timed-out attempt exits after its Task completed: its directories go now.
+        await this.releaseExitedAttempt(task);
         return this.deliverWebhook(task, key);
     }
   }
@@ -413,6 +416,7 @@ export class Controller {
     const attempts = task.status?.attempts ?? 0;
     const policy = task.spec.retryPolicy;
     if (policy && attempts <= policy.maxRetries) {
+      await this.releaseExitedAttempt(task);
       const initial = policy.initialDelay ? parseDuration(policy.initialDelay) : DEFAULT_RETRY_DELAY_MS;
       const delay = Math.min(MAX_RETRY_DELAY_MS, initial * (policy.backoffMultiplier ?? 2) ** (attempts - 1));
       const retryAfter = new Date(Date.now() + delay);
@@ -481,8 +485,7 @@ export class Controller {
     this.options.coordination.deletePlan(completed.metadata.namespace, completed.metadata.name);
     this.event(completed, { type: reason, severity: phase === "Failed" ? "error" : "info", summary: message });
     await this.touchAgent(completed);
-    const attemptId = completed.status?.jobName;
-    if (attemptId && !this.runner.isRunning(attemptId)) await this.releaseAttempt(attemptId);
+    await this.releaseExitedAttempt(completed);
     await this.refreshChildren(completed);
     const parent = parentTaskName(completed);
     if (parent) await this.wakeFamily(completed.metadata.namespace, parent);
@@ -508,6 +511,12 @@ export class Controller {
     await this.store
       .updateStatus({ ...agent, status: { ...(agent.status as object), lastUsed: new Date().toISOString() } })
       .catch((err) => this.log.debug({ err: errorMessage(err) }, "agent lastUsed not updated"));
+  }
+
+  /** Removes the Task's last attempt's directories once its process is gone; repeating it is harmless. */
+  private async releaseExitedAttempt(task: Task): Promise<void> {
+    const attemptId = task.status?.jobName;
+    if (attemptId && !this.runner.isRunning(attemptId)) await this.releaseAttempt(attemptId);
   }
 
   private async releaseAttempt(attemptId: string): Promise<void> {

@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
@@ -18,7 +20,8 @@ function processesMatching(marker: string): number[] {
 // Spec P2 acceptance for container Tasks, run in the bubblewrap sandbox by a real server.
 describe("P2 task lifecycle", () => {
   let orka: OrkaUnderTest;
-  beforeAll(async () => (orka = await startOrkaServer()));
+  const workDir = join(tmpdir(), `orka-lifecycle-work-${process.pid}`);
+  beforeAll(async () => (orka = await startOrkaServer({ ORKA_WORK_DIR: workDir })));
   afterAll(() => orka.stop());
 
   it("runs an echo container to Succeeded and returns its text", async () => {
@@ -121,5 +124,11 @@ describe("P2 task lifecycle", () => {
     expect((await orka.api("GET", "/api/v1/tasks/doomed/result")).body.error.message).toBe("task has no result");
     const events = (await orka.api("GET", "/api/v1/tasks/doomed/events")).body.events;
     expect(events.some((e: any) => e.type === "TaskSucceeded")).toBe(false);
+  });
+
+  it("leaves no attempt directories behind: succeeded, retried, timed out or cancelled", async () => {
+    const leftovers = () => readdirSync(workDir).filter((d) => /^(echo|flaky|sleepy|long|identity|chatty)-\d+-/.test(d));
+    for (let i = 0; i < 50 && leftovers().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(leftovers()).toEqual([]);
   });
 });
