@@ -47,6 +47,8 @@ export interface TaskDataStore {
   getResult(namespace: string, task: string): string | undefined;
 
   appendEvent(namespace: string, task: string, event: ExecutionEventInput): ExecutionEvent;
+  /** A worker's batch, in order, in one transaction. */
+  appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[];
   listEvents(namespace: string, task: string, options?: { after?: number; limit?: number; type?: string }): ExecutionEvent[];
   latestEventSeq(namespace: string, task: string): number;
   /** Called after every event append for that Task; returns an unsubscribe function. */

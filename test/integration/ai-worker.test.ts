@@ -218,6 +218,23 @@ spec:
     expect(JSON.parse(completed[2])).toMatchObject({ content: "12", path: "/workspace/sum.txt" });
   });
 
+  it("retries once with half the history when the context is too long, and fails on a second refusal", async () => {
+    const tooLong = format === "openai" ? "This model's maximum context length is 8192 tokens" : "prompt is too long: 300000 tokens > 200000 maximum";
+    peer.script("m-long", [{ toolCalls: [{ name: "weather", arguments: { city: "Oslo" } }] }, { text: "fits now" }]);
+    peer.failNext(1, { status: 400, message: tooLong }, "m-long");
+    // The first request fails, the same turn is asked again (shorter), then the loop goes on.
+    expect((await run("long-context", "m-long")).status.phase).toBe("Succeeded");
+    const truncated = (await orka.api("GET", "/api/v1/tasks/long-context/events?type=ContextTruncated")).body.events;
+    expect(truncated).toHaveLength(1);
+    expect(truncated[0].summary).toMatch(/^context too long: kept \d+ of \d+ messages$/);
+
+    peer.script("m-longer", [{ text: "never" }]);
+    peer.failNext(2, { status: 400, message: tooLong }, "m-longer");
+    const failed = await run("too-long", "m-longer");
+    expect(failed.status.phase).toBe("Failed");
+    expect(requestsFor("m-longer")).toHaveLength(2);
+  });
+
   it("refuses an incomplete answer", async () => {
     peer.script("m-cut", [{ text: "half an ans", finish: format === "openai" ? "length" : "max_tokens" }]);
     const task = await run("cut", "m-cut");

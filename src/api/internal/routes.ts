@@ -61,7 +61,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     attemptOf(request);
     // One event, or a batch of up to 500 in order.
     const events = parseWith(z.union([eventSchema, z.array(eventSchema).max(500, "at most 500 events per call")]), request.body);
-    for (const event of [events].flat()) ctx.data.appendEvent(request.params.ns, request.params.task, event);
+    ctx.data.appendEvents(request.params.ns, request.params.task, [events].flat());
     return reply.code(204).send();
   });
 

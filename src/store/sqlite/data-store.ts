@@ -98,6 +98,10 @@ export class SqliteTaskDataStore implements TaskDataStore {
     return event;
   }
 
+  appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[] {
+    return this.db.transaction(() => events.map((event) => this.appendEvent(namespace, task, event)))();
+  }
+
   listEvents(namespace: string, task: string, options: { after?: number; limit?: number; type?: string } = {}): ExecutionEvent[] {
     const where = ["namespace = ?", "task = ?", "seq > ?"];
     const params: unknown[] = [namespace, task, options.after ?? 0];
