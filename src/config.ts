@@ -3,6 +3,13 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
 import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/core/web-search.ts";
+import { DEFAULT_NAMESPACE, namespaceName } from "./resources/meta.ts";
+import { OrkaError } from "./util/errors.ts";
+import { TOKEN_ROLES } from "./auth/principal.ts";
+import { GRANT_MODES, type TransactionTokenConfig } from "./auth/transaction-token.ts";
+import type { OidcConfig } from "./auth/oidc.ts";
+import type { TokenReviewConfig } from "./auth/token-review.ts";
+import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -25,7 +32,19 @@ export interface ServerConfig {
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
   cliConfigPath: string;
   logLevel: string;
+  auth: AuthConfig;
 }
+
+/** How callers other than static-token holders prove who they are, and what transaction tokens may do. */
+export interface AuthConfig {
+  transaction?: TransactionTokenConfig;
+  oidc?: OidcConfig;
+  tokenReview?: TokenReviewConfig;
+  childTokenExchange?: ChildTokenExchangeConfig;
+}
+
+const TXN_HEADERS = ["Txn-Token", "Authorization:Bearer"];
+const csv = (text: string) => text.split(",").map((v) => v.trim()).filter(Boolean);
 
 const intText = (name: string, min: number) =>
   z.coerce.number({ message: `${name} must be a number` }).int(`${name} must be an integer`).min(min, `${name} must be at least ${min}`);
@@ -47,7 +66,84 @@ const envSchema = z.object({
   ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ORKA_TXN_TOKEN_ISSUER: z.url({ message: "ORKA_TXN_TOKEN_ISSUER must be the issuer URL" }).optional(),
+  ORKA_TXN_TOKEN_AUDIENCE: z.string().min(1).optional(),
+  ORKA_TXN_TOKEN_JWKS_URL: z.url({ message: "ORKA_TXN_TOKEN_JWKS_URL must be an http(s) URL" }).optional(),
+  ORKA_TXN_TOKEN_HEADERS: z.string().default("Txn-Token").refine((v) => csv(v).every((h) => TXN_HEADERS.includes(h)), {
+    message: `ORKA_TXN_TOKEN_HEADERS is a comma-separated list of ${TXN_HEADERS.join(" and ")}`,
+  }),
+  ORKA_TXN_TOKEN_MODE: z.enum(GRANT_MODES, { message: "ORKA_TXN_TOKEN_MODE must be off, audit or enforce" }).default("off"),
+  ORKA_TXN_TOKEN_SCOPES: z.string().optional(),
+  ORKA_OIDC_ISSUER: z.url({ message: "ORKA_OIDC_ISSUER must be the issuer URL" }).optional(),
+  ORKA_OIDC_AUDIENCE: z.string().min(1).optional(),
+  ORKA_OIDC_JWKS_URL: z.url({ message: "ORKA_OIDC_JWKS_URL must be an http(s) URL" }).optional(),
+  ORKA_OIDC_SUBJECTS: z.string().default(""),
+  ORKA_OIDC_NAMESPACE: namespaceName.default(DEFAULT_NAMESPACE),
+  ORKA_OIDC_ROLE: z.enum(TOKEN_ROLES, { message: `ORKA_OIDC_ROLE must be one of ${TOKEN_ROLES.join(", ")}` }).default("user"),
+  ORKA_TOKEN_REVIEW: z.enum(["true", "false"], { message: "ORKA_TOKEN_REVIEW must be true or false" }).default("false"),
+  ORKA_KUBECONFIG: z.string().min(1).optional(),
+  ORKA_TOKEN_REVIEW_AUDIENCES: z.string().default(""),
+  ORKA_CONTEXT_TOKEN_TTS_ENDPOINT: z.url({ message: "ORKA_CONTEXT_TOKEN_TTS_ENDPOINT must be an http(s) URL" }).optional(),
+  ORKA_CONTEXT_TOKEN_TTS_AUDIENCE: z.string().min(1).optional(),
+  ORKA_CONTEXT_TOKEN_SUBJECT_TOKEN_FILE: z.string().min(1).optional(),
+  ORKA_CONTEXT_TOKEN_CHILD_SCOPE: z.string().optional(),
 });
+
+type Env = z.infer<typeof envSchema>;
+
+function authConfig(env: Env): AuthConfig {
+  const auth: AuthConfig = {};
+  if (env.ORKA_TXN_TOKEN_ISSUER || env.ORKA_TXN_TOKEN_AUDIENCE) {
+    if (!env.ORKA_TXN_TOKEN_ISSUER || !env.ORKA_TXN_TOKEN_AUDIENCE) {
+      throw new OrkaError("invalid_argument", "transaction tokens need both ORKA_TXN_TOKEN_ISSUER and ORKA_TXN_TOKEN_AUDIENCE");
+    }
+    auth.transaction = {
+      issuer: env.ORKA_TXN_TOKEN_ISSUER,
+      audience: env.ORKA_TXN_TOKEN_AUDIENCE,
+      jwksUrl: env.ORKA_TXN_TOKEN_JWKS_URL ?? `${env.ORKA_TXN_TOKEN_ISSUER.replace(/\/+$/, "")}/.well-known/jwks.json`,
+      bearerAllowed: csv(env.ORKA_TXN_TOKEN_HEADERS).includes("Authorization:Bearer"),
+      mode: env.ORKA_TXN_TOKEN_MODE,
+      scopeOverrides: env.ORKA_TXN_TOKEN_SCOPES ? parseWith(scopeOverridesSchema, parseJson(env.ORKA_TXN_TOKEN_SCOPES, "ORKA_TXN_TOKEN_SCOPES")) : {},
+    };
+  } else if (env.ORKA_TXN_TOKEN_MODE !== "off") {
+    throw new OrkaError("invalid_argument", "ORKA_TXN_TOKEN_MODE needs ORKA_TXN_TOKEN_ISSUER and ORKA_TXN_TOKEN_AUDIENCE");
+  }
+  if (env.ORKA_OIDC_ISSUER || env.ORKA_OIDC_AUDIENCE) {
+    if (!env.ORKA_OIDC_ISSUER || !env.ORKA_OIDC_AUDIENCE) throw new OrkaError("invalid_argument", "OIDC needs both ORKA_OIDC_ISSUER and ORKA_OIDC_AUDIENCE");
+    auth.oidc = {
+      issuer: env.ORKA_OIDC_ISSUER,
+      audience: env.ORKA_OIDC_AUDIENCE,
+      jwksUrl: env.ORKA_OIDC_JWKS_URL,
+      subjects: csv(env.ORKA_OIDC_SUBJECTS),
+      namespace: env.ORKA_OIDC_NAMESPACE,
+      role: env.ORKA_OIDC_ROLE,
+    };
+  }
+  if (env.ORKA_TOKEN_REVIEW === "true") auth.tokenReview = { kubeconfig: env.ORKA_KUBECONFIG, audiences: csv(env.ORKA_TOKEN_REVIEW_AUDIENCES) };
+  if (env.ORKA_CONTEXT_TOKEN_TTS_ENDPOINT) {
+    const childScope = env.ORKA_CONTEXT_TOKEN_CHILD_SCOPE?.trim();
+    if (!childScope) throw new OrkaError("invalid_argument", "ORKA_CONTEXT_TOKEN_CHILD_SCOPE is required when ORKA_CONTEXT_TOKEN_TTS_ENDPOINT is set");
+    auth.childTokenExchange = {
+      endpoint: env.ORKA_CONTEXT_TOKEN_TTS_ENDPOINT,
+      audience: env.ORKA_CONTEXT_TOKEN_TTS_AUDIENCE,
+      subjectTokenFile: env.ORKA_CONTEXT_TOKEN_SUBJECT_TOKEN_FILE,
+      childScope,
+    };
+  }
+  return auth;
+}
+
+const scopeOverridesSchema = z.record(z.string(), z.array(z.string().min(1)).min(1), {
+  message: 'ORKA_TXN_TOKEN_SCOPES is a JSON object from a default scope to the scopes that replace it, e.g. {"orka:tasks:create":["tasks.write"]}',
+});
+
+function parseJson(text: string, name: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new OrkaError("invalid_argument", `${name} is not valid JSON`);
+  }
+}
 
 export function serverConfigFrom(env: Record<string, string | undefined>, homeDir: string): ServerConfig {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith("ORKA_") && v !== ""));
@@ -67,5 +163,6 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),
     logLevel: parsed.ORKA_LOG_LEVEL,
+    auth: authConfig(parsed),
   };
 }

@@ -3,7 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse, stringify } from "yaml";
 import { buildApi, type ApiRoute } from "./api/server.ts";
-import { TokenAuthenticator } from "./api/auth.ts";
+import { TokenAuthenticator } from "./auth/static-tokens.ts";
+import { ApiAuthenticator } from "./auth/authenticator.ts";
+import { GrantGate } from "./auth/grant-gate.ts";
+import { OidcAuthenticator } from "./auth/oidc.ts";
+import { TokenReviewAuthenticator } from "./auth/token-review.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
@@ -43,6 +47,14 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const approvals = new SqliteApprovalStore(db);
   const audit = new SqliteAuditStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
+  const tokens = new TokenAuthenticator(db, adminToken);
+  const authenticator = new ApiAuthenticator({
+    tokens,
+    transaction: config.auth.transaction,
+    oidc: config.auth.oidc && new OidcAuthenticator(config.auth.oidc),
+    tokenReview: config.auth.tokenReview && new TokenReviewAuthenticator(config.auth.tokenReview),
+  });
+  const grants = new GrantGate(config.auth.transaction, audit, logger);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
@@ -80,7 +92,9 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       approvals,
       audit,
       controller,
-      tokens: new TokenAuthenticator(db, adminToken),
+      tokens,
+      authenticator,
+      grants,
       isReady: () => ready,
       egress,
       compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },

@@ -7,9 +7,14 @@ import type { ApprovalStore } from "../store/approval-store.ts";
 import type { AuditStore } from "../store/audit-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
+import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { CompatSettings } from "./compat/engine.ts";
-import { resolveNamespace, type Principal, type TokenAuthenticator } from "./auth.ts";
+import { resolveNamespace } from "./auth.ts";
+import type { Principal } from "../auth/principal.ts";
+import type { TokenAuthenticator } from "../auth/static-tokens.ts";
+import type { ApiAuthenticator } from "../auth/authenticator.ts";
+import type { GrantGate } from "../auth/grant-gate.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -19,7 +24,11 @@ export interface ApiContext {
   approvals: ApprovalStore;
   audit: AuditStore;
   controller: Controller;
+  /** Static tokens: the admin token and the ones it creates. */
   tokens: TokenAuthenticator;
+  authenticator: ApiAuthenticator;
+  /** Transaction-token grant checks in the configured mode. */
+  grants: GrantGate;
   isReady: () => boolean;
   /** What server-side calls made for non-admin users may reach. */
   egress: EgressPolicy;
@@ -40,10 +49,30 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** The namespace of an /api/v1 request: ?namespace=, then the body's, then the token's, then default. */
-export function namespaceOf(request: FastifyRequest, bodyNamespace?: string): string {
-  const query = request.query as { namespace?: string };
-  return resolveNamespace(principalOf(request), query.namespace || bodyNamespace);
+/** The namespace of an /api/v1 request: ?namespace=, then the body's, then the caller's, then default. */
+export function namespaceOf(request: FastifyRequest): string {
+  return resolveNamespace(principalOf(request), askedNamespace(request));
+}
+
+/** The namespace a request asks for, as its handler will resolve it, without refusing anything. */
+export function requestedNamespace(request: FastifyRequest): string | undefined {
+  const principal = request.principal;
+  return askedNamespace(request) || principal?.namespace || principal?.transaction?.context.namespace || (principal ? DEFAULT_NAMESPACE : undefined);
+}
+
+/** ?namespace=, else the body's `namespace` or `metadata.namespace` (which must agree). */
+function askedNamespace(request: FastifyRequest): string | undefined {
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const query = (request.query ?? {}) as { namespace?: unknown };
+  if (text(query.namespace)) return text(query.namespace);
+  const body = (request.body && typeof request.body === "object" && !Buffer.isBuffer(request.body) ? request.body : {}) as {
+    namespace?: unknown;
+    metadata?: { namespace?: unknown };
+  };
+  const flat = text(body.namespace);
+  const nested = text(body.metadata?.namespace);
+  if (flat && nested && flat !== nested) throw new OrkaError("invalid_argument", `namespace "${flat}" and metadata.namespace "${nested}" differ; set one`);
+  return flat ?? nested;
 }
 
 export interface ListQuery {

@@ -5,8 +5,11 @@ import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
 import { OrkaError } from "../util/errors.ts";
 import { redact } from "../policy/redact.ts";
-import { bearerToken, requireAdmin, TOKEN_ROLES } from "./auth.ts";
-import { principalOf, type ApiContext } from "./context.ts";
+import { requireAdmin } from "./auth.ts";
+import { TOKEN_ROLES } from "../auth/principal.ts";
+import { GrantRefused } from "../auth/grants.ts";
+import { isPublicRoute, routeAction } from "./actions.ts";
+import { principalOf, requestedNamespace, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
 import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
@@ -28,7 +31,9 @@ export interface ApiRoute {
 export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
   app.setErrorHandler((error: Error, request, reply) => {
-    if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) request.refusal = error.message;
+    if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) {
+      request.refusal = error instanceof GrantRefused ? error.auditReason : error.message;
+    }
     const compat = compatErrorReply(request.url);
     if (!compat) return errorHandler(error, request, reply);
     const status = error instanceof OrkaError ? error.httpStatus : ((error as { statusCode?: number }).statusCode ?? 500);
@@ -40,29 +45,51 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.decorateRequest("principal", undefined);
   app.decorateRequest("refusal", undefined);
   app.addHook("onRoute", (route) => {
-    for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) {
+      if (method === "HEAD") continue;
+      if (isPublicRoute(route.url) && !routeAction(method, route.url)) throw new Error(`${method} ${route.url} has no action in api/actions.ts`);
+      routes.push({ method, url: route.url });
+    }
   });
 
   app.addHook("onRequest", async (request, reply) => {
-    if (request.url.startsWith("/api/")) request.principal = ctx.tokens.authenticate(bearerToken(request));
+    if (!isPublicRoute(request.url)) return;
+    const header = (name: string) => (typeof request.headers[name] === "string" ? (request.headers[name] as string) : undefined);
+    const credentials = {
+      authorization: header("authorization"),
+      txnToken: header("txn-token"),
+      apiKey: request.url.startsWith("/anthropic/") ? header("x-api-key") : undefined,
+    };
     // The compatible endpoints authenticate like the API, but answer in their own protocol's error shape.
     const compat = compatErrorReply(request.url);
-    if (!compat) return;
-    try {
-      const apiKey = request.headers["x-api-key"];
-      const token = typeof apiKey === "string" && request.url.startsWith("/anthropic/") ? apiKey : bearerToken(request);
-      request.principal = ctx.tokens.authenticate(token);
-    } catch (err) {
-      request.refusal = err instanceof Error ? err.message : "invalid token";
-      return compat(reply, 401, err instanceof Error ? err.message : "invalid token");
+    if (!compat) {
+      request.principal = await ctx.authenticator.authenticate(credentials);
+      return;
     }
+    try {
+      request.principal = await ctx.authenticator.authenticate(credentials);
+    } catch (err) {
+      const status = err instanceof OrkaError ? err.httpStatus : 401;
+      request.refusal = err instanceof Error ? err.message : "invalid token";
+      return compat(reply, status, request.refusal);
+    }
+  });
+
+  // Transaction-token callers: the route's scope and the token's namespace, in the configured mode (B3).
+  app.addHook("preHandler", async (request) => {
+    const claims = request.principal?.transaction;
+    const route = claims && request.routeOptions.url ? routeAction(request.method, request.routeOptions.url) : undefined;
+    if (!claims || !route) return;
+    const site = { method: request.method, path: request.url.split("?")[0], principal: request.principal?.name };
+    const namespace = requestedNamespace(request);
+    ctx.grants.operation(claims, route.action, route.scope, namespace, { ...site, namespace });
   });
 
   // Every refusal (401/403) is kept with its reason, redacted, and never with the presented token.
   app.addHook("onResponse", async (request, reply) => {
     if (reply.statusCode !== 401 && reply.statusCode !== 403) return;
     const path = request.url.split("?")[0];
-    const namespace = (request.query as { namespace?: string } | undefined)?.namespace;
+    const namespace = request.principal ? requestedNamespace(request) : (request.query as { namespace?: string } | undefined)?.namespace;
     ctx.audit.record({
       method: request.method,
       path,
@@ -85,7 +112,13 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.get("/api/v1/auth/validate", async () => ({ authenticated: true }));
   app.get("/api/v1/auth/whoami", async (request) => {
     const principal = principalOf(request);
-    return { name: principal.name, admin: principal.admin, namespace: principal.namespace ?? null };
+    return {
+      name: principal.name,
+      admin: principal.admin,
+      role: principal.role,
+      namespace: principal.namespace ?? principal.transaction?.context.namespace ?? null,
+      ...(principal.transaction ? { transaction: { id: principal.transaction.id, scopes: principal.transaction.scopes } } : {}),
+    };
   });
   app.post("/api/v1/auth/tokens", async (request, reply) => {
     requireAdmin(principalOf(request), "creating a token");

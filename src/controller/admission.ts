@@ -5,10 +5,9 @@ import { ANNOTATION, LABEL, type Resource } from "../resources/meta.ts";
 import type { SkillSpec } from "../resources/skill.ts";
 import type { TaskSpec, TaskStatus } from "../resources/task.ts";
 import { TERMINAL_PHASES } from "../resources/task.ts";
-import type { ToolSpec } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
-import { assembleToolset } from "../worker/toolset.ts";
+import { enabledCustomTools, taskToolset } from "./task-tools.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
 import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
 
@@ -161,17 +160,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
 }
 
 async function assembleTools(store: ResourceStore, task: Task, plan: StartPlan): Promise<{ tools: string[]; customTools: ToolDefinition[] }> {
-  const customList = await store.list<ToolSpec, unknown>("Tool", { namespace: task.metadata.namespace });
-  const customByName = new Map(customList.items.filter((t) => t.spec.enabled !== false).map((t) => [t.metadata.name, t]));
-  const toolset = assembleToolset({
-    taskType: task.spec.type,
-    agentTools: plan.agent?.spec.tools,
-    aiTools: task.spec.ai?.tools,
-    coordination: plan.agent?.spec.coordination,
-    isChild: parentTaskName(task) !== undefined,
-    disableInjection: task.metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
-    customTools: new Set(customByName.keys()),
-  });
+  const customByName = await enabledCustomTools(store, task.metadata.namespace);
+  const toolset = taskToolset(task, plan.agent, new Set(customByName.keys()));
   plan.notices.push(...toolset.warnings);
   const custom = new Set(toolset.custom);
   const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));

@@ -62,6 +62,8 @@ export const LABEL = {
   scheduledRun: "orka.ai/scheduled-run",
   createdBy: "orka.ai/created-by",
   coordinator: "orka.ai/coordinator",
+  transactionId: "orka.ai/transaction-id",
+  authProfile: "orka.ai/auth-profile",
 } as const;
 
 export const ANNOTATION = {
@@ -73,6 +75,15 @@ export const ANNOTATION = {
   retryCount: "orka.ai/retry-count",
   originalPrompt: "orka.ai/original-prompt",
   retriedFrom: "orka.ai/retried-from",
+  transactionId: "orka.ai/transaction-id",
+  transactionIssuer: "orka.ai/transaction-issuer",
+  transactionSubject: "orka.ai/transaction-subject",
+  transactionRequestingWorkload: "orka.ai/transaction-requesting-workload",
+  transactionScope: "orka.ai/transaction-scope",
+  transactionContextDigest: "orka.ai/transaction-context-digest",
+  contextTokenProfile: "orka.ai/context-token-profile",
+  requesterContextDigest: "orka.ai/requester-context-digest",
+  transactionTokenSecret: "orka.ai/transaction-token-secret",
 } as const;
 
 export const FINALIZER_CLEANUP = "orka.ai/cleanup";

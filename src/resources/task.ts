@@ -27,6 +27,29 @@ export const workspaceSchema = z.object({
 });
 export type Workspace = z.infer<typeof workspaceSchema>;
 
+export const requestedBySchema = z.object({
+  subject: z.string().optional(),
+  issuer: z.string().optional(),
+  username: z.string(),
+  email: z.string().optional(),
+  groups: z.array(z.string()).optional(),
+  roles: z.array(z.string()).optional(),
+});
+
+export const transactionSchema = z.object({
+  profile: z.literal("transaction-token"),
+  id: z.string(),
+  issuer: z.string(),
+  audience: z.string(),
+  subject: z.string(),
+  requestingWorkload: z.string(),
+  scope: z.string(),
+  scopes: z.array(z.string()),
+  contextDigest: z.string(),
+  requesterContextDigest: z.string().optional(),
+  context: z.record(z.string(), z.string()),
+});
+
 export const taskSpecSchema = z.object({
   type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),
   agentRef: namespacedRef.optional(),
@@ -84,8 +107,10 @@ export const taskSpecSchema = z.object({
   priorTaskRef: localRef.optional(),
   secretRef: localRef.optional(),
   webhookURL: z.url().optional(),
-  requestedBy: z.string().optional(),
-  transaction: z.record(z.string(), z.unknown()).optional(),
+  /** Stamped by the server from the caller's identity; clients may not set it. */
+  requestedBy: requestedBySchema.optional(),
+  /** Stamped by the server from a verified transaction token; clients may not set it. */
+  transaction: transactionSchema.optional(),
 })
   .refine((spec) => spec.type !== "container" || (spec.command?.length ?? 0) > 0 || !!spec.image, {
     message: "container tasks need a command (or an image, with a container runtime)",

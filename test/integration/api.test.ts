@@ -23,7 +23,7 @@ describe("P4 REST API", () => {
     const created = await orka.api("POST", "/api/v1/tasks", { name: "mine", type: "container", command: ["true"] }, teamToken);
     expect(created.status).toBe(201);
     expect(created.body.metadata.namespace).toBe("team-a");
-    expect(created.body.spec.requestedBy).toBe("team-a");
+    expect(created.body.spec.requestedBy).toEqual({ username: "team-a", roles: ["user"] });
     for (const [method, path, body] of [
       ["GET", "/api/v1/tasks?namespace=default"],
       ["POST", "/api/v1/tasks", { name: "x", namespace: "default", type: "container", command: ["true"] }],

@@ -100,7 +100,7 @@ spec: {providerRef: {name: peer}}
     expect(child.metadata.labels).toMatchObject({ "orka.ai/parent-task": "boss-run", "orka.ai/coordinator": "true", "orka.ai/delegated-agent": "worker" });
     expect(child.metadata.annotations).toMatchObject({ "orka.ai/coordination-depth": "1", "orka.ai/parent-task-name": "boss-run" });
     expect(child.metadata.ownerReferences[0]).toMatchObject({ kind: "Task", name: "boss-run", controller: true });
-    expect(child.spec).toMatchObject({ type: "ai", priority: 700, ai: { prompt: "part two" }, requestedBy: "admin" });
+    expect(child.spec).toMatchObject({ type: "ai", priority: 700, ai: { prompt: "part two" }, requestedBy: { username: "admin", roles: ["admin"] } });
     expect((await orka.api("GET", `/api/v1/tasks/${one.taskName}`)).body.spec.priority).toBe(600);
 
     const waited = JSON.parse(toolResultsOf(peer.requests.filter((r) => r.body.model === "m-boss")[2].body).at(-1)!);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createProposal, MAX_CONTENT_CHARS, proposalInputSchema, redactRequired, stringList } from "../../memory/rules.ts";
 import { parseWith } from "../../resources/validate.ts";
+import { canReviewMemory } from "../../auth/principal.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { namespaceOf, principalOf, type ApiContext } from "../context.ts";
 
@@ -57,10 +58,10 @@ const proposalQuery = z.object({
 
 const reviewBody = z.object({ status: z.string().optional(), reviewer: z.string().max(200).optional(), reviewNote: z.string().max(4000).optional() });
 
-/** Review and apply are a person's decision: an admin token or a reviewer token, never a worker's. */
+/** Review and apply are a person's decision: admin, reviewer or `orka:memory:review`, never a worker's credential. */
 function requireReviewer(request: FastifyRequest): string {
   const principal = principalOf(request);
-  if (!principal.admin && principal.role !== "reviewer") throw new OrkaError("permission_denied", "reviewing memory proposals needs a reviewer or admin token");
+  if (!canReviewMemory(principal)) throw new OrkaError("permission_denied", "reviewing memory proposals needs a reviewer or admin token");
   return principal.name;
 }
 
@@ -80,7 +81,7 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post("/api/v1/memories", async (request, reply) => {
-    const namespace = namespaceOf(request, (request.body as { namespace?: string } | undefined)?.namespace);
+    const namespace = namespaceOf(request);
     const body = parseWith(memoryBody, request.body ?? {});
     if (!body.content?.trim()) throw new OrkaError("invalid_argument", "content is required");
     const created = memory.createMemory(namespace, {
@@ -124,7 +125,7 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
 
   app.post("/api/v1/memory-proposals", async (request, reply) => {
     const body = (request.body ?? {}) as { namespace?: string };
-    return reply.code(201).send(createProposal(memory, namespaceOf(request, body.namespace), parseWith(proposalInputSchema, body)));
+    return reply.code(201).send(createProposal(memory, namespaceOf(request), parseWith(proposalInputSchema, body)));
   });
 
   app.get<{ Params: IdParams }>("/api/v1/memory-proposals/:id", async (request) => {

@@ -4,7 +4,7 @@ import { pluralOf, type KindName } from "../../resources/kinds.ts";
 import { API_VERSION, objectMetaSchema, type Resource } from "../../resources/meta.ts";
 import { parseSpec, parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
-import type { Principal } from "../auth.ts";
+import type { Principal } from "../../auth/principal.ts";
 import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
@@ -63,8 +63,8 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
   });
 
   app.post(base, async (request, reply) => {
-    const body = request.body as { name?: unknown; namespace?: string; metadata?: { name?: unknown; namespace?: string } };
-    const namespace = namespaceOf(request, body?.metadata?.namespace ?? body?.namespace);
+    const body = request.body as { name?: unknown; metadata?: { name?: unknown } };
+    const namespace = namespaceOf(request);
     refuseReserved(String(body?.metadata?.name ?? body?.name ?? ""));
     const object = objectFromBody(kind, request.body, namespace);
     checkReservedMetadata(object.metadata);
@@ -73,8 +73,7 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
   });
 
   app.put<{ Params: { name: string } }>(`${base}/:name`, async (request) => {
-    const body = request.body as { namespace?: string; metadata?: { namespace?: string; resourceVersion?: string } };
-    const namespace = namespaceOf(request, body?.metadata?.namespace ?? body?.namespace);
+    const namespace = namespaceOf(request);
     refuseReserved(request.params.name);
     const object = objectFromBody(kind, request.body, namespace, request.params.name);
     checkReservedMetadata(object.metadata);

@@ -37,8 +37,7 @@ export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post("/api/v1/secrets", async (request, reply) => {
-    const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
-    const namespace = namespaceOf(request, body?.metadata?.namespace ?? body?.namespace);
+    const namespace = namespaceOf(request);
     requireOperator(principalOf(request), "creating a secret");
     const secret = load(request, namespace);
     return reply.code(201).send(describeSecret(await ctx.store.create(secret)));

@@ -9,6 +9,8 @@ import { OrkaError } from "../../util/errors.ts";
 import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
+import { resolveTaskFacts } from "../../controller/task-tools.ts";
+import { stampTransaction } from "../../auth/provenance.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const SPEC_FIELDS = Object.keys(taskSpecSchema.shape);
@@ -53,11 +55,15 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
 
   app.post("/api/v1/tasks", async (request, reply) => {
-    const body = request.body as { namespace?: string; metadata?: { namespace?: string } } | undefined;
-    const namespace = namespaceOf(request, body?.namespace ?? body?.metadata?.namespace);
-    const task = taskFromBody(request.body, namespace);
+    const principal = principalOf(request);
+    const task = taskFromBody(request.body, namespaceOf(request));
     // Provenance is stamped by the server (clients may not set it); children inherit it.
-    task.spec.requestedBy = principalOf(request).name;
+    task.spec.requestedBy = principal.requestedBy;
+    if (principal.transaction) {
+      const site = { method: request.method, path: "/api/v1/tasks", principal: principal.name, namespace: task.metadata.namespace };
+      ctx.grants.task(principal.transaction, "createTask", await resolveTaskFacts(ctx.store, task), site);
+      stampTransaction(task.spec, task.metadata, principal.transaction);
+    }
     return reply.code(201).send(await ctx.store.create(task));
   });
 

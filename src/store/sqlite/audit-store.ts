@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditStore } from "../audit-store.ts";
+import type { AuditEvent, AuditOutcome, AuditStore } from "../audit-store.ts";
 import type { Db } from "./db.ts";
 
 export class SqliteAuditStore implements AuditStore {
@@ -10,8 +10,8 @@ export class SqliteAuditStore implements AuditStore {
 
   record(event: Omit<AuditEvent, "id" | "at">): void {
     this.db
-      .prepare("INSERT INTO audit_events (at, namespace, principal, method, path, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(new Date().toISOString(), event.namespace ?? null, event.principal ?? null, event.method, event.path, event.status, event.reason);
+      .prepare("INSERT INTO audit_events (at, namespace, principal, method, path, status, reason, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(new Date().toISOString(), event.namespace ?? null, event.principal ?? null, event.method, event.path, event.status, event.reason, event.outcome ?? "refused");
   }
 
   recent(limit: number): AuditEvent[] {
@@ -27,6 +27,11 @@ export class SqliteAuditStore implements AuditStore {
         path: row.path as string,
         status: row.status as number,
         reason: row.reason as string,
+        outcome: row.outcome as AuditOutcome,
       }));
+  }
+
+  count(outcome: AuditOutcome): number {
+    return this.db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM audit_events WHERE outcome = ?").get(outcome)!.n;
   }
 }

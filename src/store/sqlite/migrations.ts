@@ -141,4 +141,6 @@ export const migrations: string[] = [
     status INTEGER NOT NULL, reason TEXT NOT NULL
   );
   `,
+  // Grant failures let through in audit mode are kept beside the refusals.
+  `ALTER TABLE audit_events ADD COLUMN outcome TEXT NOT NULL DEFAULT 'refused';`,
 ];

@@ -1,0 +1,59 @@
+import { redact } from "../policy/redact.ts";
+import type { AuditStore } from "../store/audit-store.ts";
+import type { Logger } from "../util/logger.ts";
+import { credentialFailures, GrantRefused, hasScope, operationFailures, taskGrantFailures, type GrantFailure, type TaskFacts } from "./grants.ts";
+import type { GrantMode, TransactionClaims } from "./transaction-token.ts";
+
+/** Where a grant check happened, for the audit log. */
+export interface GrantSite {
+  method: string;
+  path: string;
+  principal?: string;
+  namespace?: string;
+}
+
+/**
+ * Applies the configured mode (B3) to transaction-token grant checks: off does nothing, audit records
+ * and lets the call through, enforce refuses with 403. Only Tasks and callers with a transaction are checked.
+ */
+export class GrantGate {
+  readonly mode: GrantMode;
+  private readonly overrides: Record<string, string[]>;
+  private readonly audit: AuditStore;
+  private readonly logger: Logger;
+
+  constructor(settings: { mode: GrantMode; scopeOverrides: Record<string, string[]> } | undefined, audit: AuditStore, logger: Logger) {
+    this.mode = settings?.mode ?? "off";
+    this.overrides = settings?.scopeOverrides ?? {};
+    this.audit = audit;
+    this.logger = logger;
+  }
+
+  operation(claims: TransactionClaims, action: string, scope: string | undefined, namespace: string | undefined, site: GrantSite): void {
+    this.apply(action, () => operationFailures(claims, scope, namespace, this.overrides), site);
+  }
+
+  /** B4: a Task about to be created (by the API, a chat tool or delegation) against the creator's transaction. */
+  task(claims: TransactionClaims, action: string, facts: TaskFacts, site: GrantSite, message?: (failures: GrantFailure[]) => string): void {
+    this.apply(action, () => taskGrantFailures(claims, facts, this.overrides), site, message);
+  }
+
+  /** B7: a credential about to be used for a Task with a stamped transaction. */
+  credentials(claims: TransactionClaims, action: string, namespace: string, secrets: string[], site: GrantSite): void {
+    this.apply(action, () => credentialFailures(claims, namespace, secrets, this.overrides), site);
+  }
+
+  hasScope(claims: TransactionClaims, scope: string): boolean {
+    return this.mode === "off" || hasScope(claims, scope, this.overrides);
+  }
+
+  private apply(action: string, check: () => GrantFailure[], site: GrantSite, message?: (failures: GrantFailure[]) => string): void {
+    if (this.mode === "off") return;
+    const failures = check();
+    if (failures.length === 0) return;
+    const reason = redact(failures.map((f) => `${f.reason}: ${f.detail}`).join("; "));
+    if (this.mode === "enforce") throw new GrantRefused(action, failures, message?.(failures));
+    this.logger.warn({ action, reasons: failures.map((f) => f.reason), path: site.path }, "transaction grant failure allowed in audit mode");
+    this.audit.record({ ...site, status: 200, reason: `${action}: ${reason}`, outcome: "allowed-in-audit-mode" });
+  }
+}

@@ -1,0 +1,45 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Db } from "../store/sqlite/db.ts";
+import { OrkaError } from "../util/errors.ts";
+import type { Principal, TokenRole } from "./principal.ts";
+
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** API tokens: the admin token, and static tokens bound to a namespace (stored hashed). */
+export class TokenAuthenticator {
+  private readonly adminHash: Buffer;
+  private readonly db: Db;
+
+  constructor(db: Db, adminToken: string) {
+    this.db = db;
+    this.adminHash = Buffer.from(sha256(adminToken), "hex");
+  }
+
+  /** The principal for a token, or undefined when it is not one of ours. */
+  find(token: string): Principal | undefined {
+    if (timingSafeEqual(Buffer.from(sha256(token), "hex"), this.adminHash)) {
+      return { name: "admin", admin: true, role: "admin", requestedBy: { username: "admin", roles: ["admin"] } };
+    }
+    const row = this.db.prepare<[string], { name: string; namespace: string | null; role: string }>(
+      "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
+    ).get(sha256(token));
+    if (!row) return undefined;
+    const role = row.role as Principal["role"];
+    return { name: row.name, admin: role === "admin", role, namespace: row.namespace ?? undefined, requestedBy: { username: row.name, roles: [role] } };
+  }
+
+  authenticate(token: string): Principal {
+    const principal = this.find(token);
+    if (!principal) throw new OrkaError("unauthenticated", "invalid token");
+    return principal;
+  }
+
+  /** Creates a token bound to one namespace; the plain value is returned once and never stored. */
+  createToken(name: string, namespace: string, role: TokenRole = "user"): string {
+    const token = `orka_${randomBytes(24).toString("base64url")}`;
+    this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
+      sha256(token), name, namespace, role, new Date().toISOString(),
+    );
+    return token;
+  }
+}
