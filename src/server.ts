@@ -95,6 +95,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       tokens,
       authenticator,
       grants,
+      childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,
       compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },

@@ -1,7 +1,7 @@
 import { redact } from "../policy/redact.ts";
 import type { AuditStore } from "../store/audit-store.ts";
 import type { Logger } from "../util/logger.ts";
-import { credentialFailures, GrantRefused, hasScope, operationFailures, taskGrantFailures, type GrantFailure, type TaskFacts } from "./grants.ts";
+import { credentialFailures, GrantRefused, operationFailures, taskGrantFailures, toolCallFailures, type GrantFailure, type TaskFacts } from "./grants.ts";
 import type { GrantMode, TransactionClaims } from "./transaction-token.ts";
 
 /** Where a grant check happened, for the audit log. */
@@ -38,13 +38,24 @@ export class GrantGate {
     this.apply(action, () => taskGrantFailures(claims, facts, this.overrides), site, message);
   }
 
+  /** B7: one tool call of a Task with a stamped transaction. */
+  toolCall(claims: TransactionClaims, tool: string, site: GrantSite): void {
+    this.apply("useTool", () => toolCallFailures(claims, tool), site, (failures) => failures[0].detail);
+  }
+
   /** B7: a credential about to be used for a Task with a stamped transaction. */
   credentials(claims: TransactionClaims, action: string, namespace: string, secrets: string[], site: GrantSite): void {
     this.apply(action, () => credentialFailures(claims, namespace, secrets, this.overrides), site);
   }
 
-  hasScope(claims: TransactionClaims, scope: string): boolean {
-    return this.mode === "off" || hasScope(claims, scope, this.overrides);
+  /** Compatible endpoints that run tools server-side need `orka:tools:use`, and every offered tool in the grant. */
+  offeredTools(claims: TransactionClaims, action: string, tools: readonly string[], site: GrantSite): void {
+    this.apply(action, () => [...operationFailures(claims, "orka:tools:use", undefined, this.overrides), ...tools.flatMap((t) => toolCallFailures(claims, t))], site);
+  }
+
+  /** Whether a listing shows a tool to this caller: outside the grant it is hidden (except in off mode). */
+  showsTool(claims: TransactionClaims | undefined, tool: string): boolean {
+    return !claims || this.mode === "off" || toolCallFailures(claims, tool).length === 0;
   }
 
   private apply(action: string, check: () => GrantFailure[], site: GrantSite, message?: (failures: GrantFailure[]) => string): void {

@@ -138,6 +138,12 @@ export function taskGrantFailures(claims: TransactionClaims, facts: TaskFacts, o
   return failures;
 }
 
+/** B7 (recommended): each call is checked against the stamped `allowedTools`, catching tools an Agent gained after admission. */
+export function toolCallFailures(claims: TransactionClaims, tool: string): GrantFailure[] {
+  const allowed = contextList(claims.context, "allowedTools");
+  return allowed && !allowed.includes(tool) ? [{ reason: "tool_not_allowed", detail: `tool "${tool}" is not allowed by token context` }] : [];
+}
+
 /** B4 step 9 and B7 credentials: the credential scope, the token's namespace, and only the Secret named by `tctx.secret`. */
 export function credentialFailures(claims: TransactionClaims, namespace: string, secrets: string[], overrides: Record<string, string[]>): GrantFailure[] {
   if (secrets.length === 0) return [];

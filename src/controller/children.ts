@@ -10,6 +10,8 @@ import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
 import { parentTaskName } from "./admission.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
+import { inheritedTransactionMetadata } from "../auth/provenance.ts";
+import { createChildUnderGrant, type ChildGrants } from "./child-transaction.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const fail = (message: string) => new OrkaError("invalid_argument", message);
@@ -47,7 +49,7 @@ function checkPriority(priority: number | undefined, parent: Task): number {
 }
 
 /** delegate_task on the control plane (coordination spec §2): every check before anything is created. */
-export async function delegate(store: ResourceStore, parent: Task, args: DelegateArgs): Promise<{ taskName: string; status: "created" }> {
+export async function delegate(store: ResourceStore, grants: ChildGrants, parent: Task, args: DelegateArgs): Promise<{ taskName: string; status: "created" }> {
   if (!args.agent.trim()) throw fail("agent is required");
   if (!args.prompt.trim()) throw fail("prompt is required");
   const namespace = parent.metadata.namespace;
@@ -102,7 +104,7 @@ export async function delegate(store: ResourceStore, parent: Task, args: Delegat
     },
     "spec",
   );
-  const child = await createChild(store, parent, spec, labels, annotations);
+  const child = await createChild(store, grants, parent, spec, { labels, annotations }, "delegateTask");
   return { taskName: child.metadata.name, status: "created" };
 }
 
@@ -133,7 +135,7 @@ async function retryAnnotations(store: ResourceStore, namespace: string, args: D
 }
 
 /** create_container_task (coordination spec §6): chat-style results, never a thrown validation error. */
-export async function createContainerChild(store: ResourceStore, parent: Task, args: ContainerArgs) {
+export async function createContainerChild(store: ResourceStore, grants: ChildGrants, parent: Task, args: ContainerArgs) {
   const namespace = args.namespace ?? parent.metadata.namespace;
   try {
     if (namespace !== parent.metadata.namespace) throw new OrkaError("permission_denied", `children must stay in this task's namespace "${parent.metadata.namespace}"`);
@@ -155,24 +157,42 @@ export async function createContainerChild(store: ResourceStore, parent: Task, a
       },
       "spec",
     );
-    const child = await createChild(store, parent, spec, {}, {});
+    const child = await createChild(store, grants, parent, spec, { labels: {}, annotations: {} }, "createContainerTask");
     const message = args.schedule ? `Recurring task scheduled (schedule: ${args.schedule})` : "Task created";
     return { success: true, data: { name: child.metadata.name, namespace, phase: "Pending", message } };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
+    if (err instanceof OrkaError && err.code === "permission_denied") {
+      return { success: false, error, errorType: "authorization_failed", suggestion: "this task's grant does not allow that child; ask for a wider grant" };
+    }
     return { success: false, error, errorType: "invalid_arguments", suggestion: "fix the arguments and call create_container_task again" };
   }
 }
 
-async function createChild(store: ResourceStore, parent: Task, spec: TaskSpec, labels: Record<string, string>, annotations: Record<string, string>): Promise<Task> {
+async function createChild(
+  store: ResourceStore,
+  grants: ChildGrants,
+  parent: Task,
+  spec: TaskSpec,
+  extra: { labels: Record<string, string>; annotations: Record<string, string> },
+  operation: string,
+): Promise<Task> {
+  const inherited = inheritedTransactionMetadata(parent.metadata);
+  const child: Task = {
+    apiVersion: API_VERSION,
+    kind: "Task",
+    metadata: {
+      name: childName(parent.metadata.name),
+      namespace: parent.metadata.namespace,
+      ...provenance(parent, { ...inherited.labels, ...extra.labels }, { ...inherited.annotations, ...extra.annotations }),
+    },
+    spec,
+  };
   try {
-    return await store.create<TaskSpec, TaskStatus>({
-      apiVersion: API_VERSION,
-      kind: "Task",
-      metadata: { name: childName(parent.metadata.name), namespace: parent.metadata.namespace, ...provenance(parent, labels, annotations) },
-      spec,
-    });
+    return await createChildUnderGrant(store, grants, parent, child, operation);
   } catch (err) {
+    // Grant refusals and an unreachable token service keep their own status and message.
+    if (err instanceof OrkaError && (err.code === "permission_denied" || err.code === "unavailable")) throw err;
     throw fail(`failed to create child task: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

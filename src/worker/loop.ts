@@ -1,3 +1,4 @@
+import { ToolRejected } from "./tool-executor.ts";
 import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition } from "../providers/model.ts";
 import { ModelApiError } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
@@ -126,7 +127,8 @@ async function runToolCall(options: LoopOptions, call: ToolCall): Promise<string
     return result;
   } catch (err) {
     const text = (options.toolErrorText ?? workerToolError)(errorMessage(err));
-    options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clip(text, 200), content: text });
+    if (err instanceof ToolRejected) options.emit({ ...base, type: "ToolCallRejected", severity: "warning", summary: `${call.name}: ${err.reason}`, content: text });
+    else options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clip(text, 200), content: text });
     return text;
   }
 }

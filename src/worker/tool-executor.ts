@@ -13,11 +13,20 @@ export interface ToolExecutorOptions {
   notOffered?: (name: string) => string;
 }
 
+/** A call refused before anything ran (B7): recorded as rejected, with a reason code, and never executed. */
+export class ToolRejected extends Error {
+  readonly reason: "tool_not_enabled";
+  constructor(reason: "tool_not_enabled", message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 /** Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown. */
 export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => Promise<string> {
   return async (call) => {
     if (!options.allowed.includes(call.name)) {
-      throw new Error(options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
+      throw new ToolRejected("tool_not_enabled", options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
     }
     const args = parseArguments(call.arguments);
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);

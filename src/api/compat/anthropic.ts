@@ -7,7 +7,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { runCompat, type CompatAnswer } from "./engine.ts";
+import { authorizeCompatTools, runCompat, type CompatAnswer } from "./engine.ts";
 
 const block = z.looseObject({
   type: z.string(),
@@ -90,6 +90,7 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
       parameters: t.input_schema ?? { type: "object", properties: {} },
     }));
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
+    authorizeCompatTools(ctx, request, "createMessage", passthrough, namespace);
     const id = `msg_${randomUUID().replace(/-/g, "")}`;
     const abort = new AbortController();
     // The response closing before it is complete means the client left: stop the model and tools.

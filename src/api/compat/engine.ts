@@ -1,3 +1,5 @@
+import type { FastifyRequest } from "fastify";
+import type { ApiContext } from "../context.ts";
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -129,4 +131,11 @@ export async function runCompat(store: ResourceStore, settings: CompatSettings, 
   } finally {
     await rm(join(settings.workDir, "compat", requestId), { recursive: true, force: true });
   }
+}
+
+/** B7: with a transaction token, running the compat tools server-side needs `orka:tools:use` and each of them granted. */
+export function authorizeCompatTools(ctx: ApiContext, request: FastifyRequest, action: string, passthrough: boolean, namespace: string): void {
+  const claims = request.principal?.transaction;
+  if (!claims || passthrough) return;
+  ctx.grants.offeredTools(claims, action, COMPAT_TOOLS, { method: request.method, path: request.url.split("?")[0], principal: request.principal?.name, namespace });
 }

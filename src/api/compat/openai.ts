@@ -7,7 +7,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { runCompat, type CompatAnswer } from "./engine.ts";
+import { authorizeCompatTools, runCompat, type CompatAnswer } from "./engine.ts";
 
 const textContent = z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() })), z.null()]);
 
@@ -109,6 +109,7 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
       parameters: t.function.parameters ?? { type: "object", properties: {} },
     }));
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
+    authorizeCompatTools(ctx, request, "createChatCompletion", passthrough, namespace);
     const id = `chatcmpl-${randomBytes(4).toString("hex")}`;
     const abort = new AbortController();
     // The response closing before it is complete means the client left: stop the model and tools.

@@ -12,6 +12,7 @@ import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { authorizeToolUse } from "./tool-use.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const TEXT_LIMIT = 1024;
@@ -96,8 +97,7 @@ export async function approvalGate(ctx: ApiContext, attempt: Attempt, tool: Reso
 export function registerInternalApprovalRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: { ns: string; task: string } }>("/internal/v1/tasks/:ns/:task/approvals", async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
-    if (!task) throw new OrkaError("not_found", "task not found");
+    const task = await authorizeToolUse(ctx, attempt, ["request_approval"], "/internal/v1/tasks/:ns/:task/approvals");
     if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
     const body = parseWith(requestSchema, request.body ?? {});
     const tool = await customTool(ctx, task.metadata.namespace, body.targetTool);

@@ -11,6 +11,7 @@ import { containerArgs, createAgentArgs, delegateArgs } from "../../tools/coordi
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { authorizeToolUse } from "./tool-use.ts";
 
 type TaskParams = { ns: string; task: string };
 const MAX_WAIT_WINDOW_MS = 25_000;
@@ -18,44 +19,46 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 
 /** /internal/v1 for coordinators and their children (coordination spec §2–9). */
 export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  /** The calling Task, checked against its attempt token: a worker acts only as its own Task. */
-  const callerTask = async (request: FastifyRequest<{ Params: TaskParams }>) => {
+  /** The calling Task, checked against its attempt token: a worker acts only as its own Task, through tools it was given. */
+  const callerTask = async (request: FastifyRequest<{ Params: TaskParams }>, tools?: readonly string[]) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+    if (tools) return { attempt, task: await authorizeToolUse(ctx, attempt, tools, request.routeOptions.url ?? request.url) };
     const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
     if (!task) throw new OrkaError("not_found", "task not found");
     return { attempt, task };
   };
+  const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange };
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/delegate", async (request, reply) => {
-    const { task } = await callerTask(request);
-    return reply.code(201).send(await delegate(ctx.store, task, parseWith(delegateArgs, request.body ?? {})));
+    const { task } = await callerTask(request, ["delegate_task"]);
+    return reply.code(201).send(await delegate(ctx.store, childGrants, task, parseWith(delegateArgs, request.body ?? {})));
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/agents", async (request, reply) => {
-    const { attempt, task } = await callerTask(request);
+    const { attempt, task } = await callerTask(request, ["create_agent"]);
     return reply.code(201).send(await createAgentForTask(ctx.store, task, attempt.allowedTools, parseWith(createAgentArgs, request.body ?? {})));
   });
 
   app.delete<{ Params: TaskParams & { name: string } }>("/internal/v1/tasks/:ns/:task/agents/:name", async (request) => {
-    const { task } = await callerTask(request);
+    const { task } = await callerTask(request, ["delete_agent"]);
     return deleteAgentForTask(ctx.store, task, request.params.name);
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/containers", async (request) => {
-    const { task } = await callerTask(request);
+    const { task } = await callerTask(request, ["create_container_task"]);
     const parsed = containerArgs.safeParse(request.body ?? {});
     if (!parsed.success) return { success: false, error: parsed.error.issues[0].message, errorType: "invalid_arguments", suggestion: "fix the arguments" };
-    return createContainerChild(ctx.store, task, parsed.data);
+    return createContainerChild(ctx.store, childGrants, task, parsed.data);
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/wait", async (request) => {
-    const { task } = await callerTask(request);
+    const { task } = await callerTask(request, ["wait_for_tasks"]);
     const body = parseWith(z.object({ tasks: z.array(z.string()).min(1, "at least one task name is required"), waitMs: z.number().int().min(0).default(0) }), request.body ?? {});
     return waitForChildren(ctx.store, ctx.data, task, body.tasks, Math.min(body.waitMs, MAX_WAIT_WINDOW_MS));
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/cancel-child", async (request) => {
-    const { attempt, task: parent } = await callerTask(request);
+    const { attempt, task: parent } = await callerTask(request, ["cancel_task"]);
     const body = parseWith(z.object({ taskName: z.string().trim().min(1, "task_name is required"), reason: z.string().max(1000).optional() }), request.body ?? {});
     if (parent.status?.jobName !== attempt.id) throw new OrkaError("permission_denied", "caller is not the current worker for this task");
     const child = await ctx.store.get<TaskSpec, TaskStatus>("Task", parent.metadata.namespace, body.taskName);
@@ -71,6 +74,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
 
   app.post<{ Params: { ns: string } }>("/internal/v1/messages/:ns", async (request, reply) => {
     const attempt = authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
+    await authorizeToolUse(ctx, attempt, ["send_message"], "/internal/v1/messages/:ns");
     const body = parseWith(z.object({ toTask: z.string().trim().min(1, "to_task and content are required"), content: z.string().min(1, "to_task and content are required") }), request.body ?? {});
     if (Buffer.byteLength(body.content) > MAX_MESSAGE_BYTES) throw new OrkaError("invalid_argument", `message content exceeds ${MAX_MESSAGE_BYTES} bytes`);
     const sender = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
@@ -87,14 +91,14 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
   });
 
   app.get<{ Params: TaskParams; Querystring: { markRead?: string } }>("/internal/v1/messages/:ns/:task", async (request) => {
-    const { task } = await callerTask(request);
+    const { task } = await callerTask(request, ["check_messages"]);
     const family = parentTaskName(task);
     if (!family) return [];
     return ctx.coordination.readMessages(task.metadata.namespace, family, task.metadata.name, request.query.markRead !== "false");
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/plans/:ns/:task", async (request, reply) => {
-    const { task } = await callerTask(request);
+    const { task } = await callerTask(request, ["update_plan"]);
     const body = parseWith(
       z.object({
         summary: z.string().trim().min(1, "summary is required"),

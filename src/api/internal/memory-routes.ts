@@ -5,6 +5,7 @@ import { parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { authorizeToolUse } from "./tool-use.ts";
 
 type NsParams = { ns: string };
 
@@ -36,14 +37,20 @@ const transcriptMessage = z.object({ role: z.enum(["user", "assistant", "tool", 
 /** Memory and transcripts for workers (memory spec A5): read memories, propose, search — never review or apply. */
 export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const attemptOf = (request: FastifyRequest<{ Params: NsParams }>) => authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
+  /** Reached through one of `tools`; holding any one is enough. */
+  const toolAttempt = async (request: FastifyRequest<{ Params: NsParams }>, tools: readonly string[]) => {
+    const attempt = attemptOf(request);
+    await authorizeToolUse(ctx, attempt, tools, request.routeOptions.url ?? request.url);
+    return attempt;
+  };
 
   app.get<{ Params: NsParams }>("/internal/v1/memories/:ns", async (request) => {
-    attemptOf(request);
+    await toolAttempt(request, ["recall_memory"]);
     return ctx.memory.recall(request.params.ns, parseWith(recallQuery, request.query));
   });
 
   app.post<{ Params: NsParams }>("/internal/v1/memory-proposals/:ns", async (request, reply) => {
-    const attempt = attemptOf(request);
+    const attempt = await toolAttempt(request, ["propose_memory", "remember"]);
     const body = (request.body ?? {}) as { namespace?: string };
     if (body.namespace !== undefined && body.namespace !== request.params.ns) throw new OrkaError("invalid_argument", "memory proposal namespace mismatch");
     // The Task is the attempt's own; review fields (status, reviewer…) are not part of the schema and are dropped.
@@ -52,7 +59,7 @@ export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiConte
   });
 
   app.get<{ Params: NsParams }>("/internal/v1/sessions/:ns/search", async (request) => {
-    attemptOf(request);
+    await toolAttempt(request, ["search_transcript"]);
     return ctx.memory.searchTranscripts(request.params.ns, parseWith(searchQuery, request.query));
   });
 

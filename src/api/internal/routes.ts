@@ -2,6 +2,8 @@ import { basename } from "node:path";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { SecretSpec } from "../../resources/secret.ts";
+import type { Resource } from "../../resources/meta.ts";
+import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 import type { ToolSpec } from "../../resources/tool.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { callHttpTool } from "../../tools/custom/http-tool.ts";
@@ -9,6 +11,8 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { authorizeToolUse } from "./tool-use.ts";
+import { CREDENTIALS_SCOPE, GrantRefused } from "../../auth/grants.ts";
 import { approvalGate } from "./approval-routes.ts";
 
 export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
@@ -68,13 +72,15 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   app.post<{ Params: TaskParams & { name: string } }>("/internal/v1/tools/:ns/:task/:name", async (request) => {
     const attempt = attemptOf(request);
     const { ns, name } = request.params;
-    if (!attempt.allowedTools.includes(name)) throw new OrkaError("permission_denied", `tool "${name}" was not enabled for this task`);
+    const task = await authorizeToolUse(ctx, attempt, [name], "/internal/v1/tools/:ns/:task/:name");
     const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
     if (!tool?.spec.http) throw new OrkaError("not_found", `tool "${name}" is not an HTTP Tool in namespace ${ns}`);
     const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
     let authValue: string | undefined;
     const ref = tool.spec.http.authSecretRef;
     if (ref) {
+      const refused = credentialRefusal(ctx, task, ref.name);
+      if (refused) return { result: JSON.stringify(refused) };
       const secret = await ctx.store.get<SecretSpec, unknown>("Secret", ns, ref.name);
       authValue = secret?.spec.data[ref.key];
       if (authValue === undefined) throw new OrkaError("invalid_argument", `tool "${name}": auth secret ${ref.name}/${ref.key} not found`);
@@ -88,3 +94,26 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     }
   });
 }
+
+/**
+ * B7 credentials: a Task with a stamped transaction uses a Secret only with the credential scope, in the
+ * token's namespace, and only the Secret named by `tctx.secret`; otherwise the model gets a structured error.
+ */
+function credentialRefusal(ctx: ApiContext, task: Resource<TaskSpec, TaskStatus>, secret: string) {
+  const claims = task.spec.transaction;
+  if (!claims) return undefined;
+  try {
+    ctx.grants.credentials(claims, "useCredential", task.metadata.namespace, [secret], {
+      method: "TOOL", path: "/internal/v1/tools/:ns/:task/:name", principal: task.metadata.name, namespace: task.metadata.namespace,
+    });
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof GrantRefused)) throw err;
+    return {
+      errorType: "authorization_failed",
+      error: "this task's transaction does not allow using this tool's credentials",
+      suggestion: `the transaction token needs the ${CREDENTIALS_SCOPE} scope and tctx.secret naming the credential's Secret`,
+    };
+  }
+}
+

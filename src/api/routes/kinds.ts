@@ -66,10 +66,11 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
       for (const header of Object.keys(http.headers ?? {})) if (isCredentialHeader(header)) operatorOnly(principal, `spec.http.headers.${header}`);
       if (hasUserinfo(http.url)) operatorOnly(principal, "a spec.http.url with credentials");
     },
-    list: async (ctx, namespace) => {
+    list: async (ctx, namespace, principal) => {
       const custom = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
       const builtins = BUILTIN_TOOLS.filter((t) => LISTED_FAMILIES.has(t.family)).map((t) => describeBuiltin(t.name));
-      return { items: [...builtins, ...custom.items.map(describeCustom)], metadata: { continue: "", remainingItemCount: 0 } };
+      const items = [...builtins, ...custom.items.map(describeCustom)].filter((tool) => ctx.grants.showsTool(principal.transaction, tool.name));
+      return { items, metadata: { continue: "", remainingItemCount: 0 } };
     },
     get: async (ctx, namespace, name) => {
       const builtin = builtinTool(name);

@@ -13,7 +13,7 @@ export interface KindRoutes {
   /** Refuses what only an operator may set, or other kind-specific rules. */
   check?: (object: Resource, principal: Principal, ctx: ApiContext) => void;
   /** Overrides GET list / GET one (the Tools endpoint merges built-ins in). */
-  list?: (ctx: ApiContext, namespace: string) => Promise<unknown>;
+  list?: (ctx: ApiContext, namespace: string, principal: Principal) => Promise<unknown>;
   get?: (ctx: ApiContext, namespace: string, name: string) => Promise<unknown>;
   /** Names that cannot be created, updated or deleted, with the message to give. */
   reserved?: (name: string) => string | undefined;
@@ -49,7 +49,7 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
 
   app.get(base, async (request) => {
     const namespace = namespaceOf(request);
-    if (routes.list) return routes.list(ctx, namespace);
+    if (routes.list) return routes.list(ctx, namespace, principalOf(request));
     const query = request.query as ListQuery;
     return listResponse(await ctx.store.list(kind, { namespace, limit: pageLimit(query), continue: query.continue, labelSelector: query.labelSelector }));
   });
