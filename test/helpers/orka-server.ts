@@ -22,6 +22,8 @@ export interface OrkaUnderTest {
   /** Stops the process with SIGKILL, leaving the data dir for a restart. */
   kill(): Promise<void>;
   restart(): Promise<void>;
+  /** Everything the server process printed (stdout and stderr), across restarts. */
+  output(): string;
 }
 
 /** Starts a real `orka serve` on port 0 with a temp data dir; stop() kills it by its own pid. */
@@ -43,6 +45,7 @@ export async function startOrkaServer(env: Record<string, string> = {}): Promise
   };
   let child: ChildProcess;
   let url = "";
+  let printed = "";
 
   const launch = () =>
     new Promise<void>((resolvePromise, reject) => {
@@ -51,6 +54,7 @@ export async function startOrkaServer(env: Record<string, string> = {}): Promise
       const timer = setTimeout(() => reject(new Error(`orka serve did not start:\n${output}`)), 20_000);
       child.stdout!.on("data", (chunk) => {
         output += chunk;
+        printed += chunk;
         const match = /orka listening on (http:\/\/\S+)/.exec(output);
         if (match) {
           clearTimeout(timer);
@@ -60,6 +64,7 @@ export async function startOrkaServer(env: Record<string, string> = {}): Promise
       });
       child.stderr!.on("data", (chunk) => {
         output += chunk;
+        printed += chunk;
         if (process.env.ORKA_TEST_VERBOSE) process.stderr.write(chunk);
       });
       child.on("exit", (code) => {
@@ -135,6 +140,7 @@ export async function startOrkaServer(env: Record<string, string> = {}): Promise
       await terminate("SIGKILL");
       await launch();
     },
+    output: () => printed,
   };
   return server;
 }

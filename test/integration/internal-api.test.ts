@@ -13,10 +13,14 @@ describe("internal worker API authorization", () => {
 
   beforeAll(async () => {
     orka = await startEmbeddedOrka();
+    const uids: string[] = [];
+    // Yearly schedules: the controller leaves both Tasks alone (Scheduled), so only this test's attempt acts.
     for (const name of ["task-a", "task-b"]) {
-      await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name, namespace: "default" }, spec: { type: "container", command: ["sleep", "30"], priority: 500 } });
+      const spec = { type: "container", command: ["sleep", "30"], priority: 500, schedule: "0 0 1 1 *" };
+      const task = await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name, namespace: "default" }, spec });
+      uids.push(task.metadata.uid!);
     }
-    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "task-a", taskUid: "u", number: 1, allowedTools: [] }, hashToken(token));
+    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "task-a", taskUid: uids[0], number: 1, allowedTools: ["remember", "cancel_task"] }, hashToken(token));
   });
   afterAll(() => orka.close());
 
@@ -41,6 +45,15 @@ describe("internal worker API authorization", () => {
     expect(events.status).toBe(204);
     const tool = await post("tools/default/task-a/anything", JSON.stringify({ arguments: {} }), token, "application/json");
     expect([tool.status, ((await tool.json()) as any).error.message]).toEqual([403, 'tool "anything" was not enabled for this task']);
+
+    // Tools the attempt was not given are refused on the control plane too, before anything happens.
+    const delegated = await post("tasks/default/task-a/delegate", JSON.stringify({ agent: "anyone", prompt: "work" }), token, "application/json");
+    expect([delegated.status, ((await delegated.json()) as any).error.message]).toEqual([403, 'tool "delegate_task" was not enabled for this task']);
+    const recalled = await fetch(`${orka.url}/internal/v1/memories/default`, { headers: { authorization: `Bearer ${token}` } });
+    expect([recalled.status, ((await recalled.json()) as any).error.message]).toEqual([403, 'tool "recall_memory" was not enabled for this task']);
+    const plan = await post("plans/default/task-a", JSON.stringify({ summary: "s", plan_document: "d" }), token, "application/json");
+    expect(plan.status).toBe(403);
+    expect((await orka.store.list("Task", { namespace: "default" })).items.map((t) => t.metadata.name).sort()).toEqual(["task-a", "task-b"]);
 
     // Memory: a worker only proposes, always pending, for its own Task, in its own namespace.
     const proposed = await post("memory-proposals/default", JSON.stringify({ title: "t", type: "memory", content: "c", status: "applied", reviewer: "me", taskName: "task-b" }), token, "application/json");

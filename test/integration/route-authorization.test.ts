@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningOrka } from "../../src/server.ts";
 import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";
+import { startTokenIssuer, type TokenIssuer } from "../peers/token-issuer.ts";
 
 // Walks every route the server serves, so a new route without a check fails here.
 describe("every route is authorized", () => {
   let orka: RunningOrka;
+  let issuer: TokenIssuer;
   let teamToken = "";
   beforeAll(async () => {
-    orka = await startEmbeddedOrka();
+    issuer = await startTokenIssuer();
+    orka = await startEmbeddedOrka({}, { ORKA_TXN_TOKEN_ISSUER: issuer.url, ORKA_TXN_TOKEN_AUDIENCE: issuer.audience, ORKA_TXN_TOKEN_MODE: "enforce" });
     const created = await fetch(`${orka.url}/api/v1/auth/tokens`, {
       method: "POST",
       headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" },
@@ -15,7 +18,10 @@ describe("every route is authorized", () => {
     });
     teamToken = ((await created.json()) as { token: string }).token;
   });
-  afterAll(() => orka.close());
+  afterAll(async () => {
+    await orka.close();
+    await issuer.close();
+  });
 
   const call = (method: string, url: string, token?: string) =>
     fetch(`${orka.url}${url.replace(/:[A-Za-z]+/g, "x")}${url.includes("?") ? "&" : "?"}namespace=team-b`, {
@@ -41,6 +47,20 @@ describe("every route is authorized", () => {
       // Routes that need more than a user token may refuse on the role first; either way, nothing gets through.
       expect([route.method, route.url, response.status]).toEqual([route.method, route.url, 403]);
       expect(body.error?.message, `${route.method} ${route.url}`).toMatch(/^namespace "team-b" not allowed, restricted to "team-a"$|needs an? (admin|reviewer)/);
+    }
+  });
+
+  it("refuses a transaction token without scopes on every route that acts on something", async () => {
+    const token = await issuer.mint("unrelated:scope", { tctx: { namespace: "team-b" } });
+    const routes = orka.routes.filter((r) => /^\/(api|openai|anthropic)\//.test(r.url));
+    for (const route of routes) {
+      const response = await fetch(`${orka.url}${route.url.replace(/:[A-Za-z]+/g, "x")}?namespace=team-b`, {
+        method: route.method,
+        headers: { "txn-token": token, ...(route.method === "GET" || route.method === "DELETE" ? {} : { "content-type": "application/json" }) },
+        body: route.method === "GET" || route.method === "DELETE" ? undefined : JSON.stringify({ namespace: "team-b" }),
+      });
+      const expected = route.url === "/api/v1/auth/validate" || route.url === "/api/v1/auth/whoami" ? 200 : 403;
+      expect([route.method, route.url, response.status]).toEqual([route.method, route.url, expected]);
     }
   });
 
