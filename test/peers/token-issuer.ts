@@ -1,5 +1,6 @@
-// A local transaction-token service: an RS256 issuer that serves its JWKS over HTTP and an RFC 8693
-// token endpoint, so Orka's real verification (jose, remote JWKS) and token exchange can be tested.
+// A local transaction-token service and OIDC issuer: RS256 keys served as a JWKS over HTTP, OIDC
+// discovery, and an RFC 8693 token endpoint, so Orka's real verification (jose, remote JWKS),
+// OIDC sign-in and token exchange can be tested.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from "jose";
@@ -69,6 +70,9 @@ export async function startTokenIssuer(audience = "orka"): Promise<TokenIssuer> 
       response.end(JSON.stringify(body));
     };
     if (request.method === "GET" && request.url === "/.well-known/jwks.json") return send(200, { keys: [jwk] });
+    if (request.method === "GET" && request.url === "/.well-known/openid-configuration") {
+      return send(200, { issuer: issuerUrl, jwks_uri: `${issuerUrl}/.well-known/jwks.json`, id_token_signing_alg_values_supported: ["RS256"] });
+    }
     if (request.method === "POST" && request.url === "/token") {
       let text = "";
       request.on("data", (chunk) => (text += chunk));
