@@ -8,6 +8,7 @@ import { OrkaError } from "./util/errors.ts";
 import { TOKEN_ROLES } from "./auth/principal.ts";
 import { GRANT_MODES, type TransactionTokenConfig } from "./auth/transaction-token.ts";
 import type { OidcConfig } from "./auth/oidc.ts";
+import type { NamespaceIsolation } from "./auth/isolation.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 
@@ -37,6 +38,7 @@ export interface ServerConfig {
 
 /** How callers other than static-token holders prove who they are, and what transaction tokens may do. */
 export interface AuthConfig {
+  isolation: NamespaceIsolation;
   transaction?: TransactionTokenConfig;
   oidc?: OidcConfig;
   tokenReview?: TokenReviewConfig;
@@ -66,6 +68,8 @@ const envSchema = z.object({
   ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ORKA_WATCH_NAMESPACE: namespaceName.optional(),
+  ORKA_ENFORCE_NAMESPACE_ISOLATION: z.enum(["true", "false"], { message: "ORKA_ENFORCE_NAMESPACE_ISOLATION must be true or false" }).default("false"),
   ORKA_TXN_TOKEN_ISSUER: z.url({ message: "ORKA_TXN_TOKEN_ISSUER must be the issuer URL" }).optional(),
   ORKA_TXN_TOKEN_AUDIENCE: z.string().min(1).optional(),
   ORKA_TXN_TOKEN_JWKS_URL: z.url({ message: "ORKA_TXN_TOKEN_JWKS_URL must be an http(s) URL" }).optional(),
@@ -92,7 +96,9 @@ const envSchema = z.object({
 type Env = z.infer<typeof envSchema>;
 
 function authConfig(env: Env): AuthConfig {
-  const auth: AuthConfig = {};
+  const auth: AuthConfig = {
+    isolation: { enforce: env.ORKA_ENFORCE_NAMESPACE_ISOLATION === "true", watchNamespace: env.ORKA_WATCH_NAMESPACE },
+  };
   if (env.ORKA_TXN_TOKEN_ISSUER || env.ORKA_TXN_TOKEN_AUDIENCE) {
     if (!env.ORKA_TXN_TOKEN_ISSUER || !env.ORKA_TXN_TOKEN_AUDIENCE) {
       throw new OrkaError("invalid_argument", "transaction tokens need both ORKA_TXN_TOKEN_ISSUER and ORKA_TXN_TOKEN_AUDIENCE");

@@ -95,6 +95,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       tokens,
       authenticator,
       grants,
+      isolation: config.auth.isolation,
       childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,

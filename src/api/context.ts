@@ -15,6 +15,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
 import type { ApiAuthenticator } from "../auth/authenticator.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
+import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
 
 export interface ApiContext {
@@ -30,6 +31,7 @@ export interface ApiContext {
   authenticator: ApiAuthenticator;
   /** Transaction-token grant checks in the configured mode. */
   grants: GrantGate;
+  isolation: NamespaceIsolation;
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;

@@ -9,6 +9,7 @@ import { requireAdmin } from "./auth.ts";
 import { TOKEN_ROLES } from "../auth/principal.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import { isPublicRoute, routeAction } from "./actions.ts";
+import { checkIsolation } from "../auth/isolation.ts";
 import { principalOf, requestedNamespace, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
@@ -75,14 +76,16 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     }
   });
 
-  // Transaction-token callers: the route's scope and the token's namespace, in the configured mode (B3).
+  // Namespace isolation for everyone (B9); for transaction-token callers also the route's scope and namespace (B3).
   app.addHook("preHandler", async (request) => {
-    const claims = request.principal?.transaction;
-    const route = claims && request.routeOptions.url ? routeAction(request.method, request.routeOptions.url) : undefined;
-    if (!claims || !route) return;
-    const site = { method: request.method, path: request.url.split("?")[0], principal: request.principal?.name };
+    const principal = request.principal;
+    const route = principal && request.routeOptions.url ? routeAction(request.method, request.routeOptions.url) : undefined;
+    if (!principal || !route?.scope) return;
     const namespace = requestedNamespace(request);
-    ctx.grants.operation(claims, route.action, route.scope, namespace, { ...site, namespace });
+    checkIsolation(ctx.isolation, principal, namespace, request.body);
+    if (!principal.transaction) return;
+    const site = { method: request.method, path: request.url.split("?")[0], principal: principal.name, namespace };
+    ctx.grants.operation(principal.transaction, route.action, route.scope, namespace, site);
   });
 
   // Every refusal (401/403) is kept with its reason, redacted, and never with the presented token.

@@ -10,17 +10,20 @@ export class ApiError extends Error {
 export class ApiClient {
   readonly server: string;
   private readonly token: string | undefined;
+  /** A transaction token, sent as `Txn-Token` (and then it is the credential). */
+  private readonly txnToken: string | undefined;
   readonly namespace: string | undefined;
 
-  constructor(options: { server: string; token?: string; namespace?: string }) {
+  constructor(options: { server: string; token?: string; txnToken?: string; namespace?: string }) {
     this.server = options.server.replace(/\/+$/, "");
     this.token = options.token;
+    this.txnToken = options.txnToken;
     this.namespace = options.namespace;
   }
 
-  /** The same server and token, acting in another namespace (unchanged when none is given). */
+  /** The same server and credentials, acting in another namespace (unchanged when none is given). */
   withNamespace(namespace: string | undefined): ApiClient {
-    return namespace ? new ApiClient({ server: this.server, token: this.token, namespace }) : this;
+    return namespace ? new ApiClient({ server: this.server, token: this.token, txnToken: this.txnToken, namespace }) : this;
   }
 
   get<T = unknown>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
@@ -70,7 +73,7 @@ export class ApiClient {
   }
 
   private headers(): Record<string, string> {
-    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+    return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...(this.txnToken ? { "txn-token": this.txnToken } : {}) };
   }
 
   private async request<T>(method: string, path: string, body?: unknown, query: Record<string, string | undefined> = {}): Promise<T> {

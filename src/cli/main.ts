@@ -19,6 +19,7 @@ interface GlobalOptions {
   server?: string;
   namespace?: string;
   token?: string;
+  txnToken?: string;
 }
 
 const program = new Command("orka")
@@ -26,6 +27,7 @@ const program = new Command("orka")
   .option("-s, --server <url>", `Orka server (default: config file, then ${DEFAULT_SERVER})`)
   .option("-n, --namespace <ns>", "namespace (default: config file, then the token's, then default)")
   .option("-t, --token <token>", "API token (default: config file or ORKA_TOKEN)")
+  .option("--txn-token <token>", "transaction token, sent as the Txn-Token header (default: ORKA_TXN_TOKEN)")
   .showHelpAfterError();
 
 const outputOption = () =>
@@ -37,6 +39,7 @@ function client(): ApiClient {
   return new ApiClient({
     server: flags.server ?? process.env.ORKA_SERVER ?? config.server ?? DEFAULT_SERVER,
     token: flags.token ?? process.env.ORKA_TOKEN ?? config.token,
+    txnToken: flags.txnToken ?? process.env.ORKA_TXN_TOKEN,
     namespace: flags.namespace ?? process.env.ORKA_NAMESPACE ?? config.namespace,
   });
 }

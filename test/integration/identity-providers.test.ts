@@ -73,3 +73,40 @@ describe("OIDC sign-in and Kubernetes TokenReview", () => {
     expect((await call(orka, EMBEDDED_ADMIN_TOKEN, "GET", "/api/v1/tasks")).status).toBe(200);
   });
 });
+
+describe("namespace isolation (B9)", () => {
+  let issuer: TokenIssuer;
+  let orka: RunningOrka;
+  let teamToken = "";
+
+  beforeAll(async () => {
+    issuer = await startTokenIssuer();
+    orka = await startEmbeddedOrka({}, {
+      ORKA_ENFORCE_NAMESPACE_ISOLATION: "true",
+      ORKA_WATCH_NAMESPACE: "team",
+      ORKA_TXN_TOKEN_ISSUER: issuer.url,
+      ORKA_TXN_TOKEN_AUDIENCE: issuer.audience,
+    });
+    teamToken = (await call(orka, EMBEDDED_ADMIN_TOKEN, "POST", "/api/v1/auth/tokens", { name: "team", namespace: "team" })).body.token;
+  });
+  afterAll(async () => {
+    await orka.close();
+    await issuer.close();
+  });
+
+  it("serves only the watched namespace, only to bound callers, and refuses cross-namespace references", async () => {
+    const outside = await call(orka, EMBEDDED_ADMIN_TOKEN, "GET", "/api/v1/tasks?namespace=default");
+    expect([outside.status, outside.body.error.message]).toEqual([403, "namespace not allowed"]);
+    expect((await call(orka, EMBEDDED_ADMIN_TOKEN, "GET", "/api/v1/tasks?namespace=team")).status).toBe(200);
+
+    const unbound = await fetch(`${orka.url}/api/v1/tasks?namespace=team`, { headers: { "txn-token": await issuer.mint("orka:tasks:list") } });
+    expect([unbound.status, ((await unbound.json()) as any).error.message]).toEqual([403, "namespace-bound identity required"]);
+
+    const crossRef = await call(orka, teamToken, "POST", "/api/v1/tasks", { name: "x", type: "ai", prompt: "hi", agentRef: { name: "a", namespace: "other" } });
+    expect([crossRef.status, crossRef.body.error.message]).toEqual([403, 'cross-namespace references are not allowed: "other" from namespace "team"']);
+    const agent = await call(orka, teamToken, "POST", "/api/v1/agents", { metadata: { name: "a" }, spec: { providerRef: { name: "p", namespace: "other" } } });
+    expect(agent.status).toBe(403);
+    expect((await call(orka, EMBEDDED_ADMIN_TOKEN, "GET", "/api/v1/tasks?namespace=team")).body.items).toHaveLength(0);
+    expect((await call(orka, teamToken, "POST", "/api/v1/tasks", { name: "ok", type: "container", command: ["true"] })).status).toBe(201);
+  });
+});

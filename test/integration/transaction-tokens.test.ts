@@ -103,6 +103,12 @@ describe("transaction tokens in enforce mode (B11)", () => {
     ]);
     const garbled = await txnCall(orka, "not a jwt", "GET", "/api/v1/tasks");
     expect([garbled.status, garbled.body.error.message]).toEqual([401, "invalid context token header format"]);
+
+    // The CLI sends --txn-token as the Txn-Token header, which then is the credential (not the admin token).
+    const cliRefused = await orka.cli(["--txn-token", bad.expired, "task", "list"]);
+    expect([cliRefused.code, cliRefused.stderr]).toEqual([1, expect.stringContaining("invalid token")]);
+    const whoami = await orka.cli(["--txn-token", good, "auth", "whoami"]);
+    expect(whoami.stdout).toContain("alice@example.com");
   });
 
   it("needs the grant to cover the auto-added memory tools, and refuses without creating anything", async () => {
