@@ -29,12 +29,14 @@ describe("delegate_task rules", () => {
     orka = await startEmbeddedOrka();
     await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "boss", namespace: "default" }, spec: { coordination: { enabled: true, maxDepth: 1, maxConcurrentChildren: 5, allowedAgents: [{ name: "helper" }] } } });
     await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "helper", namespace: "default" }, spec: {} });
-    await orka.store.create(task("top"));
-    await orka.store.create(task("deep", { annotations: { "orka.ai/coordination-depth": "1" } }));
+    // Yearly schedules keep the controller from running (and finishing) the callers; only this test's attempts act.
+    const yearly = { schedule: "0 0 1 1 *" };
+    await orka.store.create(task("top", {}, yearly));
+    await orka.store.create(task("deep", { annotations: { "orka.ai/coordination-depth": "1" } }, yearly));
     for (const name of ["top", "deep"]) {
       tokens[name] = `token-of-${name}`;
       const created = (await orka.store.get("Task", "default", name))!;
-      orka.data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: [] }, hashToken(tokens[name]));
+      orka.data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: ["delegate_task", "wait_for_tasks"] }, hashToken(tokens[name]));
     }
   });
   afterAll(() => orka.close());
