@@ -79,6 +79,15 @@ spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordinatio
     expect(system).toContain("Deploys go through staging first.");
   });
 
+  it("recalls only the Task's own namespace, whatever namespace the model asks for", async () => {
+    const created = await orka.api("POST", "/api/v1/memories", { namespace: "team-a", title: "Other team", content: "Team A keeps its secrets here", tags: ["elsewhere"] });
+    expect(created.status).toBe(201);
+    await runTask("cross-recaller", "m-cross", [{ toolCalls: [{ name: "recall_memory", arguments: { namespace: "team-a", query: "Team A" } }] }, { text: "nothing" }]);
+    const recalled = JSON.parse(toolResults("m-cross", 1)[0]) as any[];
+    expect(recalled.every((m) => m.namespace === "default")).toBe(true);
+    expect(JSON.stringify(recalled)).not.toContain("Team A keeps");
+  });
+
   it("refuses to apply rejected, archived and non-memory proposals, creating nothing", async () => {
     const make = async (body: object) => (await orka.api("POST", "/api/v1/memory-proposals", body)).body.id as string;
     const rejected = await make({ title: "r", type: "memory", content: "x" });
