@@ -59,13 +59,17 @@ spec: {providerRef: {name: peer}}
   afterAll(() => stop());
 
   it("delegates, messages between siblings, waits for the results and keeps a plan", async () => {
-    // Each child says hello to its sibling, reads its messages, then answers with what it got.
-    // Every worker turn takes 400 ms, so both siblings have sent before either one reads.
+    // Each child says hello to its sibling, reads its messages until the sibling's hello arrived
+    // (at most 8 more reads, 400 ms apart), then answers with what it got.
     peer.setDelay(400, "m-worker");
+    const readOrAnswer = (body: Record<string, unknown>) => {
+      const last = toolResultsOf(body).at(-1) ?? "";
+      return last.startsWith("No new messages") ? { toolCalls: [{ name: "check_messages", arguments: {} }] } : { text: `worker saw: ${last}` };
+    };
     peer.script("m-worker", [
       { toolCalls: [{ name: "send_message", arguments: { to_task: "*", content: "hello sibling" } }] },
       { toolCalls: [{ name: "check_messages", arguments: {} }] },
-      (body) => ({ text: `worker saw: ${toolResultsOf(body).at(-1)}` }),
+      ...Array.from({ length: 8 }, () => readOrAnswer),
     ]);
     peer.script("m-boss", [
       {
