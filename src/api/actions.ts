@@ -21,6 +21,7 @@ const entries: [string, string, string | undefined][] = [
   ["DELETE /api/v1/tasks/:name", "deleteTask", "orka:tasks:delete"],
   ["POST /api/v1/tasks/:name/cancel", "cancelTask", "orka:tasks:update"],
   ["POST /api/v1/tasks/:name/approvals/:id/decision", "decideApproval", "orka:tasks:update"],
+  ["GET /api/v1/approvals", "listApprovals", "orka:tasks:get"],
   ...["approvals", "artifacts", "artifacts/:file", "children", "events", "logs", "plan", "result", "stream"].map(
     (sub): [string, string, string] => [`GET /api/v1/tasks/:name/${sub}`, "getTask", "orka:tasks:get"],
   ),

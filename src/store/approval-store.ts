@@ -1,6 +1,7 @@
 /** Human approvals of exact custom-tool calls (coordination spec §10). */
 
-export type ApprovalStatus = "pending" | "approved" | "declined" | "expired" | "cancelled";
+export const APPROVAL_STATUSES = ["pending", "approved", "declined", "expired", "cancelled"] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 export interface Approval {
   id: string;
@@ -28,6 +29,8 @@ export interface ApprovalStore {
   request(approval: Omit<Approval, "status" | "createdAt">): Approval;
   get(namespace: string, id: string): Approval | undefined;
   listForTask(namespace: string, task: string, taskUID?: string): Approval[];
+  /** A namespace's approvals, newest first, optionally of one status. */
+  list(namespace: string, status?: ApprovalStatus, limit?: number): Approval[];
   decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval;
   /** Marks an approved call as used by an attempt; false when that attempt already used it. */
   markExecuted(namespace: string, id: string, attemptId: string): boolean;

@@ -99,6 +99,9 @@ spec:
     const [approval] = approvals;
     expect(approval).toMatchObject({ targetTool: "payment", status: "pending", action: "Execute payment", severity: "warning", targetArgsPreview: '{"amount":5}' });
     expect(parked.status.message).toBe(`waiting for approval ${approval.id} for payment at iteration 0`);
+    const pending = (await orka.api("GET", "/api/v1/approvals?status=pending")).body.approvals;
+    expect(pending.map((a: any) => [a.id, a.taskName])).toEqual([[approval.id, "pay-run"]]);
+    expect((await orka.api("GET", "/api/v1/approvals?status=maybe")).status).toBe(400);
     expect((await orka.api("POST", `/api/v1/tasks/pay-run/approvals/${approval.id}/decision`, { decision: "maybe" })).body.error).toEqual({ code: 400, message: "decision must be approve or decline" });
 
     expect((await orka.cli(["task", "approvals", "pay-run"])).stdout).toMatch(new RegExp(`${approval.id.slice(0, 16)}\\s+pending\\s+payment\\s+warning`));

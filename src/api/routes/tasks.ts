@@ -8,6 +8,7 @@ import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
+import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
@@ -217,6 +218,12 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       clearInterval(poll);
     });
     await finishIfDone();
+  });
+
+  app.get("/api/v1/approvals", async (request) => {
+    const query = parseWith(z.object({ status: z.enum(APPROVAL_STATUSES).optional(), limit: z.coerce.number().int().min(1).max(500).default(200) }), request.query ?? {});
+    const namespace = namespaceOf(request);
+    return { namespace, approvals: ctx.approvals.list(namespace, query.status, query.limit) };
   });
 
   app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/approvals", async (request) => {

@@ -1,4 +1,4 @@
-import type { Approval, ApprovalStore } from "../approval-store.ts";
+import type { Approval, ApprovalStatus, ApprovalStore } from "../approval-store.ts";
 import type { Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
@@ -56,6 +56,12 @@ export class SqliteApprovalStore implements ApprovalStore {
       .all(namespace, task)
       .map(toApproval)
       .filter((a) => !taskUID || a.taskUID === taskUID);
+  }
+
+  list(namespace: string, status?: ApprovalStatus, limit = 200): Approval[] {
+    const sql = `SELECT * FROM approvals WHERE namespace = ?${status ? " AND status = ?" : ""} ORDER BY created_at DESC, id LIMIT ?`;
+    const params = status ? [namespace, status, limit] : [namespace, limit];
+    return this.db.prepare<unknown[], Row>(sql).all(...params).map(toApproval);
   }
 
   decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval {
