@@ -10,6 +10,7 @@ import { TOKEN_ROLES } from "../auth/principal.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import { isPublicRoute, routeAction } from "./actions.ts";
 import { checkIsolation } from "../auth/isolation.ts";
+import { registerDashboard, wantsDashboard } from "./dashboard.ts";
 import { principalOf, requestedNamespace, type ApiContext } from "./context.ts";
 import { errorHandler, sendError } from "./errors.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
@@ -40,7 +41,10 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     const status = error instanceof OrkaError ? error.httpStatus : ((error as { statusCode?: number }).statusCode ?? 500);
     return compat(reply, status, status >= 500 ? "internal error" : error.message);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`));
+  const dashboard = registerDashboard(app);
+  app.setNotFoundHandler((request, reply) =>
+    wantsDashboard(request) ? dashboard(request, reply) : sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`),
+  );
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);

@@ -1,0 +1,41 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+/** Where `npm run build:ui` puts the dashboard. */
+export const DASHBOARD_DIR = fileURLToPath(new URL("../../dist/ui", import.meta.url));
+
+const API_PREFIXES = ["/api/", "/internal/", "/openai/", "/anthropic/", "/healthz", "/readyz"];
+
+// The app talks only to this server; nothing else may load or run in its pages.
+const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** True for a browser asking for a page of the app (P7: every non-API path answers with the app). */
+export function wantsDashboard(request: FastifyRequest): boolean {
+  const path = request.url.split("?")[0];
+  return (request.method === "GET" || request.method === "HEAD") && !API_PREFIXES.some((prefix) => path.startsWith(prefix));
+}
+
+/** Serves the built dashboard at / (its files, then index.html for any other page path). */
+export function registerDashboard(app: FastifyInstance, dir = DASHBOARD_DIR): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  if (!existsSync(join(dir, "index.html"))) {
+    return (_request, reply) =>
+      reply.code(503).type("text/plain").send("The dashboard is not built. Run `npm run build:ui` (npm start does it for you), then reload.\n");
+  }
+  void app.register(fastifyStatic, {
+    root: dir,
+    prefix: "/",
+    wildcard: false,
+    index: "index.html",
+    cacheControl: false,
+    // Built assets have content hashes in their names and never change; the page itself must be revalidated.
+    setHeaders: (reply, path) => reply.header("cache-control", path.endsWith(".html") ? "no-cache" : "public, max-age=31536000, immutable"),
+  });
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (wantsDashboard(request)) reply.header("content-security-policy", CONTENT_SECURITY_POLICY).header("x-content-type-options", "nosniff");
+    return payload;
+  });
+  return (_request, reply) => reply.sendFile("index.html");
+}

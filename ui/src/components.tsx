@@ -1,0 +1,92 @@
+import { useState, type ReactNode } from "react";
+import type { Loaded } from "./hooks.ts";
+
+export function PhaseBadge({ phase }: { phase?: string }) {
+  const value = phase ?? "Pending";
+  return <span className={`badge phase-${value.toLowerCase()}`}>{value}</span>;
+}
+
+export function Loading({ what }: { what: string }) {
+  return <p className="state loading">Loading {what}…</p>;
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="state empty">{children}</p>;
+}
+
+export function ErrorNote({ message }: { message: string }) {
+  return (
+    <p className="state error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/** Loading, error and empty states for one loaded value; `children` renders the data. */
+export function Show<T>({ loaded, what, empty, children }: { loaded: Loaded<T>; what: string; empty?: (data: T) => boolean; children: (data: T) => ReactNode }) {
+  if (loaded.data === undefined) return loaded.error ? <ErrorNote message={`Could not load ${what}: ${loaded.error}`} /> : <Loading what={what} />;
+  return (
+    <>
+      {loaded.error && <ErrorNote message={`Showing earlier data; refreshing ${what} failed: ${loaded.error}`} />}
+      {empty?.(loaded.data) ? <Empty>No {what} yet.</Empty> : children(loaded.data)}
+    </>
+  );
+}
+
+export function Pre({ text, className }: { text: string; className?: string }) {
+  return <pre className={`pre ${className ?? ""}`}>{text}</pre>;
+}
+
+/** JSON text shown pretty when it parses, as is when it does not. */
+export function JsonText({ text }: { text?: string }) {
+  if (!text) return <span className="muted">(empty)</span>;
+  try {
+    return <Pre text={JSON.stringify(JSON.parse(text), null, 2)} />;
+  } catch {
+    return <Pre text={text} />;
+  }
+}
+
+export function Time({ at }: { at?: string }) {
+  if (!at) return <span className="muted">—</span>;
+  const date = new Date(at);
+  return <time dateTime={at} title={date.toISOString()}>{date.toLocaleTimeString()}</time>;
+}
+
+/** A button that runs an action, shows it is busy, and reports a failure beside it. */
+export function ActionButton({ onAction, children, kind = "primary", confirm, label }: { onAction: () => Promise<unknown>; children: ReactNode; kind?: "primary" | "danger" | "plain"; confirm?: string; label?: string }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = async () => {
+    if (confirm && !window.confirm(confirm)) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onAction();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <span className="action">
+      <button className={`button ${kind}`} disabled={busy} onClick={run} aria-label={label}>
+        {busy ? "…" : children}
+      </button>
+      {error && <span className="inline-error" role="alert">{error}</span>}
+    </span>
+  );
+}
+
+export function Card({ title, children, actions }: { title: ReactNode; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="card">
+      <header>
+        <h2>{title}</h2>
+        {actions && <div className="card-actions">{actions}</div>}
+      </header>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,79 @@
+import { useApi } from "../App.tsx";
+import { Card, PhaseBadge, Show, Time } from "../components.tsx";
+import { useLoad } from "../hooks.ts";
+import { Link } from "../router.tsx";
+import type { List, Task } from "../types.ts";
+
+const PHASES = ["Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
+
+export function Overview() {
+  const api = useApi();
+  const tasks = useLoad(() => api.get<List<Task>>("tasks", { limit: 0 }), [], 2000);
+  const approvals = useLoad(() => api.get<{ approvals: unknown[] }>("approvals", { status: "pending" }), [], 3000);
+  return (
+    <div className="page">
+      <h1>Overview</h1>
+      <Show loaded={tasks} what="tasks">
+        {({ items }) => {
+          const count = (phase: string) => items.filter((t) => (t.status?.phase ?? "Pending") === phase).length;
+          // Failures first, then the newest: what needs attention comes to the top.
+          const recent = [...items]
+            .sort((a, b) => Number(b.status?.phase === "Failed") - Number(a.status?.phase === "Failed") || (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""))
+            .slice(0, 12);
+          return (
+            <>
+              <div className="stats">
+                {PHASES.map((phase) => (
+                  <div key={phase} className={`stat phase-${phase.toLowerCase()}`}>
+                    <span className="stat-value">{count(phase)}</span>
+                    <span className="stat-label">{phase}</span>
+                  </div>
+                ))}
+                <Link to="/approvals" className="stat approvals">
+                  <span className="stat-value">{approvals.data?.approvals.length ?? "…"}</span>
+                  <span className="stat-label">Pending approvals</span>
+                </Link>
+              </div>
+              <Card title="Recent tasks" actions={<Link to="/tasks">All tasks →</Link>}>
+                {recent.length === 0 ? (
+                  <p className="state empty">
+                    No tasks in this namespace yet. <Link to="/tasks">Create one</Link>.
+                  </p>
+                ) : (
+                  <table className="table">
+                    <thead>
+                      <tr>
+                        <th>Name</th>
+                        <th>Phase</th>
+                        <th>Type</th>
+                        <th>Message</th>
+                        <th>Created</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {recent.map((task) => (
+                        <tr key={task.metadata.name}>
+                          <td>
+                            <Link to={`/tasks/${encodeURIComponent(task.metadata.name)}`}>{task.metadata.name}</Link>
+                          </td>
+                          <td>
+                            <PhaseBadge phase={task.status?.phase} />
+                          </td>
+                          <td>{task.spec.type}</td>
+                          <td className="message">{task.status?.message}</td>
+                          <td>
+                            <Time at={task.metadata.creationTimestamp} />
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+              </Card>
+            </>
+          );
+        }}
+      </Show>
+    </div>
+  );
+}

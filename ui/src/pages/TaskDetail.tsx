@@ -1,0 +1,289 @@
+import { useEffect, useState } from "react";
+import { stringify } from "yaml";
+import { ApiError } from "../api.ts";
+import { useApi } from "../App.tsx";
+import { ActionButton, Card, Empty, ErrorNote, JsonText, PhaseBadge, Pre, Show, Time } from "../components.tsx";
+import { useLoad } from "../hooks.ts";
+import { Link, navigate } from "../router.tsx";
+import { TERMINAL, type ExecutionEvent, type List, type Task } from "../types.ts";
+
+export function TaskDetail({ name }: { name: string }) {
+  const api = useApi();
+  const path = `tasks/${encodeURIComponent(name)}`;
+  const task = useLoad(() => api.get<Task>(path), [name], 1500);
+  const done = TERMINAL.includes(task.data?.status?.phase ?? "");
+
+  return (
+    <div className="page">
+      <p className="crumbs">
+        <Link to="/tasks">Tasks</Link> / {name}
+      </p>
+      <Show loaded={task} what="the task">
+        {(t) => (
+          <>
+            <div className="page-head">
+              <h1>
+                {t.metadata.name} <PhaseBadge phase={t.status?.phase} />
+              </h1>
+              <div className="buttons">
+                {!done && (
+                  <ActionButton kind="plain" onAction={() => api.post(`${path}/cancel`, { reason: "cancelled from the dashboard" }).then(task.reload)}>
+                    Cancel
+                  </ActionButton>
+                )}
+                <ActionButton kind="danger" confirm={`Delete task ${name} and everything it owns?`} onAction={() => api.delete(path).then(() => navigate("/tasks"))}>
+                  Delete
+                </ActionButton>
+              </div>
+            </div>
+            <StatusCard task={t} />
+            {t.status?.message?.startsWith("waiting for approval") && (
+              <p className="banner">
+                This task is waiting for a person: <Link to="/approvals">review its approval</Link>.
+              </p>
+            )}
+            <div className="columns">
+              <div>
+                <Timeline path={path} />
+              </div>
+              <div>
+                <ResultCard path={path} done={done} />
+                <Card title="Delegation tree">
+                  <Tree name={name} />
+                </Card>
+                <Artifacts path={path} />
+                <Logs path={path} />
+                <Card title="Spec">
+                  <Pre text={stringify({ metadata: { labels: t.metadata.labels, annotations: t.metadata.annotations }, spec: t.spec })} />
+                </Card>
+              </div>
+            </div>
+          </>
+        )}
+      </Show>
+    </div>
+  );
+}
+
+function StatusCard({ task }: { task: Task }) {
+  const s = task.status ?? {};
+  return (
+    <Card title="Status">
+      <dl className="facts">
+        <dt>Type</dt>
+        <dd>{task.spec.type}</dd>
+        <dt>Agent</dt>
+        <dd>{task.spec.agentRef?.name ?? "—"}</dd>
+        <dt>Message</dt>
+        <dd className="message">{s.message ?? "—"}</dd>
+        <dt>Attempts</dt>
+        <dd>{s.attempts ?? 0}</dd>
+        <dt>Started</dt>
+        <dd>
+          <Time at={s.startTime} />
+        </dd>
+        <dt>Finished</dt>
+        <dd>
+          <Time at={s.completionTime} />
+        </dd>
+        {task.spec.requestedBy && (
+          <>
+            <dt>Requested by</dt>
+            <dd>{task.spec.requestedBy.username}</dd>
+          </>
+        )}
+      </dl>
+    </Card>
+  );
+}
+
+function ResultCard({ path, done }: { path: string; done: boolean }) {
+  const api = useApi();
+  const result = useLoad(
+    () => api.get<{ result: string }>(`${path}/result`).catch((err) => (err instanceof ApiError && err.status === 404 ? { result: "" } : Promise.reject(err))),
+    [path, done],
+    done ? undefined : 2000,
+  );
+  return (
+    <Card title="Result">
+      <Show loaded={result} what="the result">
+        {({ result: text }) => (text ? <Pre text={text} className="result" /> : <Empty>{done ? "This task left no result." : "No result yet."}</Empty>)}
+      </Show>
+    </Card>
+  );
+}
+
+/** One row per event; a tool call's start and end become one expandable row with arguments and result. */
+interface ToolCallRow {
+  kind: "tool";
+  id: string;
+  name: string;
+  started: ExecutionEvent;
+  ended?: ExecutionEvent;
+}
+type Row = { kind: "event"; event: ExecutionEvent } | ToolCallRow;
+
+function rowsOf(events: ExecutionEvent[]): Row[] {
+  const rows: Row[] = [];
+  const calls = new Map<string, ToolCallRow>();
+  for (const event of events) {
+    const key = event.toolCallID ? `${event.toolCallID}/${event.toolName}` : undefined;
+    if (key && event.type === "ToolCallStarted") {
+      const row: ToolCallRow = { kind: "tool", id: key, name: event.toolName ?? "tool", started: event };
+      calls.set(key, row);
+      rows.push(row);
+    } else if (key && calls.has(key) && /^ToolCall(Completed|Failed|Rejected)$/.test(event.type)) calls.get(key)!.ended = event;
+    else rows.push({ kind: "event", event });
+  }
+  return rows;
+}
+
+function Timeline({ path }: { path: string }) {
+  const api = useApi();
+  const [events, setEvents] = useState<ExecutionEvent[]>([]);
+  const [state, setState] = useState<"live" | "complete" | "error">("live");
+  const [error, setError] = useState<string>();
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    let last = 0;
+    setState("live");
+    setError(undefined);
+    api
+      .stream(
+        `${path}/stream`,
+        (message) => {
+          if (message.event === "execution_event") {
+            const event = message.data as ExecutionEvent;
+            if (event.seq <= last) return;
+            last = event.seq;
+            setEvents((current) => [...current, event]);
+          } else if (message.event === "stream_complete") setState("complete");
+        },
+        abort.signal,
+        { after: events.at(-1)?.seq ?? 0 },
+      )
+      .then(() => setState((s) => (s === "live" ? "complete" : s)))
+      .catch((err: unknown) => {
+        if (abort.signal.aborted) return;
+        setError(err instanceof Error ? err.message : String(err));
+        setState("error");
+      });
+    return () => abort.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [path, attempt]);
+
+  return (
+    <Card
+      title={
+        <>
+          Timeline <span className={`live ${state}`}>{state === "live" ? "● live" : state === "complete" ? "complete" : "disconnected"}</span>
+        </>
+      }
+      actions={state === "error" ? <button className="button plain" onClick={() => setAttempt((n) => n + 1)}>Reconnect</button> : undefined}
+    >
+      {error && <ErrorNote message={`The event stream stopped: ${error}`} />}
+      {events.length === 0 ? (
+        <Empty>{state === "live" ? "Waiting for the first event…" : "No events were recorded."}</Empty>
+      ) : (
+        <ol className="timeline">
+          {rowsOf(events).map((row) => (row.kind === "tool" ? <ToolCall key={row.id} row={row} /> : <EventRow key={row.event.seq} event={row.event} />))}
+        </ol>
+      )}
+    </Card>
+  );
+}
+
+function EventRow({ event }: { event: ExecutionEvent }) {
+  return (
+    <li className={`event severity-${event.severity}`}>
+      <Time at={event.createdAt} /> <span className="event-type">{event.type}</span> <span className="event-summary">{event.summary}</span>
+      {event.content && (
+        <details>
+          <summary>details</summary>
+          <JsonText text={event.content} />
+        </details>
+      )}
+    </li>
+  );
+}
+
+function ToolCall({ row }: { row: ToolCallRow }) {
+  const outcome = row.ended ? row.ended.type.replace("ToolCall", "").toLowerCase() : "running";
+  return (
+    <li className={`event tool-call outcome-${outcome}`}>
+      <details>
+        <summary>
+          <Time at={row.started.createdAt} /> <span className="event-type">tool</span> <strong>{row.name}</strong> <span className={`badge outcome ${outcome}`}>{outcome}</span>
+          {row.ended && <span className="event-summary"> {row.ended.summary}</span>}
+        </summary>
+        <div className="tool-io">
+          <h3>Arguments</h3>
+          <JsonText text={row.started.content} />
+          <h3>Result</h3>
+          {row.ended ? <JsonText text={row.ended.content} /> : <span className="muted">still running…</span>}
+        </div>
+      </details>
+    </li>
+  );
+}
+
+/** A Task's children, their children, and so on, with phases updating live. */
+function Tree({ name, depth = 0 }: { name: string; depth?: number }) {
+  const api = useApi();
+  const children = useLoad(() => api.get<List<Task>>(`tasks/${encodeURIComponent(name)}/children`), [name], 1500);
+  if (depth > 8) return null;
+  if (children.data === undefined) return depth === 0 ? <Show loaded={children} what="children">{() => null}</Show> : null;
+  if (children.data.items.length === 0) return depth === 0 ? <Empty>This task has not delegated anything.</Empty> : null;
+  return (
+    <ul className={depth === 0 ? "tree" : "subtree"}>
+      {children.data.items.map((child) => (
+        <li key={child.metadata.name} className="tree-node" data-task={child.metadata.name}>
+          <Link to={`/tasks/${encodeURIComponent(child.metadata.name)}`}>{child.metadata.name}</Link> <PhaseBadge phase={child.status?.phase} />{" "}
+          <span className="muted">{child.spec.agentRef?.name ?? child.spec.type}</span>
+          <Tree name={child.metadata.name} depth={depth + 1} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Artifacts({ path }: { path: string }) {
+  const api = useApi();
+  const artifacts = useLoad(() => api.get<{ items: { file: string; size: number }[] }>(`${path}/artifacts`), [path], 5000);
+  return (
+    <Card title="Artifacts">
+      <Show loaded={artifacts} what="artifacts" empty={(d) => d.items.length === 0}>
+        {({ items }) => (
+          <ul className="plain-list">
+            {items.map((a) => (
+              <li key={a.file}>
+                <button className="link" onClick={() => void api.download(`${path}/artifacts/${encodeURIComponent(a.file)}`, a.file)}>
+                  {a.file}
+                </button>{" "}
+                <span className="muted">{a.size} bytes</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Show>
+    </Card>
+  );
+}
+
+function Logs({ path }: { path: string }) {
+  const api = useApi();
+  const logs = useLoad(
+    () => api.get<{ logs: string }>(`${path}/logs`).catch((err) => (err instanceof ApiError && err.status === 404 ? { logs: "" } : Promise.reject(err))),
+    [path],
+    3000,
+  );
+  return (
+    <Card title="Logs">
+      <Show loaded={logs} what="logs">
+        {({ logs: text }) => (text ? <Pre text={text} className="logs" /> : <Empty>No log output.</Empty>)}
+      </Show>
+    </Card>
+  );
+}

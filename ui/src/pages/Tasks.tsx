@@ -1,0 +1,208 @@
+import { useState } from "react";
+import { parse } from "yaml";
+import { useApi } from "../App.tsx";
+import { Card, PhaseBadge, Show, Time } from "../components.tsx";
+import { useLoad } from "../hooks.ts";
+import { Link, navigate } from "../router.tsx";
+import type { List, Resource, Task } from "../types.ts";
+
+const PHASE_FILTERS = ["All", "Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
+
+export function TaskList() {
+  const api = useApi();
+  const [phase, setPhase] = useState("All");
+  const [text, setText] = useState("");
+  const [creating, setCreating] = useState(false);
+  const tasks = useLoad(() => api.get<List<Task>>("tasks", { limit: 0 }), [], 2000);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Tasks</h1>
+        <button className="button primary" onClick={() => setCreating((c) => !c)}>
+          {creating ? "Close" : "New task"}
+        </button>
+      </div>
+      {creating && <CreateTask />}
+      <div className="filters">
+        <div className="segmented" role="group" aria-label="Phase">
+          {PHASE_FILTERS.map((p) => (
+            <button key={p} className={p === phase ? "active" : ""} onClick={() => setPhase(p)}>
+              {p}
+            </button>
+          ))}
+        </div>
+        <input className="search" placeholder="Filter by name, agent or type" value={text} onChange={(e) => setText(e.target.value)} aria-label="Filter tasks" />
+      </div>
+      <Show loaded={tasks} what="tasks" empty={(d) => d.items.length === 0}>
+        {({ items }) => {
+          const shown = items
+            .filter((t) => phase === "All" || (t.status?.phase ?? "Pending") === phase)
+            .filter((t) => !text || `${t.metadata.name} ${t.spec.agentRef?.name ?? ""} ${t.spec.type}`.toLowerCase().includes(text.toLowerCase()))
+            .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
+          if (shown.length === 0) return <p className="state empty">No tasks match these filters.</p>;
+          return (
+            <table className="table">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Phase</th>
+                  <th>Type</th>
+                  <th>Agent</th>
+                  <th>Parent</th>
+                  <th>Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((task) => (
+                  <tr key={task.metadata.name}>
+                    <td>
+                      <Link to={`/tasks/${encodeURIComponent(task.metadata.name)}`}>{task.metadata.name}</Link>
+                    </td>
+                    <td>
+                      <PhaseBadge phase={task.status?.phase} />
+                    </td>
+                    <td>{task.spec.type}</td>
+                    <td>{task.spec.agentRef?.name ?? <span className="muted">—</span>}</td>
+                    <td>{task.metadata.annotations?.["orka.ai/parent-task-name"] ?? <span className="muted">—</span>}</td>
+                    <td>
+                      <Time at={task.metadata.creationTimestamp} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          );
+        }}
+      </Show>
+    </div>
+  );
+}
+
+const EXAMPLE_YAML = `apiVersion: core.orka.ai/v1alpha1
+kind: Task
+metadata:
+  name: my-task
+spec:
+  type: ai
+  agentRef: {name: my-agent}
+  prompt: Summarise the latest release notes.
+`;
+
+/** New Task from fields (ai / agent / container) or from YAML; the server's validation message is shown as is. */
+function CreateTask() {
+  const api = useApi();
+  const agents = useLoad(() => api.get<List<Resource>>("agents"), []);
+  const [mode, setMode] = useState<"fields" | "yaml">("fields");
+  const [type, setType] = useState<"ai" | "agent" | "container">("ai");
+  const [name, setName] = useState("");
+  const [agent, setAgent] = useState("");
+  const [prompt, setPrompt] = useState("");
+  const [command, setCommand] = useState("");
+  const [yaml, setYaml] = useState(EXAMPLE_YAML);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  const body = (): unknown => {
+    if (mode === "yaml") {
+      const doc = parse(yaml) as { kind?: string } | null;
+      if (!doc || typeof doc !== "object") throw new Error("the YAML is not a Task document");
+      if (doc.kind && doc.kind !== "Task") throw new Error(`the YAML is a ${doc.kind}, not a Task`);
+      return doc;
+    }
+    if (type === "container") return { name, type, command: command.trim() ? ["sh", "-c", command] : [] };
+    return { name, type, ...(agent ? { agentRef: agent } : {}), prompt };
+  };
+
+  const submit = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const created = await api.post<Task>("tasks", body());
+      navigate(`/tasks/${encodeURIComponent(created.metadata.name)}`);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Card
+      title="New task"
+      actions={
+        <div className="segmented" role="group" aria-label="Form">
+          <button className={mode === "fields" ? "active" : ""} onClick={() => setMode("fields")}>
+            Fields
+          </button>
+          <button className={mode === "yaml" ? "active" : ""} onClick={() => setMode("yaml")}>
+            YAML
+          </button>
+        </div>
+      }
+    >
+      <form
+        className="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void submit();
+        }}
+      >
+        {mode === "yaml" ? (
+          <label>
+            Task YAML
+            <textarea className="code" rows={12} value={yaml} onChange={(e) => setYaml(e.target.value)} aria-label="Task YAML" />
+          </label>
+        ) : (
+          <>
+            <div className="row">
+              <label>
+                Name
+                <input value={name} onChange={(e) => setName(e.target.value)} placeholder="my-task" required aria-label="Task name" />
+              </label>
+              <label>
+                Type
+                <select value={type} onChange={(e) => setType(e.target.value as typeof type)} aria-label="Task type">
+                  <option value="ai">ai</option>
+                  <option value="agent">agent (coding CLI)</option>
+                  <option value="container">container</option>
+                </select>
+              </label>
+              {type !== "container" && (
+                <label>
+                  Agent
+                  <select value={agent} onChange={(e) => setAgent(e.target.value)} aria-label="Agent">
+                    <option value="">(none)</option>
+                    {agents.data?.items.map((a) => (
+                      <option key={a.metadata.name} value={a.metadata.name}>
+                        {a.metadata.name}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              )}
+            </div>
+            {type === "container" ? (
+              <label>
+                Command (run with sh -c in the sandbox)
+                <input value={command} onChange={(e) => setCommand(e.target.value)} placeholder="echo hello" aria-label="Command" />
+              </label>
+            ) : (
+              <label>
+                Prompt
+                <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} aria-label="Prompt" />
+              </label>
+            )}
+          </>
+        )}
+        {error && (
+          <p className="state error" role="alert">
+            {error}
+          </p>
+        )}
+        <button className="button primary" type="submit" disabled={busy}>
+          {busy ? "Creating…" : "Create task"}
+        </button>
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,96 @@
+/** The shapes the dashboard reads from the API (a subset of the server's resources). */
+
+export type Phase = "Pending" | "Running" | "Finalizing" | "Succeeded" | "Failed" | "Scheduled" | "Cancelled";
+export const TERMINAL: readonly string[] = ["Succeeded", "Failed", "Cancelled"];
+
+export interface Metadata {
+  name: string;
+  namespace: string;
+  uid?: string;
+  creationTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface Resource<Spec = Record<string, unknown>, Status = Record<string, unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: Metadata;
+  spec: Spec;
+  status?: Status;
+}
+
+export interface TaskSpec {
+  type: "ai" | "agent" | "container";
+  agentRef?: { name: string };
+  prompt?: string;
+  ai?: { prompt?: string; model?: string; providerRef?: { name: string }; tools?: string[] };
+  command?: string[];
+  priority?: number;
+  schedule?: string;
+  requestedBy?: { username: string };
+}
+
+export interface TaskStatus {
+  phase?: Phase;
+  message?: string;
+  startTime?: string;
+  completionTime?: string;
+  attempts?: number;
+  iteration?: number;
+  childTasks?: { name: string; agent?: string; phase: string }[];
+  conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+}
+
+export type Task = Resource<TaskSpec, TaskStatus>;
+
+export interface ExecutionEvent {
+  seq: number;
+  type: string;
+  severity: "info" | "warning" | "error";
+  toolName?: string;
+  toolCallID?: string;
+  summary: string;
+  content?: string;
+  createdAt: string;
+}
+
+export interface Approval {
+  id: string;
+  taskName: string;
+  action: string;
+  targetTool: string;
+  targetArgsPreview: string;
+  riskSummary?: string;
+  severity: "warning" | "critical";
+  status: string;
+  createdAt: string;
+  decisionActor?: string;
+  decisionReason?: string;
+}
+
+export interface Memory {
+  id: string;
+  content: string;
+  tags?: string[];
+  disabled: boolean;
+  source: string;
+  taskName?: string;
+  updatedAt?: string;
+}
+
+export interface Proposal {
+  id: string;
+  type: string;
+  title: string;
+  content?: string;
+  status: string;
+  taskName?: string;
+  tags?: string[];
+  reviewer?: string;
+  createdAt?: string;
+}
+
+export interface List<T> {
+  items: T[];
+}
