@@ -7,7 +7,6 @@ import { TokenAuthenticator } from "./auth/static-tokens.ts";
 import { ApiAuthenticator } from "./auth/authenticator.ts";
 import { GrantGate } from "./auth/grant-gate.ts";
 import { OidcAuthenticator } from "./auth/oidc.ts";
-import { TokenReviewAuthenticator } from "./auth/token-review.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
@@ -52,7 +51,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     tokens,
     transaction: config.auth.transaction,
     oidc: config.auth.oidc && new OidcAuthenticator(config.auth.oidc),
-    tokenReview: config.auth.tokenReview && new TokenReviewAuthenticator(config.auth.tokenReview),
+    // The Kubernetes client is large; it is loaded only when TokenReview is configured.
+    tokenReview: config.auth.tokenReview && new (await import("./auth/token-review.ts")).TokenReviewAuthenticator(config.auth.tokenReview),
   });
   const grants = new GrantGate(config.auth.transaction, audit, logger);
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
@@ -6,7 +7,6 @@ import { serverConfigFrom } from "../config.ts";
 import { pluralOf, resolveKindName, type KindName } from "../resources/kinds.ts";
 import { TERMINAL_PHASES } from "../resources/task.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
-import { startOrka } from "../server.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
 import { applyDocuments } from "./apply.ts";
@@ -33,15 +33,20 @@ const program = new Command("orka")
 const outputOption = () =>
   new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table");
 
-function client(): ApiClient {
+/** Flags, then environment, then the config file. */
+function settings() {
   const flags = program.opts<GlobalOptions>();
   const config = readCliConfig(cliConfigPath());
-  return new ApiClient({
+  return {
     server: flags.server ?? process.env.ORKA_SERVER ?? config.server ?? DEFAULT_SERVER,
     token: flags.token ?? process.env.ORKA_TOKEN ?? config.token,
     txnToken: flags.txnToken ?? process.env.ORKA_TXN_TOKEN,
     namespace: flags.namespace ?? process.env.ORKA_NAMESPACE ?? config.namespace,
-  });
+  };
+}
+
+function client(): ApiClient {
+  return new ApiClient(settings());
 }
 
 function kindArgument(typed: string): KindName {
@@ -67,6 +72,8 @@ program
       { ...process.env, ORKA_HOST: options.host ?? process.env.ORKA_HOST, ORKA_PORT: options.port ?? process.env.ORKA_PORT, ORKA_DATA_DIR: options.dataDir ?? process.env.ORKA_DATA_DIR },
       homedir(),
     );
+    // The server's modules load only for `serve`, so every other command starts fast.
+    const { startOrka } = await import("../server.ts");
     const orka = await startOrka(config);
     console.log(`orka listening on ${orka.url}`);
     const shutdown = async () => {
@@ -376,9 +383,37 @@ program
     console.log(created.token);
   });
 
+program
+  .command("login")
+  .description("Open the dashboard signed in with this CLI's token (passed in the URL fragment, never sent to the server)")
+  .option("--no-open", "print the URL instead of opening a browser")
+  .option("--redact-token", "mask the token in what is printed")
+  .action(async (options: { open: boolean; redactToken?: boolean }) => {
+    const { server, token } = settings();
+    if (!token) throw new InvalidArgumentError("no token: pass --token, set ORKA_TOKEN or run orka config set-token");
+    await client().get("auth/whoami");
+    const url = (value: string) => `${server.replace(/\/+$/, "")}/#token=${encodeURIComponent(value)}`;
+    const masked = url(maskToken(token) ?? "");
+    if (!options.open || !openBrowser(url(token))) console.log(options.redactToken ? masked : url(token));
+    else console.log(`opened the dashboard at ${masked}`);
+  });
+
 registerMemoryCommands(program, client);
 
 program.parseAsync(process.argv).catch((err) => {
   console.error(`error: ${errorMessage(err)}`);
   process.exit(1);
 });
+
+/** Hands a URL to the desktop's browser; false when there is none to hand it to. */
+function openBrowser(url: string): boolean {
+  if (!process.env.DISPLAY && !process.env.WAYLAND_DISPLAY && process.platform === "linux") return false;
+  const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    spawn(opener, [url], { stdio: "ignore", detached: true }).on("error", () => undefined).unref();
+    return true;
+  } catch {
+    return false;
+  }
+}
+

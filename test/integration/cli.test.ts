@@ -38,6 +38,14 @@ describe("P6 CLI", () => {
     expect(yaml.status.phase).toBe("Succeeded");
   });
 
+  it("prints the dashboard sign-in URL, with the token masked when asked", async () => {
+    const plain = await orka.cli(["login", "--no-open"]);
+    expect(plain.stdout.trim()).toBe(`${orka.url}/#token=${encodeURIComponent(orka.token)}`);
+    const masked = await orka.cli(["login", "--no-open", "--redact-token"]);
+    expect(masked.stdout).not.toContain(orka.token);
+    expect(masked.stdout.trim()).toMatch(new RegExp(`^${orka.url}/#token=test`));
+  });
+
   it("keeps server, namespace and a masked token in the config file", async () => {
     expect((await orka.cli(["config", "set-server", "http://example.invalid:1"])).code).toBe(0);
     expect((await orka.cli(["config", "set-token", "--file", "-"], "tok-1234567890\n")).code).toBe(0);

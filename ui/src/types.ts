@@ -38,6 +38,7 @@ export interface TaskStatus {
   completionTime?: string;
   attempts?: number;
   iteration?: number;
+  resultRef?: { available: boolean };
   childTasks?: { name: string; agent?: string; phase: string }[];
   conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
 }

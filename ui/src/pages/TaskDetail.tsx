@@ -47,12 +47,12 @@ export function TaskDetail({ name }: { name: string }) {
                 <Timeline path={path} />
               </div>
               <div>
-                <ResultCard path={path} done={done} />
+                <ResultCard path={path} done={done} available={t.status?.resultRef?.available === true} />
                 <Card title="Delegation tree">
                   <Tree name={name} />
                 </Card>
                 <Artifacts path={path} />
-                <Logs path={path} />
+                <Logs path={path} started={(t.status?.attempts ?? 0) > 0} />
                 <Card title="Spec">
                   <Pre text={stringify({ metadata: { labels: t.metadata.labels, annotations: t.metadata.annotations }, spec: t.spec })} />
                 </Card>
@@ -97,13 +97,10 @@ function StatusCard({ task }: { task: Task }) {
   );
 }
 
-function ResultCard({ path, done }: { path: string; done: boolean }) {
+/** Asked for only once the Task says it has one, so a running Task does not poll into 404s. */
+function ResultCard({ path, done, available }: { path: string; done: boolean; available: boolean }) {
   const api = useApi();
-  const result = useLoad(
-    () => api.get<{ result: string }>(`${path}/result`).catch((err) => (err instanceof ApiError && err.status === 404 ? { result: "" } : Promise.reject(err))),
-    [path, done],
-    done ? undefined : 2000,
-  );
+  const result = useLoad(() => (available ? api.get<{ result: string }>(`${path}/result`) : Promise.resolve({ result: "" })), [path, available, done]);
   return (
     <Card title="Result">
       <Show loaded={result} what="the result">
@@ -272,11 +269,11 @@ function Artifacts({ path }: { path: string }) {
   );
 }
 
-function Logs({ path }: { path: string }) {
+function Logs({ path, started }: { path: string; started: boolean }) {
   const api = useApi();
   const logs = useLoad(
-    () => api.get<{ logs: string }>(`${path}/logs`).catch((err) => (err instanceof ApiError && err.status === 404 ? { logs: "" } : Promise.reject(err))),
-    [path],
+    () => (started ? api.get<{ logs: string }>(`${path}/logs`).catch((err) => (err instanceof ApiError && err.status === 404 ? { logs: "" } : Promise.reject(err))) : Promise.resolve({ logs: "" })),
+    [path, started],
     3000,
   );
   return (

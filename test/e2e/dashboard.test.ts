@@ -1,0 +1,212 @@
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import { launchChromium } from "../helpers/browser.ts";
+
+// ORKA_UPDATE_SCREENSHOTS=1 refreshes the README's screenshots; otherwise they go to a temp dir.
+const SCREENSHOTS = process.env.ORKA_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dirname, "../../docs/screenshots") : mkdtempSync(join(tmpdir(), "orka-shots-"));
+
+// Everything offline: scripted models for a coordinator, its researchers and a deployer that needs approval.
+const resources = (orkaUrl: string) => `
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: planner-script}
+spec:
+  type: scripted
+  scripted:
+    turns:
+      - toolCalls:
+          - {name: delegate_task, arguments: {agent: researcher, prompt: "Find the release date"}}
+          - {name: delegate_task, arguments: {agent: researcher, prompt: "Find the changelog"}}
+          - {name: update_plan, arguments: {summary: "two questions delegated", plan_document: "1. date\\n2. changelog", progress_pct: 50}}
+      - text: Both questions are delegated to researchers.
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: researcher-script}
+spec:
+  type: scripted
+  scripted:
+    turns:
+      - toolCalls:
+          - {name: remember, arguments: {title: Release cadence, content: Releases ship on Tuesdays., tags: [release]}}
+      - text: Releases ship on Tuesdays.
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: deployer-script}
+spec:
+  type: scripted
+  scripted:
+    turns:
+      - toolCalls:
+          - {name: deploy, arguments: {version: "1.4.2"}}
+          - {name: update_plan, arguments: {summary: deployed, plan_document: deployed 1.4.2, goal_complete: true}}
+      - text: iteration over
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: deploy}
+spec:
+  description: Deploy a version to production.
+  parameters: {type: object, properties: {version: {type: string}}, required: [version]}
+  http: {url: "${orkaUrl}/healthz", method: GET}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: researcher}
+spec: {providerRef: {name: researcher-script}, systemPrompt: {inline: You research one question.}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: planner}
+spec:
+  providerRef: {name: planner-script}
+  systemPrompt: {inline: You split work between researchers.}
+  coordination: {enabled: true, allowedAgents: [{name: researcher}]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: deployer}
+spec:
+  providerRef: {name: deployer-script}
+  tools: [{name: deploy}]
+  coordination: {enabled: true, autonomous: true, maxIterations: 3, approvalRequiredTools: [deploy]}
+`;
+
+const COORDINATOR_YAML = `apiVersion: core.orka.ai/v1alpha1
+kind: Task
+metadata:
+  name: release-research
+spec:
+  type: ai
+  agentRef: {name: planner}
+  prompt: When is the next release, and what changed?
+`;
+
+describe("dashboard in a real browser", () => {
+  let orka: OrkaUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  const nav = (name: string) => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name, exact: true });
+  const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    orka = await startOrkaServer();
+    const applied = await orka.cli(["apply", "-f", "-"], resources(orka.url));
+    if (applied.code !== 0) throw new Error(applied.stderr);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(message.text());
+    });
+    page.setDefaultTimeout(15_000);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await orka?.stop();
+  });
+
+  it("refuses a wrong token and signs in with a good one", async () => {
+    await page.goto(`${orka.url}/`);
+    await shoot("login");
+    await page.getByLabel("API token").fill("not-a-real-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("invalid token");
+    await page.getByLabel("API token").fill(orka.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+  });
+
+  it("creates a coordinator Task from YAML and shows its children appear and finish in the tree", async () => {
+    await nav("Tasks").click();
+    await page.getByRole("button", { name: "New task" }).click();
+    await page.getByRole("button", { name: "YAML" }).click();
+    await page.getByLabel("Task YAML").fill(COORDINATOR_YAML);
+    await shoot("task-create");
+    await page.getByRole("button", { name: "Create task" }).click();
+    await page.waitForURL(/\/tasks\/release-research$/);
+
+    const nodes = page.locator(".tree > .tree-node");
+    await expect.poll(() => nodes.count(), { timeout: 20_000 }).toBe(2);
+    await expect.poll(async () => (await nodes.allTextContents()).filter((t) => t.includes("Succeeded")).length, { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => page.locator("h1 .badge").textContent(), { timeout: 20_000 }).toBe("Succeeded");
+    await page.getByText("Both questions are delegated to researchers.").first().waitFor();
+    await page.getByText("complete", { exact: true }).waitFor();
+
+    // A tool call opens to its exact arguments and result.
+    const call = page.locator(".tool-call", { hasText: "delegate_task" }).first();
+    await call.locator("summary").click();
+    await expect.poll(() => call.locator(".tool-io").textContent()).toContain('"agent": "researcher"');
+    await expect.poll(() => call.locator(".tool-io").textContent()).toContain('"status": "created"');
+    await shoot("task-detail");
+
+    await nav("Tasks").click();
+    await page.locator("table").getByText("release-research").first().waitFor();
+    await shoot("tasks");
+    await nav("Overview").click();
+    await expect.poll(() => page.locator(".stat.phase-succeeded .stat-value").textContent()).toBe("3");
+    await shoot("overview");
+  });
+
+  it("approves a pending approval, after which the Task runs the approved call and finishes", async () => {
+    const created = await orka.api("POST", "/api/v1/tasks", { name: "ship-it", type: "ai", agentRef: "deployer", prompt: "Deploy 1.4.2" });
+    expect(created.status).toBe(201);
+    await nav("Approvals").click();
+    const card = page.locator(".card", { hasText: "Execute deploy" });
+    await card.waitFor({ timeout: 20_000 });
+    await expect.poll(() => card.textContent()).toContain('"version": "1.4.2"');
+    await expect.poll(() => card.textContent()).toContain("ship-it");
+    await shoot("approvals");
+    await card.getByLabel("Reason").fill("release window is open");
+    await card.getByRole("button", { name: "Approve" }).click();
+    const done = await orka.waitFor("ship-it", ["Succeeded", "Failed"], 30_000);
+    expect(done.status).toMatchObject({ phase: "Succeeded" });
+    const [approval] = (await orka.api("GET", "/api/v1/tasks/ship-it/approvals")).body.approvals;
+    expect(approval).toMatchObject({ status: "approved", decisionActor: "admin", decisionReason: "release window is open" });
+    await page.locator(".card", { hasText: "Recently decided" }).getByText("release window is open").waitFor();
+  });
+
+  it("reviews and applies a memory proposal; the memory then exists", async () => {
+    await nav("Memory").click();
+    const proposal = page.locator(".proposal", { hasText: "Release cadence" }).first();
+    await proposal.waitFor();
+    await shoot("memory");
+    await proposal.getByRole("button", { name: "Accept" }).click();
+    await page.getByRole("button", { name: "accepted", exact: true }).click();
+    const accepted = page.locator(".proposal", { hasText: "Release cadence" }).first();
+    await accepted.getByRole("button", { name: "Apply" }).click();
+    await page.locator("table").getByText("Releases ship on Tuesdays.").waitFor();
+    const memories = (await orka.api("GET", "/api/v1/memories")).body.items;
+    expect(memories.map((m: any) => m.content)).toEqual(["Releases ship on Tuesdays."]);
+  });
+
+  it("shows agents, providers and tools without any secret, and every page renders", async () => {
+    for (const [link, heading, name] of [["Agents", "Agents", "agents"], ["Providers", "Providers", "providers"], ["Tools", "Tools", "tools"], ["Sessions", "Sessions", "sessions"], ["Chat", "Chat", "chat"]]) {
+      await nav(link).click();
+      await page.getByRole("heading", { name: heading, exact: true }).waitFor();
+      await page.locator(".state.loading").waitFor({ state: "detached" }).catch(() => undefined);
+      await shoot(name);
+    }
+    await nav("Tools").click();
+    const webFetch = page.locator(".card", { hasText: "web_fetch" });
+    await webFetch.getByText("parameters").click();
+    await expect.poll(() => webFetch.textContent()).toContain('"url"');
+    await page.goto(`${orka.url}/tasks/no-such-task`);
+    await page.getByRole("alert").filter({ hasText: "task not found" }).waitFor();
+    // The only failed loads are the refused sign-in (401) and the missing Task (404): no script errors.
+    expect(consoleErrors.filter((e) => !/Failed to load resource: .* (401|404)/.test(e))).toEqual([]);
+    expect(consoleErrors.filter((e) => e.includes("404"))).toHaveLength(1);
+  });
+
+  it("goes back to sign-in when the token stops working", async () => {
+    await page.evaluate(() => localStorage.setItem("orka.token", "revoked-token"));
+    await page.goto(`${orka.url}/tasks`);
+    await page.getByLabel("API token").waitFor();
+  });
+});
