@@ -18,6 +18,7 @@ import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
 import { SqliteApprovalStore } from "./store/sqlite/approval-store.ts";
 import { SqliteAuditStore } from "./store/sqlite/audit-store.ts";
+import { SqliteJournalStore } from "./store/sqlite/journal-store.ts";
 import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
@@ -45,6 +46,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const coordination = new SqliteCoordinationStore(db);
   const approvals = new SqliteApprovalStore(db);
   const audit = new SqliteAuditStore(db);
+  const journal = new SqliteJournalStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const tokens = new TokenAuthenticator(db, adminToken);
   const authenticator = new ApiAuthenticator({
@@ -70,6 +72,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     memory,
     coordination,
     approvals,
+    journal,
     runner,
     logger,
     get controllerURL() {
@@ -91,6 +94,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       coordination,
       approvals,
       audit,
+      journal,
       controller,
       tokens,
       authenticator,

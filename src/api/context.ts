@@ -5,6 +5,7 @@ import type { MemoryStore } from "../store/memory-store.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { ApprovalStore } from "../store/approval-store.ts";
 import type { AuditStore } from "../store/audit-store.ts";
+import type { JournalStore } from "../store/journal-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
@@ -25,6 +26,7 @@ export interface ApiContext {
   coordination: CoordinationStore;
   approvals: ApprovalStore;
   audit: AuditStore;
+  journal: JournalStore;
   controller: Controller;
   /** Static tokens: the admin token and the ones it creates. */
   tokens: TokenAuthenticator;

@@ -3,10 +3,12 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Logger } from "../util/logger.ts";
 import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from "../resources/meta.ts";
 import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
-import type { TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
+import type { Attempt, TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { AgentSpec } from "../resources/agent.ts";
 import type { CoordinationStore } from "../store/coordination-store.ts";
+import type { JournalStore } from "../store/journal-store.ts";
+import { LOST_EXIT_CODE } from "../runner/runner.ts";
 import type { ApprovalStore } from "../store/approval-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
 import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
@@ -31,6 +33,8 @@ export interface ControllerOptions {
   memory: MemoryStore;
   coordination: CoordinationStore;
   approvals: ApprovalStore;
+  /** Attempt journals: a lost attempt of an ai Task resumes from its journal. */
+  journal: JournalStore;
   runner: WorkloadRunner;
   logger: Logger;
   /** Where workers reach /internal/v1. */
@@ -49,6 +53,8 @@ export interface ControllerOptions {
 }
 
 const RUNNING_RECHECK_MS = 5_000;
+/** Resumes of one run after lost workers; past this the Task fails or retries as usual. */
+const MAX_RESUMES = 5;
 const NAMESPACE_LIMIT_WAIT_MS = 10_000;
 const SESSION_WAIT_MS = 5_000;
 const AUTONOMOUS_RECHECK_MS = 30_000;
@@ -96,9 +102,9 @@ export class Controller {
 
   async start(): Promise<void> {
     // Attempts the store believes are running belong to a previous server: their processes are gone.
+    // Their directories stay until the Task resumes in them or finishes.
     for (const attempt of this.data.runningAttempts()) {
-      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost: the server restarted" });
-      await this.runner.cleanup(attempt.id);
+      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: LOST_EXIT_CODE, reason: "worker lost: the server restarted" });
     }
     this.unwatch = this.store.watch((event) => this.onWatch(event));
     for (const kind of ["Task", "Provider", "Tool"] as const) {
@@ -243,10 +249,15 @@ export class Controller {
     const number = (task.status?.attempts ?? 0) + 1;
     const attemptId = `${task.metadata.name}-${number}-${randomUUID().slice(0, 8)}`;
     const token = randomBytes(32).toString("base64url");
-    const dirs = await this.runner.prepare(attemptId);
+    // A resumed run continues in the lost attempt's directories (its workspace files are part of the run).
+    const resumeRun = task.status?.resumeRun;
+    const lostAttempt = resumeRun !== undefined ? task.status?.jobName : undefined;
+    const dirs = lostAttempt ? await this.runner.adopt(lostAttempt, attemptId) : await this.runner.prepare(attemptId);
+    if (lostAttempt) this.attemptOwners.delete(lostAttempt);
     const config: AttemptConfig = {
       attemptId,
       attempt: number,
+      journal: { run: resumeRun ?? number, resume: resumeRun !== undefined },
       task: { name: task.metadata.name, namespace: task.metadata.namespace, uid: task.metadata.uid!, type: task.spec.type },
       agentName: plan.agent?.metadata.name,
       parentTask: plan.parentTask,
@@ -291,8 +302,10 @@ export class Controller {
       startTime: now,
       attempts: number,
       jobName: attemptId,
-      message: `attempt ${number} running`,
+      message: resumeRun !== undefined ? `attempt ${number} resuming run ${resumeRun}` : `attempt ${number} running`,
       retryAfter: undefined,
+      journalRun: resumeRun ?? number,
+      resumeRun: undefined,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     });
     for (const notice of plan.notices) this.event(running, { type: "Warning", severity: "warning", summary: notice });
@@ -317,7 +330,7 @@ export class Controller {
     const attempt = this.data.latestAttempt(task.metadata.namespace, task.metadata.name);
     if (!attempt || attempt.id !== task.status?.jobName) return this.failOrRetry(task, "pod stuck: the worker was never started");
     if (attempt.state === "running" && !this.runner.isRunning(attempt.id)) {
-      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: 137, reason: "worker lost" });
+      this.data.finishAttempt(attempt.id, { state: "failed", exitCode: LOST_EXIT_CODE, reason: "worker lost" });
       return this.work.add(key);
     }
     if (attempt.state === "running") {
@@ -335,9 +348,24 @@ export class Controller {
       return this.complete(task, "Succeeded", "task completed successfully");
     }
     if (attempt.state === "failed") {
+      if (this.resumable(task, attempt)) return this.resume(task, attempt);
       const reason = attempt.reason ?? "Error";
       return this.failOrRetry(task, attempt.exitCode === undefined ? "job failed" : `job failed: container exited with code ${attempt.exitCode} (reason=${reason})`);
     }
+  }
+
+  /** A worker that died (not one that failed) of an ai Task whose run has a journal: continue it. */
+  private resumable(task: Task, attempt: Attempt): boolean {
+    const run = task.status?.journalRun;
+    if (task.spec.type !== "ai" || run === undefined || attempt.exitCode !== LOST_EXIT_CODE) return false;
+    if ((task.status?.resumes ?? 0) >= MAX_RESUMES) return false;
+    return this.options.journal.steps(task.metadata.uid!, run).length > 0;
+  }
+
+  private async resume(task: Task, lost: Attempt): Promise<void> {
+    const resumes = (task.status?.resumes ?? 0) + 1;
+    await this.writeStatus(task, { phase: "Pending", resumeRun: task.status!.journalRun, resumes, message: `resuming run ${task.status!.journalRun} after: ${lost.reason ?? "worker lost"}` });
+    this.event(task, { type: "AttemptLost", severity: "warning", summary: `attempt ${lost.number} lost (${lost.reason ?? "worker lost"}); resuming from the journal (resume ${resumes} of at most ${MAX_RESUMES})` });
   }
 
   private async autonomyOf(task: Task): Promise<{ maxIterations: number; approvalTimeoutMs?: number } | undefined> {
@@ -531,6 +559,7 @@ export class Controller {
     if (attemptId && this.runner.isRunning(attemptId)) this.stopAttempt(task, "killed", "task deleted");
     if (attemptId) await this.releaseAttempt(attemptId);
     this.data.deleteTaskData(namespace, name);
+    this.options.journal.deleteTask(namespace, name);
     this.options.coordination.deleteMessagesOf(namespace, name);
     this.options.coordination.deletePlan(namespace, name);
     this.releaseSession(task);

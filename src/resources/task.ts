@@ -155,6 +155,12 @@ export const taskStatusSchema = z.object({
   executionOutcome: z.object({ phase: z.enum(TASK_PHASES), message: z.string().optional() }).optional(),
   /** When the Task may be started again after a failed attempt (retry backoff). */
   retryAfter: z.string().optional(),
+  /** The journal run the current attempt writes (its first attempt's number). */
+  journalRun: z.number().int().optional(),
+  /** Set while a lost attempt waits to be resumed: the run to continue. */
+  resumeRun: z.number().int().optional(),
+  /** How many times the current run was resumed after a lost worker. */
+  resumes: z.number().int().optional(),
   /** When the Task entered the queue; drives ageing (P2.9). */
   queuedAt: z.string().optional(),
 });

@@ -6,6 +6,9 @@ export interface AttemptDirs {
   tmpDir: string;
 }
 
+/** The exit code of an attempt whose worker died under it (killed, crashed, or the server went away). */
+export const LOST_EXIT_CODE = 137;
+
 export interface AttemptExit {
   attemptId: string;
   exitCode: number;
@@ -15,6 +18,8 @@ export interface AttemptExit {
 export interface WorkloadRunner {
   /** Creates the attempt's private directories. */
   prepare(attemptId: string): Promise<AttemptDirs>;
+  /** Gives a lost attempt's directories to the attempt that resumes it (fresh ones if they are gone). */
+  adopt(lostAttemptId: string, attemptId: string): Promise<AttemptDirs>;
   /** Starts the attempt with its P3.6 environment. */
   start(attemptId: string, env: Record<string, string>): void;
   /** Stops the attempt and everything it started; its exit is still reported. Idempotent. */

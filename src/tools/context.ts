@@ -7,6 +7,7 @@ export const NO_CONTROL_PLANE: ControlPlane = {
   get: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
   post: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
   delete: () => Promise.reject(new Error("this tool needs a Task; it is not available here")),
+  withIdempotencyKey: () => NO_CONTROL_PLANE,
 };
 
 /** The one way to build a tool context: file tools see `/workspace` and `/tmp` of these directories. */

@@ -8,6 +8,8 @@ export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
   delete(path: string): Promise<unknown>;
+  /** The same control plane, sending one tool call's idempotency key, so a repeated call is answered from its ledger. */
+  withIdempotencyKey(key: string): ControlPlane;
 }
 
 export interface ToolSettings {
@@ -47,6 +49,12 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
   parameters: Params;
   /** Alternative argument names a model may use (camelCase for snake_case), renamed before validation. */
   aliases?: Record<string, string>;
+  /**
+   * What a resumed attempt does with a call of this tool that started but left no result: run it
+   * again (read-only, idempotent, or deduplicated by the control plane with the call's idempotency
+   * key; the default), or tell the model the outcome is unknown rather than risk acting twice.
+   */
+  onResume?: "rerun" | "unknown";
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -10,6 +10,8 @@ import type { Approval } from "../store/approval-store.ts";
 export interface AttemptConfig {
   attemptId: string;
   attempt: number;
+  /** The journal run this attempt writes; `resume` when it continues a lost attempt's run. */
+  journal: { run: number; resume: boolean };
   task: { name: string; namespace: string; uid: string; type: "ai" | "agent" | "container" };
   agentName?: string;
   parentTask?: string;
@@ -63,6 +65,8 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_TASK_TYPE: config.task.type,
     ORKA_ATTEMPT_ID: config.attemptId,
     ORKA_ATTEMPT: String(config.attempt),
+    ORKA_JOURNAL_RUN: String(config.journal.run),
+    ORKA_JOURNAL_RESUME: String(config.journal.resume),
     ORKA_AGENT_NAME: config.agentName ?? "",
     ORKA_PARENT_TASK: config.parentTask ?? "",
     ORKA_CONTROLLER_URL: config.controllerURL,
@@ -122,6 +126,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
   const config: AttemptConfig = {
     attemptId: need("ORKA_ATTEMPT_ID"),
     attempt: Number(need("ORKA_ATTEMPT")),
+    journal: { run: Number(need("ORKA_JOURNAL_RUN")), resume: env.ORKA_JOURNAL_RESUME === "true" },
     task: {
       name: need("ORKA_TASK_NAME"),
       namespace: need("ORKA_TASK_NAMESPACE"),

@@ -14,6 +14,7 @@ import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_
 import type { ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
 import { toolExecutor } from "./tool-executor.ts";
+import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
 import { createToolContext } from "../tools/context.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -55,28 +56,24 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
     let parked: string | undefined;
     const session = new SessionTranscript(config, client, emit);
-    // What the first request needs comes from the control plane; ask for all of it at once.
-    const [history, plan, memories] = await Promise.all([
-      session.history(),
-      config.autonomous.mode ? previousPlan(config, client) : undefined,
-      ai.tools.includes("recall_memory") ? recentMemories(config, client, emit) : [],
-    ]);
-    const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, plan, config.resolvedApprovals) : ai.prompt;
-    void session.append({ role: "user", content: prompt });
+    const start = await startingPoint(config, client, session, emit);
+    const journal = new AttemptJournal(client, {
+      run: config.journal.run,
+      taskName: config.task.name,
+      taskUid: config.task.uid,
+      seq: start.replay?.steps,
+      written: start.replay?.messages,
+    });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
         retryBaseMs: ai.retryBaseMs,
         onNotice: (message) => emit({ type: "ModelRequestRetried", severity: "warning", summary: message }),
       }),
       modelName: ai.endpoint.model,
-      system: assembleSystemPrompt({
-        skills: ai.skills,
-        systemPrompt: ai.systemPrompt,
-        autonomous: config.autonomous.mode ? config.autonomous : undefined,
-        memories,
-        reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
-      }),
-      messages: [...history, { role: "user", content: prompt }],
+      system: start.system,
+      messages: start.messages,
+      journal,
+      resume: start.replay?.resume,
       onMessage: (message) => session.append(message),
       stopAfterTool: () => parked,
       tools: offeredTools(ai.tools, customTools),
@@ -86,8 +83,8 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       executeTool: toolExecutor({
         allowed: ai.tools,
         customTools: new Set(customTools.keys()),
-        callCustomTool: async (name, args) => {
-          const response = await client.callTool(name, args);
+        callCustomTool: async (name, args, key) => {
+          const response = await client.callTool(name, args, key);
           if (response.parked) parked = response.result;
           return response.result;
         },
@@ -117,6 +114,38 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     emit({ type: "WorkerFailed", severity: "error", summary: reason });
     return { exitCode: 1, reason };
   }
+}
+
+/**
+ * The conversation to start from: rebuilt from the journal when resuming a lost attempt (nothing
+ * is fetched or appended again), else the session history, plan and memories for a fresh start.
+ */
+async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, session: SessionTranscript, emit: (event: ExecutionEventInput) => void): Promise<{ system: string; messages: ChatMessage[]; replay?: Replay }> {
+  const ai = config.ai!;
+  if (config.journal.resume) {
+    const replay = await loadReplay(client, config.journal.run);
+    if (replay) {
+      const where = replay.resume.final !== undefined ? "the final answer" : replay.resume.pending.length > 0 ? `${replay.resume.pending.length} tool calls without a recorded result` : "the next model turn";
+      emit({ type: "AttemptResumed", severity: "warning", summary: `resumed run ${config.journal.run} after ${replay.steps} journalled steps (${replay.messages.length} messages); continuing with ${where}` });
+      return { system: replay.system, messages: replay.messages, replay };
+    }
+  }
+  // What the first request needs comes from the control plane; ask for all of it at once.
+  const [history, plan, memories] = await Promise.all([
+    session.history(),
+    config.autonomous.mode ? previousPlan(config, client) : undefined,
+    ai.tools.includes("recall_memory") ? recentMemories(config, client, emit) : [],
+  ]);
+  const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, plan, config.resolvedApprovals) : ai.prompt;
+  void session.append({ role: "user", content: prompt });
+  const system = assembleSystemPrompt({
+    skills: ai.skills,
+    systemPrompt: ai.systemPrompt,
+    autonomous: config.autonomous.mode ? config.autonomous : undefined,
+    memories,
+    reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
+  });
+  return { system, messages: [...history, { role: "user", content: prompt }] };
 }
 
 function offeredTools(names: string[], customTools: Map<string, ToolDefinition>): ToolDefinition[] {

@@ -1,13 +1,15 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
+import type { ControlPlane } from "../tools/define.ts";
 
 const CONTROL_PLANE_TIMEOUT_MS = 10_000;
 
 /** The worker's only way to the control plane: /internal/v1 over HTTP with the attempt's bearer token. */
-export class ControlPlaneClient {
+export class ControlPlaneClient implements ControlPlane {
   private readonly baseURL: string;
   private readonly token: string;
   private readonly namespace: string;
   private readonly task: string;
+  private idempotencyKey?: string;
 
   constructor(options: { controllerURL: string; token: string; namespace: string; task: string }) {
     this.baseURL = `${options.controllerURL}/internal/v1`;
@@ -17,7 +19,7 @@ export class ControlPlaneClient {
   }
 
   postResult(result: string): Promise<unknown> {
-    return this.send("POST", `results/${this.path()}`, result, "text/plain; charset=utf-8");
+    return this.send("POST", `results/${this.taskPath()}`, result, "text/plain; charset=utf-8");
   }
 
   /** Execution events, in order, in one call. */
@@ -26,13 +28,14 @@ export class ControlPlaneClient {
   }
 
   uploadArtifact(file: string, content: Buffer): Promise<unknown> {
-    return this.send("POST", `artifacts/${this.path()}/${encodeURIComponent(file)}`, content, "application/octet-stream");
+    return this.send("POST", `artifacts/${this.taskPath()}/${encodeURIComponent(file)}`, content, "application/octet-stream");
   }
 
   /** Runs a custom Tool on the server, which rechecks that this attempt may call it. */
   /** `parked` means the call waits for a person's approval: the iteration must end. */
-  async callTool(name: string, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
-    return (await this.send("POST", `tools/${this.path()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
+  async callTool(name: string, args: Record<string, unknown>, key?: string): Promise<{ result: string; parked?: boolean }> {
+    const client = key ? this.withIdempotencyKey(key) : this;
+    return (await client.send("POST", `tools/${this.taskPath()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
       result: string;
       parked?: boolean;
     };
@@ -52,14 +55,26 @@ export class ControlPlaneClient {
     return this.send("POST", path, JSON.stringify(body), "application/json");
   }
 
-  private path(): string {
+  /** `<namespace>/<task>`, the tail of this attempt's per-Task paths. */
+  taskPath(): string {
     return `${this.namespace}/${this.task}`;
+  }
+
+  /** The same client, sending an idempotency key: the control plane answers a repeated call from its ledger. */
+  withIdempotencyKey(key: string): ControlPlaneClient {
+    const keyed = new ControlPlaneClient({ controllerURL: this.baseURL.replace(/\/internal\/v1$/, ""), token: this.token, namespace: this.namespace, task: this.task });
+    keyed.idempotencyKey = key;
+    return keyed;
   }
 
   private async send(method: string, path: string, body?: string | Buffer, contentType?: string): Promise<unknown> {
     const response = await fetch(`${this.baseURL}/${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.token}`, ...(contentType ? { "content-type": contentType } : {}) },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(contentType ? { "content-type": contentType } : {}),
+        ...(this.idempotencyKey ? { "idempotency-key": this.idempotencyKey } : {}),
+      },
       body,
       signal: AbortSignal.timeout(CONTROL_PLANE_TIMEOUT_MS),
     });

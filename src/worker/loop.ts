@@ -1,4 +1,5 @@
 import { ToolRejected } from "./tool-executor.ts";
+import type { LoopResume } from "./journal.ts";
 import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition } from "../providers/model.ts";
 import { ModelApiError } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
@@ -17,7 +18,8 @@ export interface LoopOptions {
   maxTokens: number;
   temperature?: number;
   turnBudget: number;
-  executeTool: (call: ToolCall) => Promise<string>;
+  /** Runs one call; `key` is its idempotency key, `interrupted` when a lost attempt had started it. */
+  executeTool: (call: ToolCall, how: ToolCallContext) => Promise<string>;
   /** What the model sees when a tool fails; the worker's default is `Error executing tool: <msg>`. */
   toolErrorText?: (message: string) => string;
   emit: (event: ExecutionEventInput) => void;
@@ -25,7 +27,24 @@ export interface LoopOptions {
   stopAfterTool?: () => string | undefined;
   /** Each assistant and tool message as it joins the conversation (for session transcripts). */
   onMessage?: (message: ChatMessage) => void;
+  /** Written before each step is acted on; without it nothing survives a lost worker. */
+  journal?: LoopJournal;
+  /** Where a journalled run stopped, to continue from there instead of from the start. */
+  resume?: LoopResume;
   signal: AbortSignal;
+}
+
+export interface ToolCallContext {
+  key?: string;
+  interrupted: boolean;
+}
+
+export interface LoopJournal {
+  request(messages: ChatMessage[], system?: string): Promise<void>;
+  response(message: ChatMessage): Promise<void>;
+  toolStarted(call: ToolCall, key: string): Promise<void>;
+  toolResult(message: ChatMessage): Promise<void>;
+  keyFor(callIndex: number, call: ToolCall): string;
 }
 
 export class LoopFailure extends Error {}
@@ -37,42 +56,66 @@ export interface LoopResult {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** The tool-calling loop (spec P3.4): ask, run the tool calls in order, repeat until a text answer. */
+/**
+ * The tool-calling loop (spec P3.4): ask, run the tool calls in order, repeat until a text answer.
+ * With a journal, each step is recorded before it is acted on; with `resume`, the loop continues a
+ * journalled run: a journalled answer is never asked for again, and recorded tool results are reused.
+ */
 export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
   const messages = [...options.messages];
   const usage = { inputTokens: 0, outputTokens: 0 };
-  let nudged = false;
-  for (let turn = 1; turn <= options.turnBudget; turn++) {
-    const response = await requestTurn(options, messages, nudged ? [] : options.tools, turn);
+  const state: LoopResume = options.resume ? { ...options.resume, pending: [...options.resume.pending] } : { turn: 0, pending: [], nudged: false, callIndex: 0 };
+  if (state.final !== undefined) return { text: state.final, usage };
+  if (state.pending.length > 0) {
+    const stop = await runCalls(options, messages, state, state.pending);
+    if (stop !== undefined) return { text: stop, usage };
+  }
+  for (let turn = state.turn + 1; turn <= options.turnBudget; turn++) {
+    await options.journal?.request(messages, options.system);
+    const response = await requestTurn(options, messages, state.nudged ? [] : options.tools, turn);
     usage.inputTokens += response.usage?.inputTokens ?? 0;
     usage.outputTokens += response.usage?.outputTokens ?? 0;
+    if (response.toolCalls.length === 0) refuseIncomplete(response);
+    const assistant: ChatMessage = response.toolCalls.length > 0 ? { role: "assistant", content: response.text, toolCalls: response.toolCalls } : { role: "assistant", content: response.text };
+    await options.journal?.response(assistant);
     if (response.toolCalls.length === 0) {
-      refuseIncomplete(response);
       if (response.text.trim()) {
-        options.onMessage?.({ role: "assistant", content: response.text });
+        options.onMessage?.(assistant);
         return { text: response.text, usage };
       }
-      if (nudged) throw new LoopFailure("model returned an empty final response after one retry");
-      nudged = true;
-      messages.push({ role: "assistant", content: "" }, { role: "user", content: EMPTY_ANSWER_NUDGE });
+      if (state.nudged) throw new LoopFailure("model returned an empty final response after one retry");
+      state.nudged = true;
+      messages.push(assistant, { role: "user", content: EMPTY_ANSWER_NUDGE });
       turn--; // the nudge is the one extra turn, not part of the budget
       continue;
     }
-    const assistant: ChatMessage = { role: "assistant", content: response.text, toolCalls: response.toolCalls };
     messages.push(assistant);
     options.onMessage?.(assistant);
-    for (const call of response.toolCalls) {
-      const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call) };
-      messages.push(result);
-      options.onMessage?.(result);
-      const stop = options.stopAfterTool?.();
-      if (stop) {
-        options.emit({ type: "IterationParked", severity: "warning", summary: stop });
-        return { text: stop, usage };
-      }
-    }
+    const stop = await runCalls(options, messages, state, response.toolCalls);
+    if (stop !== undefined) return { text: stop, usage };
   }
   throw new LoopFailure("max iterations reached without completion");
+}
+
+/** Runs calls in order, each journalled as started and then with its result; returns a parking text to stop. */
+async function runCalls(options: LoopOptions, messages: ChatMessage[], state: LoopResume, calls: ToolCall[]): Promise<string | undefined> {
+  for (const call of calls) {
+    const interrupted = state.interrupted === call.id;
+    const key = options.journal?.keyFor(state.callIndex, call);
+    if (key && !interrupted) await options.journal!.toolStarted(call, key);
+    const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call, { key, interrupted }) };
+    await options.journal?.toolResult(result);
+    state.interrupted = undefined;
+    state.callIndex++;
+    messages.push(result);
+    options.onMessage?.(result);
+    const stop = options.stopAfterTool?.();
+    if (stop) {
+      options.emit({ type: "IterationParked", severity: "warning", summary: stop });
+      return stop;
+    }
+  }
+  return undefined;
 }
 
 async function requestTurn(options: LoopOptions, messages: ChatMessage[], tools: ToolDefinition[], turn: number): Promise<ModelResponse> {
@@ -118,11 +161,11 @@ function refuseIncomplete(response: ModelResponse): void {
   if (response.finish === "unknown") throw new LoopFailure("model stopped for an unknown reason");
 }
 
-async function runToolCall(options: LoopOptions, call: ToolCall): Promise<string> {
+async function runToolCall(options: LoopOptions, call: ToolCall, how: ToolCallContext): Promise<string> {
   const base = { toolName: call.name, toolCallID: call.id };
-  options.emit({ ...base, type: "ToolCallStarted", summary: `${call.name}`, content: clip(call.arguments, EVENT_CONTENT_LIMIT) });
+  options.emit({ ...base, type: "ToolCallStarted", summary: how.interrupted ? `${call.name} (resumed)` : `${call.name}`, content: clip(call.arguments, EVENT_CONTENT_LIMIT) });
   try {
-    const result = await options.executeTool(call);
+    const result = await options.executeTool(call, how);
     options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clip(result, EVENT_CONTENT_LIMIT) });
     return result;
   } catch (err) {

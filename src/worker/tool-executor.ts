@@ -2,12 +2,13 @@ import type { ToolCall } from "../providers/model.ts";
 import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { describeZodError } from "../resources/validate.ts";
+import type { ToolCallContext } from "./loop.ts";
 
 export interface ToolExecutorOptions {
   /** The names this attempt was given; anything else is refused. */
   allowed: readonly string[];
   customTools: ReadonlySet<string>;
-  callCustomTool: (name: string, args: Record<string, unknown>) => Promise<string>;
+  callCustomTool: (name: string, args: Record<string, unknown>, key?: string) => Promise<string>;
   context: ToolContext;
   /** The refusal for a tool that was not offered (the worker's: `tool "<x>" was not enabled for this task`). */
   notOffered?: (name: string) => string;
@@ -22,23 +23,33 @@ export class ToolRejected extends Error {
   }
 }
 
-/** Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown. */
-export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall) => Promise<string> {
-  return async (call) => {
+/** What the model is told about a call that may or may not have happened before its worker was lost. */
+export const outcomeUnknown = (tool: string) =>
+  `outcome unknown: the worker running this ${tool} call was lost after it started, so it may or may not have taken effect. It was not run again; check its effects before repeating it.`;
+
+/**
+ * Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown.
+ * A call carries its idempotency key to the control plane; a resumed call of a tool that is not safe
+ * to repeat is answered with `outcome unknown` instead of being run.
+ */
+export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallContext) => Promise<string> {
+  return async (call, how = { interrupted: false }) => {
     if (!options.allowed.includes(call.name)) {
       throw new ToolRejected("tool_not_enabled", options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
     }
     const args = parseArguments(call.arguments);
-    if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args);
+    if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args, how.key);
     const tool = builtinTool(call.name);
     if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
+    if (how.interrupted && tool.onResume === "unknown") return outcomeUnknown(call.name);
     for (const [alias, name] of Object.entries(tool.aliases ?? {})) {
       if (args[alias] !== undefined && args[name] === undefined) args[name] = args[alias];
       delete args[alias];
     }
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
-    const result = await tool.run(parsed.data, options.context);
+    const context = how.key ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
+    const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
   };
 }

@@ -34,6 +34,7 @@ describe("AI attempt with the memory store down", () => {
     const config: AttemptConfig = {
       attemptId: "a-1",
       attempt: 1,
+      journal: { run: 1, resume: false },
       task: { name: "t", namespace: "default", uid: "u", type: "ai" },
       controllerURL: url,
       token: "attempt-token",

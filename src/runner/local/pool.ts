@@ -1,9 +1,9 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { rm } from "node:fs/promises";
+import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { prepareAttemptDirs } from "./dirs.ts";
-import type { AttemptDirs, AttemptExit, WorkloadRunner } from "../runner.ts";
+import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type WorkloadRunner } from "../runner.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
@@ -33,6 +33,11 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   prepare(attemptId: string): Promise<AttemptDirs> {
+    return prepareAttemptDirs(this.attemptsDir, attemptId);
+  }
+
+  async adopt(lostAttemptId: string, attemptId: string): Promise<AttemptDirs> {
+    await rename(join(this.attemptsDir, lostAttemptId), join(this.attemptsDir, attemptId)).catch(() => undefined);
     return prepareAttemptDirs(this.attemptsDir, attemptId);
   }
 
@@ -109,13 +114,13 @@ export class LocalWorkerPool implements WorkloadRunner {
 
   private workerExited(worker: PooledWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const reason = `worker process exited (${signal ?? `code ${code}`})`;
-    for (const attemptId of [...worker.attempts]) this.finish(worker, { attemptId, exitCode: 137, reason });
+    for (const attemptId of [...worker.attempts]) this.finish(worker, { attemptId, exitCode: LOST_EXIT_CODE, reason });
     const index = this.workers.indexOf(worker);
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();
   }
 
   private send(worker: PooledWorker, message: ToWorker): void {
     if (worker.process.connected) worker.process.send(message);
-    else this.finish(worker, { attemptId: message.attemptId, exitCode: 137, reason: "worker process is not running" });
+    else this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: "worker process is not running" });
   }
 }

@@ -143,4 +143,22 @@ export const migrations: string[] = [
   `,
   // Grant failures let through in audit mode are kept beside the refusals.
   `ALTER TABLE audit_events ADD COLUMN outcome TEXT NOT NULL DEFAULT 'refused';`,
+  // The per-attempt journal (content-addressed messages, steps) and the effect ledger of tool calls.
+  `
+  CREATE TABLE journal_segments (
+    namespace TEXT NOT NULL, task TEXT NOT NULL, hash TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (namespace, task, hash)
+  ) WITHOUT ROWID;
+  CREATE TABLE journal_steps (
+    namespace TEXT NOT NULL, task TEXT NOT NULL, task_uid TEXT NOT NULL, run INTEGER NOT NULL, seq INTEGER NOT NULL,
+    kind TEXT NOT NULL, segments TEXT NOT NULL, detail TEXT NOT NULL, attempt INTEGER NOT NULL, created_at TEXT NOT NULL,
+    PRIMARY KEY (task_uid, run, seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX journal_steps_task ON journal_steps (namespace, task);
+  CREATE TABLE effects (
+    key TEXT PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, tool TEXT NOT NULL,
+    state TEXT NOT NULL, result TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX effects_task ON effects (namespace, task);
+  `,
 ];

@@ -1,0 +1,64 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { sha256 } from "../../auth/static-tokens.ts";
+import { OrkaError } from "../../util/errors.ts";
+import type { ApiContext } from "../context.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The effect-ledger key of a worker's tool call, scoped to its Task. */
+    effectKey?: string;
+  }
+}
+
+interface RecordedReply {
+  status: number;
+  type?: string;
+  body: string;
+}
+
+const CUSTOM_TOOL_ROUTE = "/internal/v1/tools/:ns/:task/:name";
+
+/**
+ * The effect ledger (issue: crash-exact durability). A worker sends each tool call with an
+ * `Idempotency-Key` (Task uid, run, call index, argument digest). The first call is recorded as
+ * started, then with its reply; the same call again — a resumed attempt — gets the recorded reply
+ * and acts on nothing. A custom Tool call that started but never recorded a reply may have reached
+ * the remote service, so it is reported as `outcome unknown` instead of being sent twice.
+ */
+export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): void {
+  app.addHook("preHandler", async (request, reply) => {
+    const key = request.headers["idempotency-key"];
+    if (typeof key !== "string" || !request.url.startsWith("/internal/v1/")) return;
+    if (!/^[0-9a-f]{64}$/.test(key)) throw new OrkaError("invalid_argument", "Idempotency-Key must be 64 hex characters");
+    const attempt = workerAttempt(ctx, request);
+    if (!attempt) return; // the route refuses it
+    const scoped = `${attempt.taskUid}:${key}`;
+    const effect = ctx.journal.effect(scoped);
+    if (effect?.state === "done" && effect.result) {
+      const recorded = JSON.parse(effect.result) as RecordedReply;
+      return reply.code(recorded.status).header("content-type", recorded.type ?? "application/json").header("orka-replayed", "true").send(recorded.body);
+    }
+    if (effect?.state === "started" && request.routeOptions.url === CUSTOM_TOOL_ROUTE) {
+      return reply.send({
+        result: `outcome unknown: this call of ${(request.params as { name?: string }).name} started before the control plane went down and its reply was not recorded, so it may or may not have reached the service. It was not sent again; check before repeating it.`,
+      });
+    }
+    ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
+    request.effectKey = scoped;
+  });
+
+  app.addHook("onSend", async (request, reply, payload) => {
+    // Transient failures (5xx) are not outcomes: the same call may be tried again.
+    if (request.effectKey && reply.statusCode < 500 && (typeof payload === "string" || payload === undefined || payload === null)) {
+      const recorded: RecordedReply = { status: reply.statusCode, type: reply.getHeader("content-type")?.toString(), body: payload ?? "" };
+      ctx.journal.finishEffect(request.effectKey, JSON.stringify(recorded));
+    }
+    return payload;
+  });
+}
+
+function workerAttempt(ctx: ApiContext, request: FastifyRequest) {
+  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "");
+  const attempt = match ? ctx.data.attemptByTokenHash(sha256(match[1])) : undefined;
+  return attempt?.state === "running" ? attempt : undefined;
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { parseWith } from "../../resources/validate.ts";
+import { STEP_KINDS } from "../../store/journal-store.ts";
+import { killBeforeJournalStep } from "../../util/fault-injection.ts";
+import { authorizeWorker, bearerToken } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+
+type TaskParams = { ns: string; task: string };
+
+const MAX_STEP_BYTES = 12 * 1024 * 1024;
+const stepSchema = z.object({
+  run: z.number().int().positive(),
+  seq: z.number().int().positive(),
+  kind: z.enum(STEP_KINDS),
+  messages: z.array(z.record(z.string(), z.unknown())).max(10_000),
+  detail: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
+export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Params: TaskParams }>("/internal/v1/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
+    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+    const step = parseWith(stepSchema, request.body ?? {});
+    killBeforeJournalStep("server", attempt.task, step.seq);
+    return ctx.journal.append({ namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number }, step);
+  });
+
+  app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/internal/v1/journal/:ns/:task", async (request) => {
+    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+    const { run } = parseWith(z.object({ run: z.coerce.number().int().positive() }), request.query ?? {});
+    return { steps: ctx.journal.steps(attempt.taskUid, run) };
+  });
+}

@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../../policy/approvals.ts";
+import { OrkaError } from "../../util/errors.ts";
+import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
+import type { Db } from "./db.ts";
+
+const hashOf = (text: string) => createHash("sha256").update(text).digest("hex");
+
+export class SqliteJournalStore implements JournalStore {
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  append(owner: StepOwner, step: StepInput): { storedBytes: number } {
+    return this.db.transaction(() => {
+      const bodies = step.messages.map((message) => canonicalJson(message));
+      const hashes = bodies.map(hashOf);
+      const detail = canonicalJson(step.detail);
+      const existing = this.db
+        .prepare<[string, number, number], { kind: string; segments: string; detail: string }>("SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
+        .get(owner.taskUid, step.run, step.seq);
+      if (existing) {
+        if (existing.kind === step.kind && existing.segments === JSON.stringify(hashes) && existing.detail === detail) return { storedBytes: 0 };
+        throw new OrkaError("conflict", `journal step ${step.seq} of run ${step.run} is already written`);
+      }
+      const last = this.db.prepare<[string, number], { seq: number }>("SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
+      if (step.seq !== last + 1) throw new OrkaError("conflict", `journal step ${step.seq} does not follow step ${last}`);
+      const insertSegment = this.db.prepare("INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
+      let storedBytes = detail.length;
+      bodies.forEach((body, i) => {
+        if (insertSegment.run(owner.namespace, owner.task, hashes[i], body).changes > 0) storedBytes += body.length;
+      });
+      this.db
+        .prepare("INSERT INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, JSON.stringify(hashes), detail, owner.attempt, new Date().toISOString());
+      return { storedBytes };
+    })();
+  }
+
+  steps(taskUid: string, run: number): JournalStep[] {
+    const rows = this.db
+      .prepare<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(
+        "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = ? AND run = ? ORDER BY seq",
+      )
+      .all(taskUid, run);
+    const segment = this.db.prepare<[string, string, string], { body: string }>("SELECT body FROM journal_segments WHERE namespace = ? AND task = ? AND hash = ?");
+    return rows.map((row) => ({
+      run,
+      seq: row.seq,
+      kind: row.kind as StepKind,
+      messages: (JSON.parse(row.segments) as string[]).map((hash) => JSON.parse(segment.get(row.namespace, row.task, hash)!.body) as unknown),
+      detail: JSON.parse(row.detail) as Record<string, unknown>,
+      attempt: row.attempt,
+      createdAt: row.created_at,
+    }));
+  }
+
+  effect(key: string): Effect | undefined {
+    const row = this.db.prepare<[string], { key: string; tool: string; state: string; result: string | null }>("SELECT key, tool, state, result FROM effects WHERE key = ?").get(key);
+    return row ? { key: row.key, tool: row.tool, state: row.state as EffectState, result: row.result ?? undefined } : undefined;
+  }
+
+  beginEffect(owner: { namespace: string; task: string }, key: string, tool: string): boolean {
+    const at = new Date().toISOString();
+    return (
+      this.db
+        .prepare("INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'started', ?, ?)")
+        .run(key, owner.namespace, owner.task, tool, at, at).changes > 0
+    );
+  }
+
+  finishEffect(key: string, result: string): void {
+    this.db.prepare("UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
+  }
+
+  deleteTask(namespace: string, task: string): void {
+    this.db.transaction(() => {
+      for (const table of ["journal_steps", "journal_segments", "effects"]) this.db.prepare(`DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
+    })();
+  }
+}

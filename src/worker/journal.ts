@@ -1,0 +1,117 @@
+import { createHash } from "node:crypto";
+import type { ChatMessage, ToolCall } from "../providers/model.ts";
+import type { JournalStep, StepInput } from "../store/journal-store.ts";
+import { killBeforeJournalStep } from "../util/fault-injection.ts";
+import type { ControlPlaneClient } from "./client.ts";
+
+/** Where a journalled conversation stands: what the loop needs to continue exactly from there. */
+export interface LoopResume {
+  /** Model turns already answered. */
+  turn: number;
+  /** Tool calls of the last answer that have no recorded result, in order. */
+  pending: ToolCall[];
+  /** The id of the pending call that had started when the worker was lost. */
+  interrupted?: string;
+  /** The journalled final answer, when the model had already given it. */
+  final?: string;
+  /** The empty-answer nudge was already used. */
+  nudged: boolean;
+  /** Tool calls already made in this run (their index is part of each call's idempotency key). */
+  callIndex: number;
+}
+
+/** A conversation rebuilt from a journal: the system prompt and messages exactly as the model saw them. */
+export interface Replay {
+  system: string;
+  messages: ChatMessage[];
+  resume: LoopResume;
+  steps: number;
+}
+
+/**
+ * The attempt's journal: every step is written to the control plane before it is acted on, and a
+ * message is sent once (the server keeps each by its hash), so a step costs what is new in it.
+ */
+export class AttemptJournal {
+  private readonly client: ControlPlaneClient;
+  private readonly run: number;
+  private readonly taskName: string;
+  private seq: number;
+  private readonly written = new WeakSet<ChatMessage>();
+  readonly taskUid: string;
+
+  constructor(client: ControlPlaneClient, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
+    this.client = client;
+    this.run = options.run;
+    this.taskName = options.taskName;
+    this.taskUid = options.taskUid;
+    this.seq = options.seq ?? 0;
+    for (const message of options.written ?? []) this.written.add(message);
+  }
+
+  /** Before asking the model: the messages it has not journalled yet (and, first time, the system prompt). */
+  request(messages: ChatMessage[], system?: string): Promise<void> {
+    const fresh = messages.filter((m) => !this.written.has(m));
+    return this.write("request", fresh, this.seq === 0 ? { system: system ?? "" } : {});
+  }
+
+  /** After the model answered, before anything in the answer is acted on. */
+  response(message: ChatMessage): Promise<void> {
+    return this.write("response", [message], {});
+  }
+
+  toolStarted(call: ToolCall, key: string): Promise<void> {
+    return this.write("tool_started", [], { callId: call.id, tool: call.name, key });
+  }
+
+  toolResult(message: ChatMessage): Promise<void> {
+    return this.write("tool_result", [message], {});
+  }
+
+  /** The idempotency key of a tool call: Task uid, run, call index and argument digest. */
+  keyFor(callIndex: number, call: ToolCall): string {
+    const args = createHash("sha256").update(call.arguments).digest("hex");
+    return createHash("sha256").update(`${this.taskUid}\n${this.run}\n${callIndex}\n${call.name}\n${args}`).digest("hex");
+  }
+
+  private async write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {
+    const step: StepInput = { run: this.run, seq: this.seq + 1, kind, messages, detail };
+    killBeforeJournalStep("worker", this.taskName, step.seq);
+    await this.client.post(`journal/${this.client.taskPath()}`, step);
+    this.seq = step.seq;
+    for (const message of messages) this.written.add(message);
+  }
+}
+
+/** Reads a run back and works out where it stopped. */
+export async function loadReplay(client: ControlPlaneClient, run: number): Promise<Replay | undefined> {
+  const { steps } = (await client.get(`journal/${client.taskPath()}`, { run: String(run) })) as { steps: JournalStep[] };
+  if (steps.length === 0) return undefined;
+  const messages: ChatMessage[] = [];
+  let system = "";
+  const resume: LoopResume = { turn: 0, pending: [], nudged: false, callIndex: 0 };
+  for (const step of steps) {
+    const stepMessages = step.messages as ChatMessage[];
+    if (step.kind === "request") {
+      if (typeof step.detail.system === "string") system = step.detail.system;
+      messages.push(...stepMessages);
+    } else if (step.kind === "response") {
+      const answer = stepMessages[0] as Extract<ChatMessage, { role: "assistant" }>;
+      messages.push(answer);
+      resume.turn++;
+      resume.pending = [...(answer.toolCalls ?? [])];
+      if (resume.pending.length === 0) {
+        if (answer.content.trim()) resume.final = answer.content;
+        else resume.nudged = true;
+      }
+    } else if (step.kind === "tool_started") {
+      resume.interrupted = String(step.detail.callId);
+    } else {
+      messages.push(stepMessages[0]);
+      resume.pending.shift();
+      resume.interrupted = undefined;
+      resume.callIndex++;
+    }
+  }
+  return { system, messages, resume, steps: steps.length };
+}
