@@ -354,12 +354,13 @@ export class Controller {
     }
   }
 
-  /** A worker that died (not one that failed) of an ai Task whose run has a journal: continue it. */
+  /**
+   * A worker that died (not one that failed) under an ai Task: continue its run from the journal.
+   * An empty journal means nothing was acted on yet, so the run simply starts again.
+   */
   private resumable(task: Task, attempt: Attempt): boolean {
-    const run = task.status?.journalRun;
-    if (task.spec.type !== "ai" || run === undefined || attempt.exitCode !== LOST_EXIT_CODE) return false;
-    if ((task.status?.resumes ?? 0) >= MAX_RESUMES) return false;
-    return this.options.journal.steps(task.metadata.uid!, run).length > 0;
+    if (task.spec.type !== "ai" || task.status?.journalRun === undefined || attempt.exitCode !== LOST_EXIT_CODE) return false;
+    return (task.status?.resumes ?? 0) < MAX_RESUMES;
   }
 
   private async resume(task: Task, lost: Attempt): Promise<void> {

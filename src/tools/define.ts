@@ -40,6 +40,8 @@ export interface ToolContext {
   signal: AbortSignal;
 }
 
+export type ResumeRule = "rerun" | "unknown";
+
 export type ToolFamily = "core" | "memory" | "coordination" | "github" | "agents" | "chat";
 
 export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
@@ -54,7 +56,7 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
    * again (read-only, idempotent, or deduplicated by the control plane with the call's idempotency
    * key; the default), or tell the model the outcome is unknown rather than risk acting twice.
    */
-  onResume?: "rerun" | "unknown";
+  onResume?: ResumeRule | ((args: z.output<Params>) => ResumeRule);
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -129,6 +129,7 @@ async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, 
       emit({ type: "AttemptResumed", severity: "warning", summary: `resumed run ${config.journal.run} after ${replay.steps} journalled steps (${replay.messages.length} messages); continuing with ${where}` });
       return { system: replay.system, messages: replay.messages, replay };
     }
+    emit({ type: "AttemptResumed", severity: "warning", summary: `resumed run ${config.journal.run}: nothing was journalled yet, so it starts again` });
   }
   // What the first request needs comes from the control plane; ask for all of it at once.
   const [history, plan, memories] = await Promise.all([

@@ -41,13 +41,15 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args, how.key);
     const tool = builtinTool(call.name);
     if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
-    if (how.interrupted && tool.onResume === "unknown") return outcomeUnknown(call.name);
+
     for (const [alias, name] of Object.entries(tool.aliases ?? {})) {
       if (args[alias] !== undefined && args[name] === undefined) args[name] = args[alias];
       delete args[alias];
     }
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
+    const rule = typeof tool.onResume === "function" ? tool.onResume(parsed.data) : (tool.onResume ?? "rerun");
+    if (how.interrupted && rule === "unknown") return outcomeUnknown(call.name);
     const context = how.key ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));

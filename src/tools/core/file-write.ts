@@ -12,6 +12,8 @@ const MAX_APPEND_TOTAL = 64 * MiB;
 export const fileWrite = defineTool({
   name: "file_write",
   family: "core",
+  // Writing the same content again is harmless; appending it again is not.
+  onResume: (args) => (args.mode === "append" ? "unknown" : "rerun"),
   description: "Write or append a file in the workspace (/workspace, or /tmp); missing directories are created.",
   parameters: z.object({
     path: z.string().describe("File path, relative to /workspace or absolute under /workspace or /tmp"),
@@ -39,7 +41,7 @@ export const fileWrite = defineTool({
       } finally {
         await handle.close();
       }
-      return { path, size: bytes.length, mode, created: !exists };
+      return { path, size: bytes.length, mode };
     }
 
     // Write a sibling temp file, then rename it over the target: a failed write leaves the old content.
@@ -55,6 +57,7 @@ export const fileWrite = defineTool({
     }
     await handle.close();
     await rename(temp, target);
-    return { path, size: bytes.length, mode, created: !exists };
+    // The result does not depend on what was there before, so a call repeated after a lost worker answers the same.
+    return { path, size: bytes.length, mode };
   },
 });

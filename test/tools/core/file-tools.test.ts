@@ -13,13 +13,13 @@ describe("file_read and file_write", () => {
   afterEach(() => tools.close());
 
   it("writes, appends and reads back, with nested directories created by default", async () => {
-    expect(await tools.call("file_write", { path: "notes/day1.txt", content: "hello" })).toEqual({ path: "notes/day1.txt", size: 5, mode: "write", created: true });
-    expect(await tools.call("file_write", { path: "/workspace/notes/day1.txt", content: " world", mode: "append" })).toMatchObject({ size: 6, created: false });
+    expect(await tools.call("file_write", { path: "notes/day1.txt", content: "hello" })).toEqual({ path: "notes/day1.txt", size: 5, mode: "write" });
+    expect(await tools.call("file_write", { path: "/workspace/notes/day1.txt", content: " world", mode: "append" })).toMatchObject({ size: 6, mode: "append" });
     expect(await tools.call("file_read", { path: "notes/day1.txt" })).toEqual({ content: "hello world", encoding: "utf-8", path: "notes/day1.txt", size: 11, truncated: false });
     expect(await tools.call("file_read", { path: "notes/day1.txt", offset: 6, limit: 3 })).toMatchObject({ content: "wor", truncated: true });
     expect(await tools.call("file_read", { path: "notes/day1.txt", offset: 50 })).toMatchObject({ content: "", truncated: false });
     expect(await tools.call("file_write", { path: "/tmp/scratch.txt", content: "" })).toMatchObject({ size: 0 });
-    expect(await tools.call("file_write", { path: "a..b.txt", content: "dots" })).toMatchObject({ created: true });
+    expect(await tools.call("file_write", { path: "a..b.txt", content: "dots" })).toMatchObject({ size: 4 });
   });
 
   it("refuses bad arguments with the spec's messages", async () => {

@@ -1,0 +1,182 @@
+import http from "node:http";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
+
+// Crash-exact durability: a coordinator Task that delegates, calls a side-effecting HTTP Tool, writes
+// and reads a workspace file, updates its plan and proposes a memory is killed (its worker, or the
+// whole server) just before each of its journal steps in turn. Every run must end with the undisturbed
+// run's result, act exactly once (the peers' logs and the stores prove it) and lose no turn.
+const STEPS = 18; // 3 model turns: request + response each, and 6 tool calls: started + result each
+const RESPONSE_STEPS = new Set([2, 10, 18]); // dying before these loses a model answer, which is asked again
+
+const AGENTS = (notifyURL: string) => `
+apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: notify}
+spec:
+  description: Tell the team something
+  parameters: {type: object, properties: {message: {type: string}}, required: [message]}
+  http: {url: "${notifyURL}"}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: helper}
+spec: {providerRef: {name: peer}, model: {name: m-helper}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: boss}
+spec:
+  providerRef: {name: peer}
+  tools: [{name: notify}, {name: file_write}, {name: file_read}]
+  coordination: {enabled: true, allowedAgents: [{name: helper}]}
+`;
+
+/** What varies between runs for reasons other than crashes: generated names and ids. */
+const sanitize = (text: string) =>
+  text
+    .replace(/[a-z0-9-]+-child-[0-9a-f]{5}/g, "<child>")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>")
+    .replace(/[0-9a-f]{16,}/g, "<id>")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
+
+function scriptFor(peer: LlmPeer, task: string): void {
+  peer.script(`m-${task}`, [
+    {
+      toolCalls: [
+        { name: "delegate_task", arguments: { agent: "helper", prompt: `sub job of ${task}` } },
+        { name: "notify", arguments: { message: `started ${task}` } },
+        { name: "file_write", arguments: { path: "notes.txt", content: "alpha" } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: "update_plan", arguments: { summary: "half way", plan_document: "1. delegate\n2. read back", progress_pct: 50 } },
+        { name: "file_read", arguments: { path: "notes.txt" } },
+        { name: "remember", arguments: { title: `Lesson of ${task}`, content: "Notes live in notes.txt", tags: ["durability"] } },
+      ],
+    },
+    (body) => ({ text: `final: ${toolResultsOf(body).map((r) => sanitize(r).replaceAll(task, "<task>")).join(" | ")}` }),
+  ]);
+}
+
+async function startNotifyListener() {
+  const received: string[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      if (req.method === "POST") received.push(JSON.parse(body).message);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/notify`, received, close: () => server.close() };
+}
+
+interface Outcome {
+  phase: string;
+  result: string;
+  children: number;
+  proposals: number;
+  notified: number;
+  modelRequests: number;
+  resumed: boolean;
+}
+
+async function outcomeOf(orka: OrkaUnderTest, peer: LlmPeer, notified: string[], task: string): Promise<Outcome> {
+  const done = await orka.waitFor(task, ["Succeeded", "Failed", "Cancelled"], 30_000);
+  const result = (await orka.api("GET", `/api/v1/tasks/${task}/result`)).body?.result ?? "";
+  const children = (await orka.api("GET", `/api/v1/tasks?labelSelector=orka.ai/parent-task=${task}`)).body.items.length;
+  const proposals = (await orka.api("GET", `/api/v1/memory-proposals?taskName=${task}`)).body.items.length;
+  const events = (await orka.api("GET", `/api/v1/tasks/${task}/events?type=AttemptResumed`)).body.events;
+  return {
+    phase: done.status.phase,
+    result: result.replaceAll(task, "<task>"),
+    children,
+    proposals,
+    notified: notified.filter((m) => m === `started ${task}`).length,
+    modelRequests: peer.requests.filter((r) => r.body.model === `m-${task}`).length,
+    resumed: events.length > 0,
+  };
+}
+
+describe("crash-exact durability", () => {
+  let notify: Awaited<ReturnType<typeof startNotifyListener>>;
+  beforeAll(async () => {
+    notify = await startNotifyListener();
+  });
+  afterAll(() => notify.close());
+
+  let baseline: Outcome;
+
+  it("kills the worker before each journal step: same result, every effect once, no turn lost", async () => {
+    const markerDir = mkdtempSync(join(tmpdir(), "orka-faults-"));
+    const steps = Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [`w-${i + 1}`, i + 1]));
+    const { orka, peer, stop } = await startOrkaWithPeer(AGENTS(notify.url), {
+      ORKA_FAULT_INJECTION: JSON.stringify({ where: "worker", steps, markerDir }),
+      ORKA_WORKER_PROCESSES: "1",
+    });
+    try {
+      peer.script("m-helper", [{ text: "helper done" }]);
+      scriptFor(peer, "undisturbed");
+      await orka.api("POST", "/api/v1/tasks", { name: "undisturbed", type: "ai", agentRef: "boss", prompt: "go", ai: { model: "m-undisturbed" } });
+      baseline = await outcomeOf(orka, peer, notify.received, "undisturbed");
+      expect(baseline).toMatchObject({ phase: "Succeeded", children: 1, proposals: 1, notified: 1, modelRequests: 3, resumed: false });
+      expect(baseline.result).toContain('"content": "alpha"');
+
+      for (let step = 1; step <= STEPS; step++) {
+        const task = `w-${step}`;
+        scriptFor(peer, task);
+        await orka.api("POST", "/api/v1/tasks", { name: task, type: "ai", agentRef: "boss", prompt: "go", ai: { model: `m-${task}` } });
+        const outcome = await outcomeOf(orka, peer, notify.received, task);
+        expect(existsSync(join(markerDir, `worker-${task}-${step}`)), `the worker was killed before step ${step}`).toBe(true);
+        expect({ step, ...outcome }).toEqual({ step, ...baseline, modelRequests: RESPONSE_STEPS.has(step) ? 4 : 3, resumed: true });
+      }
+    } finally {
+      await stop();
+    }
+  }, 240_000);
+
+  it("kills the whole server before each journal step: after a restart the same holds", async () => {
+    const markerDir = mkdtempSync(join(tmpdir(), "orka-faults-"));
+    const steps = Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [`s-${i + 1}`, i + 1]));
+    const { orka, peer, stop } = await startOrkaWithPeer(AGENTS(notify.url), {
+      ORKA_FAULT_INJECTION: JSON.stringify({ where: "server", steps, markerDir }),
+    });
+    try {
+      peer.script("m-helper", [{ text: "helper done" }]);
+      for (let step = 1; step <= STEPS; step++) {
+        const task = `s-${step}`;
+        scriptFor(peer, task);
+        await orka.api("POST", "/api/v1/tasks", { name: task, type: "ai", agentRef: "boss", prompt: "go", ai: { model: `m-${task}` } });
+        await untilDown(orka);
+        await orka.restart();
+        const outcome = await outcomeOf(orka, peer, notify.received, task);
+        expect(existsSync(join(markerDir, `server-${task}-${step}`)), `the server was killed before step ${step}`).toBe(true);
+        expect({ step, ...outcome }).toEqual({ step, ...baseline, modelRequests: RESPONSE_STEPS.has(step) ? 4 : 3, resumed: true });
+      }
+    } finally {
+      await stop();
+    }
+  }, 300_000);
+});
+
+/** Waits (at most 20 s) until the server process has died by its own fault switch. */
+async function untilDown(orka: OrkaUnderTest): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(`${orka.url}/healthz`, { signal: AbortSignal.timeout(500) });
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("the server did not die at its fault point");
+}
