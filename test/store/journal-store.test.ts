@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SqliteJournalStore } from "../../src/store/sqlite/journal-store.ts";
+import { tempStore } from "../helpers/store.ts";
+
+describe("attempt journal and effect ledger", () => {
+  let store: ReturnType<typeof tempStore>;
+  let journal: SqliteJournalStore;
+  const owner = { namespace: "default", task: "t", taskUid: "uid-1", attempt: 1 };
+  const big = { role: "user", content: "x".repeat(10_000) };
+
+  beforeEach(() => {
+    store = tempStore();
+    journal = new SqliteJournalStore(store.db);
+  });
+  afterEach(() => store.close());
+
+  it("stores each message once per Task, so a step costs only what is new in it", () => {
+    const first = journal.append(owner, { run: 1, seq: 1, kind: "request", messages: [big], detail: { system: "s" } });
+    expect(first.storedBytes).toBeGreaterThan(10_000);
+    const answer = { role: "assistant", content: "ok" };
+    const second = journal.append(owner, { run: 1, seq: 2, kind: "response", messages: [answer], detail: {} });
+    expect(second.storedBytes).toBeLessThan(100);
+    // The same message in another run of the same Task is not stored again.
+    expect(journal.append(owner, { run: 2, seq: 1, kind: "request", messages: [big], detail: {} }).storedBytes).toBeLessThan(100);
+    expect(journal.steps("uid-1", 1).map((s) => [s.seq, s.kind, s.messages])).toEqual([
+      [1, "request", [big]],
+      [2, "response", [answer]],
+    ]);
+    expect(journal.steps("uid-1", 1)[0].detail).toEqual({ system: "s" });
+  });
+
+  it("takes a repeated step as a no-op, and refuses a different step at a taken position or a gap", () => {
+    const step = { run: 1, seq: 1, kind: "request" as const, messages: [big], detail: {} };
+    journal.append(owner, step);
+    expect(journal.append(owner, step).storedBytes).toBe(0);
+    expect(() => journal.append(owner, { ...step, messages: [{ role: "user", content: "other" }] })).toThrow("journal step 1 of run 1 is already written");
+    expect(() => journal.append(owner, { ...step, seq: 3 })).toThrow("journal step 3 does not follow step 1");
+    expect(journal.steps("uid-1", 1)).toHaveLength(1);
+  });
+
+  it("keeps effects by key: begun once, finished with a reply, removed with the Task", () => {
+    expect(journal.beginEffect({ namespace: "default", task: "t" }, "k1", "delegate_task")).toBe(true);
+    expect(journal.beginEffect({ namespace: "default", task: "t" }, "k1", "delegate_task")).toBe(false);
+    expect(journal.effect("k1")).toEqual({ key: "k1", tool: "delegate_task", state: "started", result: undefined });
+    journal.finishEffect("k1", '{"status":201}');
+    expect(journal.effect("k1")).toMatchObject({ state: "done", result: '{"status":201}' });
+    journal.append(owner, { run: 1, seq: 1, kind: "request", messages: [big], detail: {} });
+    journal.deleteTask("default", "t");
+    expect(journal.effect("k1")).toBeUndefined();
+    expect(journal.steps("uid-1", 1)).toEqual([]);
+  });
+});
