@@ -57,6 +57,12 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
    * key; the default), or tell the model the outcome is unknown rather than risk acting twice.
    */
   onResume?: ResumeRule | ((args: z.output<Params>) => ResumeRule);
+  /**
+   * Only reads the control plane (and may poll it): its calls carry no idempotency key, so each one
+   * sees fresh state. Every other tool makes at most one control-plane call per run, keyed, so the
+   * effect ledger answers a repeat of it.
+   */
+  readOnly?: boolean;
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -50,7 +50,7 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
     const rule = typeof tool.onResume === "function" ? tool.onResume(parsed.data) : (tool.onResume ?? "rerun");
     if (how.interrupted && rule === "unknown") return outcomeUnknown(call.name);
-    const context = how.key ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
+    const context = how.key && !tool.readOnly ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
   };

@@ -40,6 +40,10 @@ export async function toolHarness(settings: Partial<ToolSettings> = {}, controlP
       const text = await execute({ id: `call-${++calls}`, name, arguments: JSON.stringify(args) });
       return JSON.parse(text);
     },
+    /** Calls a tool as a resumed attempt would: with an idempotency key, as interrupted or not; the raw text. */
+    resumeCall(name: string, args: Record<string, unknown>, how: { key: string; interrupted: boolean }): Promise<string> {
+      return execute({ id: `call-${++calls}`, name, arguments: JSON.stringify(args) }, how);
+    },
     close() {
       controller.abort();
       rmSync(join(attemptsDir, id), { recursive: true, force: true });

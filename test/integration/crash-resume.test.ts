@@ -9,11 +9,11 @@ import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 
 // Crash-exact durability: a coordinator Task that delegates, calls a side-effecting HTTP Tool, writes
-// and reads a workspace file, updates its plan and proposes a memory is killed (its worker, or the
+// and reads a workspace file, updates its plan, proposes a memory and waits for its child is killed (its worker, or the
 // whole server) just before each of its journal steps in turn. Every run must end with the undisturbed
 // run's result, act exactly once (the peers' logs and the stores prove it) and lose no turn.
-const STEPS = 18; // 3 model turns: request + response each, and 6 tool calls: started + result each
-const RESPONSE_STEPS = new Set([2, 10, 18]); // dying before these loses a model answer, which is asked again
+const STEPS = 20; // 3 model turns: request + response each, and 7 tool calls: started + result each
+const RESPONSE_STEPS = new Set([2, 10, 20]); // dying before these loses a model answer, which is asked again
 
 const AGENTS = (notifyURL: string) => `
 apiVersion: core.orka.ai/v1alpha1
@@ -55,13 +55,15 @@ function scriptFor(peer: LlmPeer, task: string): void {
         { name: "file_write", arguments: { path: "notes.txt", content: "alpha" } },
       ],
     },
-    {
+    (body) => ({
       toolCalls: [
         { name: "update_plan", arguments: { summary: "half way", plan_document: "1. delegate\n2. read back", progress_pct: 50 } },
         { name: "file_read", arguments: { path: "notes.txt" } },
         { name: "remember", arguments: { title: `Lesson of ${task}`, content: "Notes live in notes.txt", tags: ["durability"] } },
+        // A poll: each of its calls must see fresh state, never a recorded reply.
+        { name: "wait_for_tasks", arguments: { tasks: [JSON.parse(toolResultsOf(body)[0]).taskName], timeout: "30s" } },
       ],
-    },
+    }),
     (body) => ({ text: `final: ${toolResultsOf(body).map((r) => sanitize(r).replaceAll(task, "<task>")).join(" | ")}` }),
   ]);
 }

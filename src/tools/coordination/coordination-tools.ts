@@ -19,6 +19,7 @@ export const delegateTask = defineTool({
 
 export const waitForTasks = defineTool({
   name: "wait_for_tasks",
+  readOnly: true,
   family: "coordination",
   description: "Wait until the named child tasks are Succeeded, Failed or Cancelled (or the timeout passes), then return their results.",
   parameters: waitArgs,

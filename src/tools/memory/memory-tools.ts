@@ -18,6 +18,7 @@ async function call<T>(action: string, request: () => Promise<T>): Promise<T> {
 
 export const recallMemory = defineTool({
   name: "recall_memory",
+  readOnly: true,
   family: "memory",
   description: "Recall durable, reviewed memories of this namespace (newest first, best matches first with a query).",
   parameters: z.object({
@@ -107,6 +108,7 @@ export const proposeMemory = defineTool({
 
 export const searchTranscript = defineTool({
   name: "search_transcript",
+  readOnly: true,
   family: "memory",
   description: "Search earlier session transcripts of this namespace; every word must occur, quotes group a phrase.",
   parameters: z.object({
