@@ -15,6 +15,7 @@ const entries: [string, string, string | undefined][] = [
   ["GET /api/v1/audit", "readAuditLog", "orka:security:read"],
 
   ["POST /api/v1/tasks", "createTask", "orka:tasks:create"],
+  ["POST /api/v1/tasks/:name/fork", "createTask", "orka:tasks:create"],
   ["GET /api/v1/tasks", "listTasks", "orka:tasks:list"],
   ["GET /api/v1/tasks/:name", "getTask", "orka:tasks:get"],
   ["PUT /api/v1/tasks/:name", "updateTask", "orka:tasks:update"],
@@ -22,7 +23,7 @@ const entries: [string, string, string | undefined][] = [
   ["POST /api/v1/tasks/:name/cancel", "cancelTask", "orka:tasks:update"],
   ["POST /api/v1/tasks/:name/approvals/:id/decision", "decideApproval", "orka:tasks:update"],
   ["GET /api/v1/approvals", "listApprovals", "orka:tasks:get"],
-  ...["approvals", "artifacts", "artifacts/:file", "children", "events", "logs", "plan", "result", "stream"].map(
+  ...["approvals", "artifacts", "artifacts/:file", "children", "events", "export", "logs", "plan", "result", "stream"].map(
     (sub): [string, string, string] => [`GET /api/v1/tasks/:name/${sub}`, "getTask", "orka:tasks:get"],
   ),
 

@@ -262,6 +262,30 @@ task
   });
 
 task
+  .command("export")
+  .description("Print a finished run as a replay Provider: apply it, point a Task at it, and the run plays back offline")
+  .argument("<name>")
+  .option("--run <n>", "which run (default: the latest)")
+  .option("--provider <name>", "name of the Provider (default: <task>-replay)")
+  .addOption(new Option("-o, --output <format>", "output format").choices(["yaml", "json"]).default("yaml"))
+  .action(async (name: string, options: { run?: string; provider?: string; output: "yaml" | "json" }) => {
+    const provider = await client().get(`tasks/${name}/export`, { run: options.run, provider: options.provider });
+    console.log(render("Provider", [provider as Record<string, unknown>], options.output, true));
+  });
+
+task
+  .command("fork")
+  .description("Start a new Task that continues a run from one of its journalled steps")
+  .argument("<name>")
+  .requiredOption("--at <step>", "the last journalled step to keep (see `orka task events`)", (v) => positiveInt(v, "--at"))
+  .option("--model <model>", "the model to continue with")
+  .option("--name <name>", "name of the new Task")
+  .action(async (name: string, options: { at: number; model?: string; name?: string }) => {
+    const fork = await client().post<{ metadata: { name: string } }>(`tasks/${name}/fork`, { at: options.at, model: options.model, name: options.name });
+    console.log(`task/${fork.metadata.name} created from ${name} at step ${options.at}`);
+  });
+
+task
   .command("artifacts")
   .argument("<name>")
   .action(async (name: string) => {
@@ -415,5 +439,11 @@ function openBrowser(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of 1 or more`);
+  return n;
 }
 

@@ -1,3 +1,4 @@
+import { OFFLINE_PROVIDER_TYPES } from "../resources/provider.ts";
 import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolDefinition } from "../providers/model.ts";
@@ -121,7 +122,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
   const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
   const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames);
   if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
-  if (endpoint.type !== "scripted" && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
+  if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
 
   const fallbacks: ModelEndpoint[] = [];
   for (const fallback of agent?.spec.model?.fallbacks ?? []) {

@@ -254,10 +254,15 @@ export class Controller {
     const lostAttempt = resumeRun !== undefined ? task.status?.jobName : undefined;
     const dirs = lostAttempt ? await this.runner.adopt(lostAttempt, attemptId) : await this.runner.prepare(attemptId);
     if (lostAttempt) this.attemptOwners.delete(lostAttempt);
+    // A fork's first attempt starts from a copy of the source run up to the chosen step.
+    const fork = number === 1 ? forkSourceOf(task) : undefined;
+    if (fork) {
+      this.options.journal.copyRun(fork, { namespace: task.metadata.namespace, task: task.metadata.name, taskUid: task.metadata.uid!, attempt: number }, number);
+    }
     const config: AttemptConfig = {
       attemptId,
       attempt: number,
-      journal: { run: resumeRun ?? number, resume: resumeRun !== undefined },
+      journal: { run: resumeRun ?? number, resume: resumeRun !== undefined || fork !== undefined },
       task: { name: task.metadata.name, namespace: task.metadata.namespace, uid: task.metadata.uid!, type: task.spec.type },
       agentName: plan.agent?.metadata.name,
       parentTask: plan.parentTask,
@@ -738,3 +743,10 @@ export class Controller {
     this.data.appendEvent(task.metadata.namespace, task.metadata.name, event);
   }
 }
+
+/** The run and step a forked Task continues from (`orka.ai/forked-from: <task>/<uid>/<run>/<step>`). */
+function forkSourceOf(task: Task): { taskUid: string; run: number; upTo: number } | undefined {
+  const match = /^[^/]+\/([^/]+)\/(\d+)\/(\d+)$/.exec(task.metadata.annotations?.[ANNOTATION.forkedFrom] ?? "");
+  return match ? { taskUid: match[1], run: Number(match[2]), upTo: Number(match[3]) } : undefined;
+}
+

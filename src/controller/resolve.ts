@@ -1,6 +1,6 @@
 import type { AgentSpec } from "../resources/agent.ts";
 import type { Resource } from "../resources/meta.ts";
-import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "../resources/provider.ts";
 import type { SecretSpec } from "../resources/secret.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
@@ -34,12 +34,13 @@ export async function resolveEndpoint(
   const endpoint: ModelEndpoint = {
     name: metadata.name,
     type: spec.type,
-    model: model || spec.defaultModel || (spec.type === "scripted" ? "scripted" : ""),
+    model: model || spec.defaultModel || (OFFLINE_PROVIDER_TYPES.includes(spec.type) ? spec.type : ""),
     baseURL: spec.baseURL,
     azure: spec.type === "azure-openai" ? { deployment: spec.azure?.deploymentName, apiVersion: spec.azure?.apiVersion } : undefined,
     script: spec.scripted,
+    replay: spec.replay,
   };
-  if (spec.type === "scripted") return endpoint;
+  if (OFFLINE_PROVIDER_TYPES.includes(spec.type)) return endpoint;
   endpoint.apiKey = await findApiKey(store, metadata.namespace, spec, fallbackSecrets);
   return endpoint;
 }

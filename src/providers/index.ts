@@ -1,4 +1,5 @@
-import type { ScriptedTurn } from "../resources/provider.ts";
+import type { ReplaySpec, ScriptedTurn } from "../resources/provider.ts";
+import { replayModel } from "./replay.ts";
 import { anthropicModel } from "./anthropic.ts";
 import type { ModelClient } from "./model.ts";
 import { openAIModel } from "./openai.ts";
@@ -8,18 +9,22 @@ import { loadScriptFile, scriptedModel } from "./scripted.ts";
 export interface ModelEndpoint {
   /** The Provider resource name, for messages and events. */
   name: string;
-  type: "anthropic" | "openai" | "azure-openai" | "scripted";
+  type: "anthropic" | "openai" | "azure-openai" | "scripted" | "replay";
   model: string;
   baseURL?: string;
   apiKey?: string;
   azure?: { deployment?: string; apiVersion?: string };
   script?: { turns?: ScriptedTurn[]; file?: string };
+  replay?: ReplaySpec;
 }
 
 export function createModelClient(endpoint: ModelEndpoint): ModelClient {
   switch (endpoint.type) {
     case "scripted":
       return scriptedModel(endpoint.script?.turns ?? loadScriptFile(endpoint.script?.file ?? ""));
+    case "replay":
+      if (!endpoint.replay) throw new Error(`replay provider ${endpoint.name} has no recording`);
+      return replayModel(endpoint.replay);
     case "anthropic":
       return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL });
     case "openai":

@@ -84,6 +84,8 @@ export const ANNOTATION = {
   contextTokenProfile: "orka.ai/context-token-profile",
   requesterContextDigest: "orka.ai/requester-context-digest",
   transactionTokenSecret: "orka.ai/transaction-token-secret",
+  /** `<task>/<uid>/<run>/<step>`: the journalled run and step a forked Task continues from. */
+  forkedFrom: "orka.ai/forked-from",
 } as const;
 
 export const FINALIZER_CLEANUP = "orka.ai/cleanup";

@@ -1,7 +1,27 @@
 import { z } from "zod";
 import { secretKeyRef } from "./meta.ts";
 
-export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted"] as const;
+export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted", "replay"] as const;
+
+/** Providers Orka plays itself, offline: they need no API key. */
+export const OFFLINE_PROVIDER_TYPES: readonly string[] = ["scripted", "replay"];
+
+/** One recorded model turn: the digest of the request it answered, and the answer, bit for bit. */
+export const replayTurnSchema = z.object({
+  requestDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 hex>"),
+  text: z.string(),
+  toolCalls: z.array(z.object({ id: z.string().min(1), name: z.string().min(1), arguments: z.string() })).default([]),
+});
+export type ReplayTurn = z.infer<typeof replayTurnSchema>;
+
+export const replaySpecSchema = z.object({
+  /** Fail at the first request that differs from the recording (the default), or answer it anyway. */
+  strict: z.boolean().default(true),
+  /** Where the recording came from. */
+  source: z.object({ task: z.string(), namespace: z.string(), run: z.number().int(), exportedAt: z.string() }).optional(),
+  turns: z.array(replayTurnSchema).min(1, "a replay needs at least one recorded turn"),
+});
+export type ReplaySpec = z.infer<typeof replaySpecSchema>;
 
 /** One scripted model turn: text, tool calls, or both. */
 export const scriptedTurnSchema = z
@@ -31,6 +51,12 @@ export const providerSpecSchema = z
       .object({ turns: z.array(scriptedTurnSchema).optional(), file: z.string().optional() })
       .refine((s) => (s.turns === undefined) !== (s.file === undefined), { message: "set exactly one of turns and file" })
       .optional(),
+    /** A recorded run (`orka task export`), played back offline. */
+    replay: replaySpecSchema.optional(),
+  })
+  .refine((spec) => spec.type !== "replay" || spec.replay !== undefined, {
+    message: "a replay provider needs spec.replay (from orka task export)",
+    path: ["replay"],
   })
   .refine((spec) => spec.type !== "scripted" || spec.scripted !== undefined, {
     message: "a scripted provider needs spec.scripted.turns or spec.scripted.file",

@@ -47,6 +47,8 @@ export interface JournalStore {
   append(owner: StepOwner, step: StepInput): { storedBytes: number };
   /** Every step of a run, in order, with its messages. */
   steps(taskUid: string, run: number): JournalStep[];
+  /** Copies steps 1..upTo of a run into another Task's run (a fork); copying again changes nothing. */
+  copyRun(from: { taskUid: string; run: number; upTo: number }, to: StepOwner, toRun: number): void;
 
   effect(key: string): Effect | undefined;
   /** Marks a keyed effect as begun; false when the key is already known. */

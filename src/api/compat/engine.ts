@@ -1,3 +1,4 @@
+import { OFFLINE_PROVIDER_TYPES } from "../../resources/provider.ts";
 import type { FastifyRequest } from "fastify";
 import type { ApiContext } from "../context.ts";
 import { randomBytes } from "node:crypto";
@@ -77,7 +78,7 @@ async function providerOf(store: ResourceStore, namespace: string, name: string,
 async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
   const endpoint = await resolveEndpoint(store, provider, model, []);
   if (!endpoint.model) throw new OrkaError("invalid_argument", `no model given and Provider ${provider.metadata.name} has no defaultModel`);
-  if (endpoint.type !== "scripted" && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
+  if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
   return endpoint;
 }
 

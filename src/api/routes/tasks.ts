@@ -1,6 +1,8 @@
-import type { FastifyInstance } from "fastify";
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { API_VERSION, LABEL, objectMetaSchema, type Resource } from "../../resources/meta.ts";
+import { ANNOTATION, API_VERSION, LABEL, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
+import { replayProviderFrom } from "../../controller/recording.ts";
 import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
@@ -55,17 +57,47 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   };
   const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
 
-  app.post("/api/v1/tasks", async (request, reply) => {
+  /** Every way a person creates a Task ends here: provenance stamped, the grant checked (B4), then stored. */
+  const createAs = async (request: FastifyRequest, task: Task) => {
     const principal = principalOf(request);
-    const task = taskFromBody(request.body, namespaceOf(request));
     // Provenance is stamped by the server (clients may not set it); children inherit it.
     task.spec.requestedBy = principal.requestedBy;
     if (principal.transaction) {
-      const site = { method: request.method, path: "/api/v1/tasks", principal: principal.name, namespace: task.metadata.namespace };
+      const site = { method: request.method, path: request.url.split("?")[0], principal: principal.name, namespace: task.metadata.namespace };
       ctx.grants.task(principal.transaction, "createTask", await resolveTaskFacts(ctx.store, task), site);
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
-    return reply.code(201).send(await ctx.store.create(task));
+    return ctx.store.create(task);
+  };
+
+  app.post("/api/v1/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(request.body, namespaceOf(request)))));
+
+  // A new Task that continues a journalled run from one of its steps, optionally with another model.
+  app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/fork", async (request, reply) => {
+    const namespace = namespaceOf(request);
+    const source = await load(namespace, request.params.name);
+    const body = parseWith(
+      z.object({ name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
+      request.body ?? {},
+    );
+    if (source.spec.type !== "ai") throw new OrkaError("invalid_argument", "only ai Tasks have a journal to fork");
+    const run = body.run ?? source.status?.journalRun;
+    const steps = run === undefined ? 0 : ctx.journal.steps(source.metadata.uid!, run).length;
+    if (run === undefined || steps === 0) throw new OrkaError("not_found", "task has no journalled run to fork");
+    if (body.at > steps) throw new OrkaError("invalid_argument", `run ${run} of ${source.metadata.name} has ${steps} steps; at must be between 1 and ${steps}`);
+    const { requestedBy: _r, transaction: _t, ...spec } = source.spec;
+    const fork: Task = {
+      apiVersion: API_VERSION,
+      kind: "Task",
+      metadata: {
+        name: body.name ?? `${source.metadata.name.slice(0, 200)}-fork-${randomBytes(3).toString("hex").slice(0, 5)}`,
+        namespace,
+        labels: Object.fromEntries(Object.entries(source.metadata.labels ?? {}).filter(([k]) => !k.startsWith("orka.ai/"))),
+        annotations: { [ANNOTATION.forkedFrom]: `${source.metadata.name}/${source.metadata.uid}/${run}/${body.at}` },
+      },
+      spec: { ...spec, ...(body.model ? { ai: { ...spec.ai, model: body.model } } : {}) },
+    };
+    return reply.code(201).send(await createAs(request, fork));
   });
 
   app.get("/api/v1/tasks", async (request) => {
@@ -260,6 +292,18 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     await load(namespace, request.params.name);
     const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${request.params.name}` });
     return listResponse(list);
+  });
+
+  // A finished run as a `replay` Provider: apply it, point a Task at it, and the run plays back offline.
+  app.get<{ Params: { name: string }; Querystring: { run?: string; provider?: string } }>("/api/v1/tasks/:name/export", async (request) => {
+    const namespace = namespaceOf(request);
+    const task = await load(namespace, request.params.name);
+    const query = parseWith(z.object({ run: z.coerce.number().int().positive().optional(), provider: objectName.optional() }), request.query ?? {});
+    const run = query.run ?? task.status?.journalRun;
+    if (run === undefined) throw new OrkaError("not_found", "task has not run yet: nothing to export");
+    const steps = ctx.journal.steps(task.metadata.uid!, run);
+    if (!steps.some((s) => s.kind === "response")) throw new OrkaError("not_found", `run ${run} has no recorded model turn`);
+    return replayProviderFrom(steps, { task: task.metadata.name, namespace, run }, query.provider ?? `${task.metadata.name}-replay`.slice(0, 253));
   });
 
   app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/artifacts", async (request) => {

@@ -57,6 +57,26 @@ export class SqliteJournalStore implements JournalStore {
     }));
   }
 
+  copyRun(from: { taskUid: string; run: number; upTo: number }, to: StepOwner, toRun: number): void {
+    this.db.transaction(() => {
+      const source = this.db.prepare<[string, number], { namespace: string; task: string }>("SELECT namespace, task FROM journal_steps WHERE task_uid = ? AND run = ? LIMIT 1").get(from.taskUid, from.run);
+      if (!source) return;
+      this.db
+        .prepare(
+          `INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body)
+           SELECT ?, ?, g.hash, g.body FROM journal_segments g
+           WHERE g.namespace = ? AND g.task = ? AND g.hash IN (SELECT j.value FROM journal_steps s, json_each(s.segments) j WHERE s.task_uid = ? AND s.run = ? AND s.seq <= ?)`,
+        )
+        .run(to.namespace, to.task, source.namespace, source.task, from.taskUid, from.run, from.upTo);
+      this.db
+        .prepare(
+          `INSERT OR IGNORE INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at)
+           SELECT ?, ?, ?, ?, seq, kind, segments, detail, ?, created_at FROM journal_steps WHERE task_uid = ? AND run = ? AND seq <= ?`,
+        )
+        .run(to.namespace, to.task, to.taskUid, toRun, to.attempt, from.taskUid, from.run, from.upTo);
+    })();
+  }
+
   effect(key: string): Effect | undefined {
     const row = this.db.prepare<[string], { key: string; tool: string; state: string; result: string | null }>("SELECT key, tool, state, result FROM effects WHERE key = ?").get(key);
     return row ? { key: row.key, tool: row.tool, state: row.state as EffectState, result: row.result ?? undefined } : undefined;
