@@ -15,6 +15,8 @@ const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 export interface ChildGrants {
   gate: GrantGate;
   exchange?: ChildTokenExchangeConfig;
+  /** The effect-ledger key of the tool call creating the child: a repeat finds the child it created. */
+  effectKey?: string;
 }
 
 /**

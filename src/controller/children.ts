@@ -177,6 +177,13 @@ async function createChild(
   extra: { labels: Record<string, string>; annotations: Record<string, string> },
   operation: string,
 ): Promise<Task> {
+  // A call repeated after the control plane died mid-call finds the child it already created.
+  const keyLabel = grants.effectKey && createHash("sha256").update(grants.effectKey).digest("hex").slice(0, 40);
+  if (keyLabel) {
+    const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace: parent.metadata.namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
+    if (existing.items[0]) return existing.items[0];
+    extra.labels[LABEL.effectKey] = keyLabel;
+  }
   const inherited = inheritedTransactionMetadata(parent.metadata);
   const child: Task = {
     apiVersion: API_VERSION,

@@ -11,7 +11,10 @@ import type { JournalStore } from "../store/journal-store.ts";
 import { LOST_EXIT_CODE } from "../runner/runner.ts";
 import type { ApprovalStore } from "../store/approval-store.ts";
 import type { ResourceStore, WatchEvent } from "../store/resource-store.ts";
-import type { WorkloadRunner, AttemptExit } from "../runner/runner.ts";
+import type { AttemptDirs, WorkloadRunner, AttemptExit } from "../runner/runner.ts";
+import { chown, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { SANDBOX_UID } from "../sandbox/bwrap.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
@@ -269,6 +272,7 @@ export class Controller {
       controllerURL: this.options.controllerURL,
       token,
       ...dirs,
+      transactionTokenFile: await this.writeTransactionToken(task, dirs),
       toolSettings: await this.toolSettingsFor(task, plan),
       session: task.spec.sessionRef && {
         name: task.spec.sessionRef.name,
@@ -319,6 +323,20 @@ export class Controller {
     this.runner.start(attemptId, attemptEnv(config));
     this.event(running, { type: "AttemptStarted", summary: `attempt ${number} started` });
     this.scheduleTimeoutCheck(running);
+  }
+
+  /** A delegated child's exchanged transaction token (B8), as a file in its attempt directory, readable by it alone. */
+  private async writeTransactionToken(task: Task, dirs: AttemptDirs): Promise<string | undefined> {
+    const secretName = task.metadata.annotations?.[ANNOTATION.transactionTokenSecret];
+    if (!secretName) return undefined;
+    const token = (await this.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, secretName))?.spec.data.token;
+    if (!token) return undefined;
+    const file = join(dirname(dirs.workspaceDir), "transaction-token");
+    await rm(file, { force: true }); // a resumed attempt's directories may hold a read-only copy
+    await writeFile(file, token, { mode: 0o400 });
+    // Sandboxed commands run as nobody when Orka runs as root.
+    if (process.getuid?.() === 0) await chown(file, SANDBOX_UID, SANDBOX_UID);
+    return file;
   }
 
   /** The search key goes only to attempts that may search, from a Secret in their own namespace. */

@@ -64,6 +64,8 @@ export const LABEL = {
   coordinator: "orka.ai/coordinator",
   transactionId: "orka.ai/transaction-id",
   authProfile: "orka.ai/auth-profile",
+  /** A digest of the tool call's idempotency key that created this child (effect-ledger reconciliation). */
+  effectKey: "orka.ai/effect-key",
 } as const;
 
 export const ANNOTATION = {

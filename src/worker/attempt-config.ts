@@ -20,6 +20,8 @@ export interface AttemptConfig {
   workspaceDir: string;
   artifactsDir: string;
   tmpDir: string;
+  /** The Task's own transaction token (B8), in a file only this attempt can read; absent without one. */
+  transactionTokenFile?: string;
   toolSettings: ToolSettings;
   /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */
   session?: { name: string; append: boolean; maxMessages: number };
@@ -75,6 +77,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
     ORKA_WORKSPACE_DIR: config.workspaceDir,
     ORKA_ARTIFACTS_DIR: config.artifactsDir,
     ORKA_TMP_DIR: config.tmpDir,
+    ORKA_TRANSACTION_TOKEN_FILE: config.transactionTokenFile ?? "",
     ORKA_TOOL_SETTINGS: json(config.toolSettings),
     ORKA_SESSION: config.session ? json(config.session) : "",
     ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
@@ -139,6 +142,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     controllerURL: need("ORKA_CONTROLLER_URL"),
     token: need("ORKA_WORKER_TOKEN"),
     workspaceDir: need("ORKA_WORKSPACE_DIR"),
+    transactionTokenFile: env.ORKA_TRANSACTION_TOKEN_FILE || undefined,
     artifactsDir: need("ORKA_ARTIFACTS_DIR"),
     tmpDir: need("ORKA_TMP_DIR"),
     toolSettings: JSON.parse(need("ORKA_TOOL_SETTINGS")),

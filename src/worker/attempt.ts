@@ -19,6 +19,8 @@ import { createToolContext } from "../tools/context.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
+/** Where a container Task finds its own transaction token (B8). */
+const SANDBOX_TOKEN_FILE = "/run/orka/transaction-token";
 
 export interface AttemptIO {
   log: (text: string) => void;
@@ -184,9 +186,13 @@ async function runContainerAttempt(config: AttemptConfig, client: ControlPlaneCl
     const run = await runSandboxed({
       command: container.command,
       workDir: config.workspaceDir,
-      extraBinds: [{ host: config.artifactsDir, sandbox: "/artifacts" }],
+      extraBinds: [
+        { host: config.artifactsDir, sandbox: "/artifacts" },
+        ...(config.transactionTokenFile ? [{ host: config.transactionTokenFile, sandbox: SANDBOX_TOKEN_FILE, readOnly: true }] : []),
+      ],
       env: {
         ...container.env,
+        ...(config.transactionTokenFile ? { ORKA_TRANSACTION_TOKEN_FILE: SANDBOX_TOKEN_FILE } : {}),
         ORKA_TASK_NAME: config.task.name,
         ORKA_TASK_NAMESPACE: config.task.namespace,
         ORKA_TASK_UID: config.task.uid,

@@ -3,6 +3,9 @@ import { hashToken } from "../../src/controller/controller.ts";
 import { API_VERSION, type Resource } from "../../src/resources/meta.ts";
 import type { RunningOrka } from "../../src/server.ts";
 import { startEmbeddedOrka } from "../helpers/embedded.ts";
+import pino from "pino";
+import { GrantGate } from "../../src/auth/grant-gate.ts";
+import { delegate as delegateChild } from "../../src/controller/children.ts";
 
 // delegate_task's refusals and retry bookkeeping on the control plane (coordination §2, §5),
 // called as a worker would, with an attempt token.
@@ -81,6 +84,16 @@ describe("delegate_task rules", () => {
     const spent = await delegate("top", { agent: "helper", prompt: "once more", auto_retry: true, prior_task: retry.body.taskName });
     expect(spent.body.error.message).toBe(`retry budget exhausted for ${retry.body.taskName} (1/1)`);
     expect(await taskCount()).toBe(before);
+  });
+
+  it("finds the child a repeated call already created (a call cut off after its create), instead of creating another", async () => {
+    const parent = (await orka.store.get<any, any>("Task", "default", "top"))!;
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [], count: () => 0 }, pino({ level: "silent" })), effectKey: "uid:key-1" };
+    const first = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
+    const again = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
+    expect(again.taskName).toBe(first.taskName);
+    const other = await delegateChild(orka.store, { ...grants, effectKey: "uid:key-2" }, parent, { agent: "helper", prompt: "once" });
+    expect(other.taskName).not.toBe(first.taskName);
   });
 
   it("deletes a family's messages with the coordinator", async () => {

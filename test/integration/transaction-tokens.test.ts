@@ -212,19 +212,32 @@ describe("transaction tokens in enforce mode (B11)", () => {
 
   it("gives a delegated child a narrower token by exchange, and leaves nothing when the child scope is not a subset", async () => {
     const grant = [...MEMORY_TOOLS, ...COORDINATOR_TOOLS];
-    peer.script("m-boss", [{ toolCalls: [{ name: "delegate_task", arguments: { agent: "helper", prompt: "sub job" } }] }, { text: "delegated" }]);
+    // The container child proves its token is mounted without ever printing it.
+    const probe = 'test "$(wc -c < "$ORKA_TRANSACTION_TOKEN_FILE")" -gt 100 && echo token-mounted';
+    peer.script("m-boss", [
+      {
+        toolCalls: [
+          { name: "delegate_task", arguments: { agent: "helper", prompt: "sub job" } },
+          { name: "create_container_task", arguments: { command: ["sh", "-c", probe] } },
+        ],
+      },
+      { text: "delegated" },
+    ]);
     peer.script("m-helper", [{ text: "sub done" }]);
     const wide = await mint({ allowedTools: grant }, `${SCOPES} ${CHILD_SCOPE}`);
     expect((await txnCall(orka, wide, "POST", "/api/v1/tasks", { name: "boss-wide", type: "ai", agentRef: "boss", prompt: "go" })).status).toBe(201);
     expect((await orka.waitFor("boss-wide")).status.phase).toBe("Succeeded");
     const children = (await orka.api("GET", "/api/v1/tasks?labelSelector=orka.ai/parent-task=boss-wide")).body.items as any[];
-    expect(children).toHaveLength(1);
-    const child = children[0];
+    expect(children.map((c) => c.spec.type).sort()).toEqual(["ai", "container"]);
+    const container = children.find((c) => c.spec.type === "container");
+    await orka.waitFor(container.metadata.name);
+    expect((await orka.api("GET", `/api/v1/tasks/${container.metadata.name}/result`)).body.result.trim()).toBe("token-mounted");
+    const child = children.find((c) => c.spec.type === "ai");
     expect(child.spec.transaction.scopes).toEqual(CHILD_SCOPE.split(" "));
     const secretName = child.metadata.annotations["orka.ai/transaction-token-secret"];
     const secret = await orka.api("GET", `/api/v1/secrets/${secretName}`);
     expect(secret.status).toBe(200);
-    const exchange = issuer.exchanges.at(-1)!.form;
+    const exchange = issuer.exchanges.map((e) => e.form).find((form) => JSON.parse(form.request_details).operation === "delegateTask")!;
     expect(exchange).toMatchObject({
       grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
       requested_token_type: "urn:ietf:params:oauth:token-type:txn_token",

@@ -31,7 +31,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/delegate", async (request, reply) => {
     const { task } = await callerTask(request, ["delegate_task"]);
-    return reply.code(201).send(await delegate(ctx.store, childGrants, task, parseWith(delegateArgs, request.body ?? {})));
+    return reply.code(201).send(await delegate(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, parseWith(delegateArgs, request.body ?? {})));
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/agents", async (request, reply) => {
@@ -48,7 +48,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     const { task } = await callerTask(request, ["create_container_task"]);
     const parsed = containerArgs.safeParse(request.body ?? {});
     if (!parsed.success) return { success: false, error: parsed.error.issues[0].message, errorType: "invalid_arguments", suggestion: "fix the arguments" };
-    return createContainerChild(ctx.store, childGrants, task, parsed.data);
+    return createContainerChild(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, parsed.data);
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/wait", async (request) => {
