@@ -13,7 +13,7 @@ import { modelWithFallbacks } from "./models.ts";
 import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
 import type { ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
-import { toolExecutor } from "./tool-executor.ts";
+import { mustMarkStart, toolExecutor } from "./tool-executor.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
 import { createToolContext } from "../tools/context.ts";
 
@@ -76,6 +76,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       messages: start.messages,
       journal,
       resume: start.replay?.resume,
+      marksStart: mustMarkStart,
       onMessage: (message) => session.append(message),
       stopAfterTool: () => parked,
       tools: offeredTools(ai.tools, customTools),

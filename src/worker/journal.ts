@@ -49,10 +49,14 @@ export class AttemptJournal {
     for (const message of options.written ?? []) this.written.add(message);
   }
 
-  /** Before asking the model: the messages it has not journalled yet (and, first time, the system prompt). */
-  request(messages: ChatMessage[], system?: string): Promise<void> {
+  /**
+   * Before asking the model: the messages it has not journalled yet (and, first time, the system
+   * prompt). A turn that adds nothing new (tool results are journalled as they come) writes nothing.
+   */
+  async request(messages: ChatMessage[], system?: string): Promise<void> {
     const fresh = messages.filter((m) => !this.written.has(m));
-    return this.write("request", fresh, this.seq === 0 ? { system: system ?? "" } : {});
+    if (fresh.length === 0 && this.seq > 0) return;
+    await this.write("request", fresh, this.seq === 0 ? { system: system ?? "" } : {});
   }
 
   /** After the model answered, before anything in the answer is acted on. */

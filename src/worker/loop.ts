@@ -31,6 +31,11 @@ export interface LoopOptions {
   journal?: LoopJournal;
   /** Where a journalled run stopped, to continue from there instead of from the start. */
   resume?: LoopResume;
+  /**
+   * Whether a call must be journalled as started before it runs: only calls that are not simply
+   * run again after a lost worker need to be known as interrupted.
+   */
+  marksStart?: (call: ToolCall) => boolean;
   signal: AbortSignal;
 }
 
@@ -102,7 +107,7 @@ async function runCalls(options: LoopOptions, messages: ChatMessage[], state: Lo
   for (const call of calls) {
     const interrupted = state.interrupted === call.id;
     const key = options.journal?.keyFor(state.callIndex, call);
-    if (key && !interrupted) await options.journal!.toolStarted(call, key);
+    if (key && !interrupted && options.marksStart?.(call)) await options.journal!.toolStarted(call, key);
     const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call, { key, interrupted }) };
     await options.journal?.toolResult(result);
     state.interrupted = undefined;

@@ -1,6 +1,7 @@
 import type { ToolCall } from "../providers/model.ts";
 import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
+import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { describeZodError } from "../resources/validate.ts";
 import type { ToolCallContext } from "./loop.ts";
 
@@ -48,12 +49,30 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
     }
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
-    const rule = typeof tool.onResume === "function" ? tool.onResume(parsed.data) : (tool.onResume ?? "rerun");
-    if (how.interrupted && rule === "unknown") return outcomeUnknown(call.name);
+    if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(call.name);
     const context = how.key && !tool.readOnly ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
   };
+}
+
+function resumeRule(tool: BuiltinTool, args: unknown): ResumeRule {
+  return typeof tool.onResume === "function" ? tool.onResume(args as never) : (tool.onResume ?? "rerun");
+}
+
+/**
+ * Whether a call would be answered `outcome unknown` if its worker were lost mid-call — the calls
+ * the journal must mark as started. Custom Tools are settled by the control plane's ledger instead.
+ */
+export function mustMarkStart(call: ToolCall): boolean {
+  const tool = builtinTool(call.name);
+  if (!tool?.onResume) return false;
+  try {
+    const parsed = tool.parameters.safeParse(parseArguments(call.arguments));
+    return parsed.success && resumeRule(tool, parsed.data) === "unknown";
+  } catch {
+    return false; // arguments that do not parse are refused before anything runs
+  }
 }
 
 function parseArguments(text: string): Record<string, unknown> {

@@ -12,8 +12,10 @@ import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 // and reads a workspace file, updates its plan, proposes a memory and waits for its child is killed (its worker, or the
 // whole server) just before each of its journal steps in turn. Every run must end with the undisturbed
 // run's result, act exactly once (the peers' logs and the stores prove it) and lose no turn.
-const STEPS = 20; // 3 model turns: request + response each, and 7 tool calls: started + result each
-const RESPONSE_STEPS = new Set([2, 10, 20]); // dying before these loses a model answer, which is asked again
+// The opening request, 3 answers and 7 tool results. (Later turns add no messages, and these tools
+// are all safely repeatable, so no request or started step is written for them.)
+const STEPS = 11;
+const RESPONSE_STEPS = new Set([2, 6, 11]); // dying before these loses a model answer, which is asked again
 
 const AGENTS = (notifyURL: string) => `
 apiVersion: core.orka.ai/v1alpha1

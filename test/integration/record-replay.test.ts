@@ -60,11 +60,11 @@ spec:
 
   it("forks a run at a step and continues it with another model, without asking for the earlier turns again", async () => {
     peer.script("m-fork", [{ text: "never asked: the first turn comes from the journal" }, { text: "Forked after the write." }]);
-    const forked = await orka.cli(["task", "fork", "rec", "--at", "4", "--model", "m-fork", "--name", "forked"]);
-    expect(forked.stdout.trim()).toBe("task/forked created from rec at step 4");
+    const forked = await orka.cli(["task", "fork", "rec", "--at", "3", "--model", "m-fork", "--name", "forked"]);
+    expect(forked.stdout.trim()).toBe("task/forked created from rec at step 3");
     const done = await orka.waitFor("forked");
     expect(done.status.phase).toBe("Succeeded");
-    expect(done.metadata.annotations["orka.ai/forked-from"]).toMatch(/^rec\/[^/]+\/1\/4$/);
+    expect(done.metadata.annotations["orka.ai/forked-from"]).toMatch(/^rec\/[^/]+\/1\/3$/);
     expect((await orka.api("GET", "/api/v1/tasks/forked/result")).body.result).toBe("Forked after the write.");
     const requests = peer.requests.filter((r) => r.body.model === "m-fork");
     expect(requests).toHaveLength(1);
@@ -73,7 +73,7 @@ spec:
     expect(messages[1].content).toBe(PROMPT);
 
     const tooFar = await orka.api("POST", "/api/v1/tasks/rec/fork", { at: 99 });
-    expect([tooFar.status, tooFar.body.error.message]).toEqual([400, "run 1 of rec has 10 steps; at must be between 1 and 10"]);
+    expect([tooFar.status, tooFar.body.error.message]).toEqual([400, "run 1 of rec has 6 steps; at must be between 1 and 6"]);
     const noRun = await orka.api("POST", "/api/v1/tasks/rec/fork", { at: 0 });
     expect(noRun.status).toBe(400);
   });
