@@ -1,5 +1,7 @@
 import { useState, type ReactNode } from "react";
 import type { Loaded } from "./hooks.ts";
+import { Link } from "./router.tsx";
+import type { Task } from "./types.ts";
 
 export function PhaseBadge({ phase }: { phase?: string }) {
   const value = phase ?? "Pending";
@@ -88,5 +90,49 @@ export function Card({ title, children, actions }: { title: ReactNode; children:
       </header>
       {children}
     </section>
+  );
+}
+
+type TaskColumn = "message" | "agent" | "parent";
+const TASK_COLUMN_TITLES: Record<TaskColumn, string> = { message: "Message", agent: "Agent", parent: "Parent" };
+
+/** Tasks as a table: name (a link), phase, type, the chosen extra columns, and when each was created. */
+export function TaskTable({ tasks, columns }: { tasks: Task[]; columns: TaskColumn[] }) {
+  const cell = (task: Task, column: TaskColumn) => {
+    if (column === "message") return <td key={column} className="message">{task.status?.message}</td>;
+    const value = column === "agent" ? task.spec.agentRef?.name : task.metadata.annotations?.["orka.ai/parent-task-name"];
+    return <td key={column}>{value ?? <span className="muted">—</span>}</td>;
+  };
+  return (
+    <table className="table">
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Phase</th>
+          <th>Type</th>
+          {columns.map((c) => (
+            <th key={c}>{TASK_COLUMN_TITLES[c]}</th>
+          ))}
+          <th>Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tasks.map((task) => (
+          <tr key={task.metadata.name}>
+            <td>
+              <Link to={`/tasks/${encodeURIComponent(task.metadata.name)}`}>{task.metadata.name}</Link>
+            </td>
+            <td>
+              <PhaseBadge phase={task.status?.phase} />
+            </td>
+            <td>{task.spec.type}</td>
+            {columns.map((c) => cell(task, c))}
+            <td>
+              <Time at={task.metadata.creationTimestamp} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

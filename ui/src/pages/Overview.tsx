@@ -1,5 +1,5 @@
 import { useApi } from "../App.tsx";
-import { Card, PhaseBadge, Show, Time } from "../components.tsx";
+import { Card, Show, TaskTable } from "../components.tsx";
 import { useLoad } from "../hooks.ts";
 import { Link } from "../router.tsx";
 import type { List, Task } from "../types.ts";
@@ -40,34 +40,7 @@ export function Overview() {
                     No tasks in this namespace yet. <Link to="/tasks">Create one</Link>.
                   </p>
                 ) : (
-                  <table className="table">
-                    <thead>
-                      <tr>
-                        <th>Name</th>
-                        <th>Phase</th>
-                        <th>Type</th>
-                        <th>Message</th>
-                        <th>Created</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {recent.map((task) => (
-                        <tr key={task.metadata.name}>
-                          <td>
-                            <Link to={`/tasks/${encodeURIComponent(task.metadata.name)}`}>{task.metadata.name}</Link>
-                          </td>
-                          <td>
-                            <PhaseBadge phase={task.status?.phase} />
-                          </td>
-                          <td>{task.spec.type}</td>
-                          <td className="message">{task.status?.message}</td>
-                          <td>
-                            <Time at={task.metadata.creationTimestamp} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                  <TaskTable tasks={recent} columns={["message"]} />
                 )}
               </Card>
             </>

@@ -1,9 +1,9 @@
 import { useState } from "react";
 import { parse } from "yaml";
 import { useApi } from "../App.tsx";
-import { Card, PhaseBadge, Show, Time } from "../components.tsx";
+import { Card, Show, TaskTable } from "../components.tsx";
 import { useLoad } from "../hooks.ts";
-import { Link, navigate } from "../router.tsx";
+import { navigate } from "../router.tsx";
 import type { List, Resource, Task } from "../types.ts";
 
 const PHASE_FILTERS = ["All", "Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
@@ -40,38 +40,7 @@ export function TaskList() {
             .filter((t) => !text || `${t.metadata.name} ${t.spec.agentRef?.name ?? ""} ${t.spec.type}`.toLowerCase().includes(text.toLowerCase()))
             .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
           if (shown.length === 0) return <p className="state empty">No tasks match these filters.</p>;
-          return (
-            <table className="table">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Phase</th>
-                  <th>Type</th>
-                  <th>Agent</th>
-                  <th>Parent</th>
-                  <th>Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((task) => (
-                  <tr key={task.metadata.name}>
-                    <td>
-                      <Link to={`/tasks/${encodeURIComponent(task.metadata.name)}`}>{task.metadata.name}</Link>
-                    </td>
-                    <td>
-                      <PhaseBadge phase={task.status?.phase} />
-                    </td>
-                    <td>{task.spec.type}</td>
-                    <td>{task.spec.agentRef?.name ?? <span className="muted">—</span>}</td>
-                    <td>{task.metadata.annotations?.["orka.ai/parent-task-name"] ?? <span className="muted">—</span>}</td>
-                    <td>
-                      <Time at={task.metadata.creationTimestamp} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          );
+          return <TaskTable tasks={shown} columns={["agent", "parent"]} />;
         }}
       </Show>
     </div>
