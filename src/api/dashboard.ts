@@ -5,7 +5,7 @@ import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 /** Where `npm run build:ui` puts the dashboard. */
-export const DASHBOARD_DIR = fileURLToPath(new URL("../../dist/ui", import.meta.url));
+const DASHBOARD_DIR = fileURLToPath(new URL("../../dist/ui", import.meta.url));
 
 const API_PREFIXES = ["/api/", "/internal/", "/openai/", "/anthropic/", "/healthz", "/readyz"];
 
