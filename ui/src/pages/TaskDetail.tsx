@@ -110,6 +110,8 @@ function ResultCard({ path, done, available }: { path: string; done: boolean; av
   );
 }
 
+const RECONNECT_MS = 2000;
+
 /** One row per event; a tool call's start and end become one expandable row with arguments and result. */
 interface ToolCallRow {
   kind: "tool";
@@ -144,9 +146,18 @@ function Timeline({ path }: { path: string }) {
 
   useEffect(() => {
     const abort = new AbortController();
-    let last = 0;
+    let last = events.at(-1)?.seq ?? 0;
+    let completed = false;
+    let retry: ReturnType<typeof setTimeout> | undefined;
     setState("live");
     setError(undefined);
+    // A stream that ends without stream_complete was cut (a restart, a proxy): say so and follow again.
+    const lost = (message: string) => {
+      if (abort.signal.aborted) return;
+      setError(message);
+      setState("error");
+      retry = setTimeout(() => setAttempt((n) => n + 1), RECONNECT_MS);
+    };
     api
       .stream(
         `${path}/stream`,
@@ -156,18 +167,20 @@ function Timeline({ path }: { path: string }) {
             if (event.seq <= last) return;
             last = event.seq;
             setEvents((current) => [...current, event]);
-          } else if (message.event === "stream_complete") setState("complete");
+          } else if (message.event === "stream_complete") {
+            completed = true;
+            setState("complete");
+          }
         },
         abort.signal,
-        { after: events.at(-1)?.seq ?? 0 },
+        { after: last },
       )
-      .then(() => setState((s) => (s === "live" ? "complete" : s)))
-      .catch((err: unknown) => {
-        if (abort.signal.aborted) return;
-        setError(err instanceof Error ? err.message : String(err));
-        setState("error");
-      });
-    return () => abort.abort();
+      .then(() => completed || lost("the connection closed before the task finished; reconnecting"))
+      .catch((err: unknown) => lost(`${err instanceof Error ? err.message : String(err)}; reconnecting`));
+    return () => {
+      abort.abort();
+      clearTimeout(retry);
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [path, attempt]);
 
@@ -178,7 +191,7 @@ function Timeline({ path }: { path: string }) {
           Timeline <span className={`live ${state}`}>{state === "live" ? "● live" : state === "complete" ? "complete" : "disconnected"}</span>
         </>
       }
-      actions={state === "error" ? <button className="button plain" onClick={() => setAttempt((n) => n + 1)}>Reconnect</button> : undefined}
+      actions={state === "error" ? <button className="button plain" onClick={() => setAttempt((n) => n + 1)}>Reconnect now</button> : undefined}
     >
       {error && <ErrorNote message={`The event stream stopped: ${error}`} />}
       {events.length === 0 ? (
