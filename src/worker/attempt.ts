@@ -59,7 +59,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     let parked: string | undefined;
     const session = new SessionTranscript(config, client, emit);
     const start = await startingPoint(config, client, session, emit);
-    const journal = new AttemptJournal(client, {
+    const journal = new AttemptJournal(client, events, {
       run: config.journal.run,
       taskName: config.task.name,
       taskUid: config.task.uid,
@@ -280,10 +280,17 @@ class SessionTranscript {
   }
 }
 
-/** Sends execution events in order, without making the loop wait on each one. */
+/** How long an event may wait for company before it is sent on its own. */
+const EVENT_DELAY_MS = 100;
+
+/**
+ * Sends execution events in order, without making the loop wait on them: they go along with the
+ * next journal step (one round trip for both), or on their own after a short delay.
+ */
 class EventSink {
-  private sending: Promise<void> = Promise.resolve();
+  private chain: Promise<unknown> = Promise.resolve();
   private queued: ExecutionEventInput[] = [];
+  private timer?: NodeJS.Timeout;
   private readonly client: ControlPlaneClient;
   private readonly log: (text: string) => void;
 
@@ -292,20 +299,38 @@ class EventSink {
     this.log = log;
   }
 
-  /** Events that arrive while a batch is in flight go together in the next one, in order. */
   emit(event: ExecutionEventInput): void {
     this.log(`${new Date().toISOString()} ${event.type}: ${event.summary}\n`);
     this.queued.push(event);
-    if (this.queued.length === 1) this.sending = this.sending.then(() => this.sendQueued());
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.carry((batch) => this.postAlone(batch));
+    }, EVENT_DELAY_MS);
   }
 
-  flush(): Promise<void> {
-    return this.sending;
+  /** Runs `send` after everything sent before it, with the events queued until then (kept if it fails). */
+  carry<T>(send: (batch: ExecutionEventInput[]) => Promise<T>): Promise<T> {
+    const run = this.chain.then(async () => {
+      const batch = this.queued;
+      this.queued = [];
+      try {
+        return await send(batch);
+      } catch (err) {
+        this.queued.unshift(...batch); // not delivered: they go with the next call
+        throw err;
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
   }
 
-  private async sendQueued(): Promise<void> {
-    const batch = this.queued;
-    this.queued = [];
+  flush(): Promise<unknown> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    return this.carry((batch) => this.postAlone(batch));
+  }
+
+  private async postAlone(batch: ExecutionEventInput[]): Promise<void> {
     if (batch.length === 0) return;
     await this.client.postEvents(batch).catch((err) => this.log(`${batch.length} events not recorded: ${errorMessage(err)}\n`));
   }

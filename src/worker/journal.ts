@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
+import type { ExecutionEventInput } from "../store/data-store.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
 import type { ControlPlaneClient } from "./client.ts";
 
@@ -32,16 +33,23 @@ export interface Replay {
  * The attempt's journal: every step is written to the control plane before it is acted on, and a
  * message is sent once (the server keeps each by its hash), so a step costs what is new in it.
  */
+/** Sends a step together with the events waiting to be sent, in order with everything sent before. */
+export interface StepCarrier {
+  carry<T>(send: (events: ExecutionEventInput[]) => Promise<T>): Promise<T>;
+}
+
 export class AttemptJournal {
   private readonly client: ControlPlaneClient;
+  private readonly carrier: StepCarrier;
   private readonly run: number;
   private readonly taskName: string;
   private seq: number;
   private readonly written = new WeakSet<ChatMessage>();
   readonly taskUid: string;
 
-  constructor(client: ControlPlaneClient, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
+  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
     this.client = client;
+    this.carrier = carrier;
     this.run = options.run;
     this.taskName = options.taskName;
     this.taskUid = options.taskUid;
@@ -81,7 +89,7 @@ export class AttemptJournal {
   private async write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {
     const step: StepInput = { run: this.run, seq: this.seq + 1, kind, messages, detail };
     killBeforeJournalStep("worker", this.taskName, step.seq);
-    await this.client.post(`journal/${this.client.taskPath()}`, step);
+    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { ...step, events }));
     this.seq = step.seq;
     for (const message of messages) this.written.add(message);
   }

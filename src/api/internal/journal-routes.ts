@@ -5,6 +5,7 @@ import { STEP_KINDS } from "../../store/journal-store.ts";
 import { killBeforeJournalStep } from "../../util/fault-injection.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
+import { eventBatchSchema } from "./routes.ts";
 
 type TaskParams = { ns: string; task: string };
 
@@ -15,6 +16,8 @@ const stepSchema = z.object({
   kind: z.enum(STEP_KINDS),
   messages: z.array(z.record(z.string(), z.unknown())).max(10_000),
   detail: z.record(z.string(), z.unknown()).default({}),
+  /** Execution events emitted since the worker's last call, carried along to save a round trip. */
+  events: eventBatchSchema.default([]),
 });
 
 /** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
@@ -23,7 +26,9 @@ export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiCont
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
     const step = parseWith(stepSchema, request.body ?? {});
     killBeforeJournalStep("server", attempt.task, step.seq);
-    return ctx.journal.append({ namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number }, step);
+    const { events, ...journalled } = step;
+    if (events.length > 0) ctx.data.appendEvents(attempt.namespace, attempt.task, events);
+    return ctx.journal.append({ namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number }, journalled);
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/internal/v1/journal/:ns/:task", async (request) => {

@@ -20,7 +20,7 @@ const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 type TaskParams = { ns: string; task: string };
 
-const eventSchema = z.object({
+export const eventSchema = z.object({
   type: z.string().min(1).max(100),
   severity: z.enum(["info", "warning", "error"]).optional(),
   toolName: z.string().max(200).optional(),
@@ -28,6 +28,8 @@ const eventSchema = z.object({
   summary: z.string().max(4000),
   content: z.string().max(65_536).optional(),
 });
+
+export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 events per call");
 
 /** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
 export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -64,7 +66,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   app.post<{ Params: TaskParams }>("/internal/v1/events/:ns/task/:task", async (request, reply) => {
     attemptOf(request);
     // One event, or a batch of up to 500 in order.
-    const events = parseWith(z.union([eventSchema, z.array(eventSchema).max(500, "at most 500 events per call")]), request.body);
+    const events = parseWith(z.union([eventSchema, eventBatchSchema]), request.body);
     ctx.data.appendEvents(request.params.ns, request.params.task, [events].flat());
     return reply.code(204).send();
   });
