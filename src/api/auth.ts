@@ -1,16 +1,13 @@
 import type { FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.ts";
-import { sha256 } from "../auth/static-tokens.ts";
+import { sha256Hex } from "../util/hash.ts";
+import { parseBearer } from "../auth/authenticator.ts";
 import type { Attempt, TaskDataStore } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 
 export function bearerToken(request: FastifyRequest): string {
-  const header = request.headers.authorization;
-  if (!header) throw new OrkaError("unauthenticated", "missing authorization header");
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match) throw new OrkaError("unauthenticated", "invalid token");
-  return match[1];
+  return parseBearer(request.headers.authorization);
 }
 
 /** The namespace a request acts in (P4.1): query, then body, then the token's, then default. */
@@ -37,7 +34,7 @@ export function requireOperator(principal: Principal, what: string): void {
 
 /** A worker acting on its namespace's shared data (memory, sessions): the namespace must be its own. */
 export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, namespace: string): Attempt {
-  const attempt = data.attemptByTokenHash(sha256(token));
+  const attempt = data.attemptByTokenHash(sha256Hex(token));
   if (!attempt) throw new OrkaError("unauthenticated", "authentication required");
   if (attempt.state !== "running") throw new OrkaError("permission_denied", "attempt is no longer running");
   if (attempt.namespace !== namespace) throw new OrkaError("permission_denied", "cross-namespace access denied");
@@ -46,7 +43,7 @@ export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, n
 
 /** Worker tokens: one per attempt, valid only for that attempt's Task while it runs. */
 export function authorizeWorker(data: TaskDataStore, token: string, namespace: string, task: string): Attempt {
-  const attempt = data.attemptByTokenHash(sha256(token));
+  const attempt = data.attemptByTokenHash(sha256Hex(token));
   if (!attempt) throw new OrkaError("unauthenticated", "invalid token");
   if (attempt.namespace !== namespace) throw new OrkaError("permission_denied", "namespace not allowed");
   if (attempt.task !== task) throw new OrkaError("permission_denied", `token is not valid for task ${task}`);

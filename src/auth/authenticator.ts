@@ -41,7 +41,7 @@ export class ApiAuthenticator {
       if (!looksLikeJwt(token)) throw new OrkaError("unauthenticated", "invalid context token header format");
       return transactionPrincipal(await verifyTransactionToken(token, transaction));
     }
-    const token = credentials.apiKey ?? bearerValue(credentials.authorization);
+    const token = credentials.apiKey ?? parseBearer(credentials.authorization);
     if (looksLikeJwt(token) && unverifiedType(token)?.toLowerCase() === TXN_TOKEN_TYPE) {
       if (!transaction?.bearerAllowed) {
         throw new OrkaError("unauthenticated", "transaction tokens must be sent via the Txn-Token header unless Authorization: Bearer is explicitly enabled");
@@ -55,7 +55,8 @@ export class ApiAuthenticator {
   }
 }
 
-function bearerValue(header: string | undefined): string {
+/** The token of an `Authorization: Bearer <token>` header, refused with B1's messages. */
+export function parseBearer(header: string | undefined): string {
   if (!header) throw new OrkaError("unauthenticated", "missing authorization header");
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
   if (!match) throw new OrkaError("unauthenticated", "invalid authorization header format");

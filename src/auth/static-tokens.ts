@@ -1,9 +1,8 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../util/hash.ts";
 import type { Db } from "../store/sqlite/db.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Principal, TokenRole } from "./principal.ts";
-
-export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** API tokens: the admin token, and static tokens bound to a namespace (stored hashed). */
 export class TokenAuthenticator {
@@ -12,17 +11,17 @@ export class TokenAuthenticator {
 
   constructor(db: Db, adminToken: string) {
     this.db = db;
-    this.adminHash = Buffer.from(sha256(adminToken), "hex");
+    this.adminHash = Buffer.from(sha256Hex(adminToken), "hex");
   }
 
   /** The principal for a token, or undefined when it is not one of ours. */
   find(token: string): Principal | undefined {
-    if (timingSafeEqual(Buffer.from(sha256(token), "hex"), this.adminHash)) {
+    if (timingSafeEqual(Buffer.from(sha256Hex(token), "hex"), this.adminHash)) {
       return { name: "admin", admin: true, role: "admin", requestedBy: { username: "admin", roles: ["admin"] } };
     }
     const row = this.db.prepare<[string], { name: string; namespace: string | null; role: string }>(
       "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
-    ).get(sha256(token));
+    ).get(sha256Hex(token));
     if (!row) return undefined;
     const role = row.role as Principal["role"];
     return { name: row.name, admin: role === "admin", role, namespace: row.namespace ?? undefined, requestedBy: { username: row.name, roles: [role] } };
@@ -38,7 +37,7 @@ export class TokenAuthenticator {
   createToken(name: string, namespace: string, role: TokenRole = "user"): string {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
     this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
-      sha256(token), name, namespace, role, new Date().toISOString(),
+      sha256Hex(token), name, namespace, role, new Date().toISOString(),
     );
     return token;
   }

@@ -1,7 +1,7 @@
 import { AuthenticationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import { OrkaError } from "../util/errors.ts";
-import { sha256 } from "./static-tokens.ts";
+import { sha256Hex } from "../util/hash.ts";
 import type { Principal } from "./principal.ts";
 
 export interface TokenReviewConfig {
@@ -30,7 +30,7 @@ export class TokenReviewAuthenticator {
 
   /** The principal for a ServiceAccount token, or undefined when the API server does not vouch for it. */
   async find(token: string): Promise<Principal | undefined> {
-    const key = sha256(`${token}\n${this.audiences.join(",")}`);
+    const key = sha256Hex(`${token}\n${this.audiences.join(",")}`);
     const cached = this.cache.get(key);
     if (cached && cached.expires > Date.now()) return cached.principal;
     const principal = await this.review(token);

@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import type { JWTPayload } from "jose";
-import { canonicalJson } from "../policy/approvals.ts";
+import { canonicalDigest } from "../util/hash.ts";
 import { OrkaError } from "../util/errors.ts";
 import { verifyRs256 } from "./jwt.ts";
 
@@ -42,7 +41,7 @@ export interface TransactionClaims {
   requesterContextDigest?: string;
 }
 
-const digest = (value: unknown) => `sha256:${createHash("sha256").update(canonicalJson(value ?? {})).digest("hex")}`;
+const digest = (value: unknown) => canonicalDigest(value ?? {});
 
 /** Any failure is the same 401: the caller learns nothing about which check failed. */
 export async function verifyTransactionToken(token: string, config: TransactionTokenConfig): Promise<TransactionClaims> {

@@ -1,11 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { agentSpecSchema, type AgentSpec } from "../resources/agent.ts";
-import { ANNOTATION, API_VERSION, LABEL, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, API_VERSION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../resources/task.ts";
 import { parseWith } from "../resources/validate.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
-import { parentLabelValue } from "./children.ts";
 import type { CreateAgentArgs } from "../tools/coordination/schemas.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
@@ -52,7 +51,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
     metadata: {
       name,
       namespace,
-      labels: { [LABEL.parentTask]: parentLabelValue(task.metadata.name), [LABEL.createdBy]: "create_agent", "orka.ai/agent-role": parentLabelValue(args.name.toLowerCase()) },
+      labels: { [LABEL.parentTask]: labelValue(task.metadata.name), [LABEL.createdBy]: "create_agent", "orka.ai/agent-role": labelValue(args.name.toLowerCase()) },
       annotations: { [ANNOTATION.parentTaskName]: task.metadata.name },
       ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: task.metadata.name, uid: task.metadata.uid!, controller: true }],
     },

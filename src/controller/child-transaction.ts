@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { exchangeForTransactionToken, readSubjectTokenFile, TXN_TOKEN_TYPE_URN, type ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
-import { ANNOTATION, LABEL, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
 import type { SecretSpec } from "../resources/secret.ts";
 import type { TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
@@ -43,7 +43,7 @@ export async function createChildUnderGrant(store: ResourceStore, grants: ChildG
     metadata: {
       name: `${parent.metadata.name.slice(0, 200)}-txn-${randomBytes(4).toString("hex")}`,
       namespace: child.metadata.namespace,
-      labels: { [LABEL.parentTask]: child.metadata.labels?.[LABEL.parentTask] ?? parent.metadata.name },
+      labels: { [LABEL.parentTask]: labelValue(parent.metadata.name) },
       // Owned by the parent until the child exists, so a crash in between cannot orphan the token.
       ownerReferences: [{ apiVersion: parent.apiVersion, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid! }],
     },

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../util/hash.ts";
 import type { AgentSpec } from "../resources/agent.ts";
-import { ANNOTATION, API_VERSION, LABEL, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, API_VERSION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
 import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../resources/task.ts";
 import { parseWith } from "../resources/validate.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
@@ -10,19 +11,12 @@ import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
 import { parentTaskName } from "./admission.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
-import { inheritedTransactionMetadata } from "../auth/provenance.ts";
+import { stampTransaction } from "../auth/provenance.ts";
 import { createChildUnderGrant, type ChildGrants } from "./child-transaction.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const fail = (message: string) => new OrkaError("invalid_argument", message);
 const RESULT_LIMIT = 4096;
-
-/** The parent-link label: the name when it is a valid label value, else a prefix and a hash (coordination conventions). */
-export function parentLabelValue(name: string): string {
-  if (name.length <= 63 && /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) return name;
-  const hash = createHash("sha256").update(name).digest("hex").slice(0, 12);
-  return `${name.slice(0, 50).replace(/[^a-z0-9]+$/, "")}-${hash}`;
-}
 
 function childName(parent: string): string {
   return `${parent.slice(0, 200)}-child-${randomBytes(3).toString("hex").slice(0, 5)}`;
@@ -30,7 +24,7 @@ function childName(parent: string): string {
 
 function provenance(parent: Task, extraLabels: Record<string, string>, extraAnnotations: Record<string, string>) {
   return {
-    labels: { [LABEL.parentTask]: parentLabelValue(parent.metadata.name), [LABEL.coordinator]: "true", ...extraLabels },
+    labels: { [LABEL.parentTask]: labelValue(parent.metadata.name), [LABEL.coordinator]: "true", ...extraLabels },
     annotations: { [ANNOTATION.parentTaskName]: parent.metadata.name, ...extraAnnotations },
     ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid!, controller: true }],
   };
@@ -75,7 +69,7 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   }
   if (codingAgent && (args.prior_task || args.feedback)) throw fail("prior_task is not supported for coding-agent children; have the next agent read the published branch");
 
-  const labels: Record<string, string> = { [LABEL.delegatedAgent]: parentLabelValue(args.agent) };
+  const labels: Record<string, string> = { [LABEL.delegatedAgent]: labelValue(args.agent) };
   const annotations: Record<string, string> = { [ANNOTATION.coordinationDepth]: String(depth + 1) };
   let workspace = args.workspace && validateWorkspace(args.workspace);
   let priorTaskRef: TaskSpec["priorTaskRef"];
@@ -100,7 +94,6 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
       timeout: checkTimeout(args.timeout),
       priorTaskRef,
       requestedBy: parent.spec.requestedBy,
-      transaction: parent.spec.transaction,
     },
     "spec",
   );
@@ -153,7 +146,6 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
         priority: checkPriority(args.priority, parent),
         schedule: args.schedule,
         requestedBy: parent.spec.requestedBy,
-        transaction: parent.spec.transaction,
       },
       "spec",
     );
@@ -178,23 +170,19 @@ async function createChild(
   operation: string,
 ): Promise<Task> {
   // A call repeated after the control plane died mid-call finds the child it already created.
-  const keyLabel = grants.effectKey && createHash("sha256").update(grants.effectKey).digest("hex").slice(0, 40);
+  const keyLabel = grants.effectKey && sha256Hex(grants.effectKey).slice(0, 40);
   if (keyLabel) {
     const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace: parent.metadata.namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
     if (existing.items[0]) return existing.items[0];
     extra.labels[LABEL.effectKey] = keyLabel;
   }
-  const inherited = inheritedTransactionMetadata(parent.metadata);
   const child: Task = {
     apiVersion: API_VERSION,
     kind: "Task",
-    metadata: {
-      name: childName(parent.metadata.name),
-      namespace: parent.metadata.namespace,
-      ...provenance(parent, { ...inherited.labels, ...extra.labels }, { ...inherited.annotations, ...extra.annotations }),
-    },
+    metadata: { name: childName(parent.metadata.name), namespace: parent.metadata.namespace, ...provenance(parent, extra.labels, extra.annotations) },
     spec,
   };
+  if (parent.spec.transaction) stampTransaction(child.spec, child.metadata, parent.spec.transaction);
   try {
     return await createChildUnderGrant(store, grants, parent, child, operation);
   } catch (err) {

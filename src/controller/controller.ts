@@ -1,7 +1,8 @@
 import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { sha256Hex } from "../util/hash.ts";
 import type { Logger } from "../util/logger.ts";
-import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, LABEL, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, API_VERSION, childrenOf, FINALIZER_CLEANUP, LABEL, labelValue, type Resource } from "../resources/meta.ts";
 import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { Attempt, TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
@@ -68,7 +69,7 @@ const WEBHOOK_TIMEOUT_MS = 30_000;
 const WEBHOOK_RETRY_MS = 30_000;
 
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return sha256Hex(token);
 }
 
 const taskKey = (namespace: string, name: string) => `Task/${namespace}/${name}`;
@@ -253,7 +254,7 @@ export class Controller {
     const attemptId = `${task.metadata.name}-${number}-${randomUUID().slice(0, 8)}`;
     const token = randomBytes(32).toString("base64url");
     // A resumed run continues in the lost attempt's directories (its workspace files are part of the run).
-    const resumeRun = task.status?.resumeRun;
+    const resumeRun = task.status?.resuming ? task.status.journalRun : undefined;
     const lostAttempt = resumeRun !== undefined ? task.status?.jobName : undefined;
     const dirs = lostAttempt ? await this.runner.adopt(lostAttempt, attemptId) : await this.runner.prepare(attemptId);
     if (lostAttempt) this.attemptOwners.delete(lostAttempt);
@@ -314,7 +315,7 @@ export class Controller {
       message: resumeRun !== undefined ? `attempt ${number} resuming run ${resumeRun}` : `attempt ${number} running`,
       retryAfter: undefined,
       journalRun: resumeRun ?? number,
-      resumeRun: undefined,
+      resuming: undefined,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     });
     for (const notice of plan.notices) this.event(running, { type: "Warning", severity: "warning", summary: notice });
@@ -388,7 +389,7 @@ export class Controller {
 
   private async resume(task: Task, lost: Attempt): Promise<void> {
     const resumes = (task.status?.resumes ?? 0) + 1;
-    await this.writeStatus(task, { phase: "Pending", resumeRun: task.status!.journalRun, resumes, message: `resuming run ${task.status!.journalRun} after: ${lost.reason ?? "worker lost"}` });
+    await this.writeStatus(task, { phase: "Pending", resuming: true, resumes, message: `resuming run ${task.status!.journalRun} after: ${lost.reason ?? "worker lost"}` });
     this.event(task, { type: "AttemptLost", severity: "warning", summary: `attempt ${lost.number} lost (${lost.reason ?? "worker lost"}); resuming from the journal (resume ${resumes} of at most ${MAX_RESUMES})` });
   }
 
@@ -546,7 +547,7 @@ export class Controller {
   /** A child ended: its parent's summary changes, and a sibling waiting for a child slot may start. */
   private async wakeFamily(namespace: string, parent: string): Promise<void> {
     this.work.add(taskKey(namespace, parent));
-    const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${parent}` });
+    const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: childrenOf(parent) });
     for (const sibling of siblings.items) if (sibling.status?.phase === "Pending") this.work.add(taskKey(namespace, sibling.metadata.name));
   }
 
@@ -598,7 +599,7 @@ export class Controller {
     if (parentTaskName(task)) return;
     const children = await this.store.list<TaskSpec, TaskStatus>("Task", {
       namespace: task.metadata.namespace,
-      labelSelector: `${LABEL.parentTask}=${task.metadata.name}`,
+      labelSelector: childrenOf(task.metadata.name),
     });
     if (children.items.length === 0 && !task.status?.childTasks) return;
     const childTasks = children.items
@@ -693,7 +694,7 @@ export class Controller {
       metadata: {
         name,
         namespace: task.metadata.namespace,
-        labels: { [LABEL.parentTask]: task.metadata.name, [LABEL.scheduledRun]: "true" },
+        labels: { [LABEL.parentTask]: labelValue(task.metadata.name), [LABEL.scheduledRun]: "true" },
         annotations: { [ANNOTATION.parentTaskName]: task.metadata.name, ...(disable ? { [ANNOTATION.disableCoordinationToolInjection]: disable } : {}) },
         ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: task.metadata.name, uid: task.metadata.uid!, controller: true }],
       },
@@ -710,7 +711,7 @@ export class Controller {
   private async scheduledChildren(task: Task): Promise<Task[]> {
     const list = await this.store.list<TaskSpec, TaskStatus>("Task", {
       namespace: task.metadata.namespace,
-      labelSelector: `${LABEL.parentTask}=${task.metadata.name},${LABEL.scheduledRun}=true`,
+      labelSelector: `${childrenOf(task.metadata.name)},${LABEL.scheduledRun}=true`,
     });
     return list.items.sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") || a.metadata.name.localeCompare(b.metadata.name));
   }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { canonicalJson, sha256Hex } from "../util/hash.ts";
 import type { Resource } from "../resources/meta.ts";
 import type { ToolSpec } from "../resources/tool.ts";
 import { OrkaError } from "../util/errors.ts";
@@ -7,16 +7,6 @@ import { redact } from "./redact.ts";
 const RESERVED_URL_KEY = "__orkaApprovalURL";
 const PREVIEW_LIMIT = 8 * 1024;
 
-/** JSON with object keys sorted at every level, so equal arguments hash equally. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 export interface ApprovalBinding {
   id: string;
@@ -43,9 +33,9 @@ export function bindApproval(target: { namespace: string; task: string; taskUID:
     }
     sanitized[RESERVED_URL_KEY] = { template: http!.url, params };
   }
-  const argsDigest = sha256(canonicalJson(sanitized));
-  const specDigest = sha256(canonicalJson(tool.spec));
-  const id = sha256([target.namespace, target.task, target.taskUID, tool.metadata.name, argsDigest, specDigest].join("\0"));
+  const argsDigest = sha256Hex(canonicalJson(sanitized));
+  const specDigest = sha256Hex(canonicalJson(tool.spec));
+  const id = sha256Hex([target.namespace, target.task, target.taskUID, tool.metadata.name, argsDigest, specDigest].join("\0"));
   const redacted = redact(JSON.stringify(sanitized));
   const preview = redacted.length <= PREVIEW_LIMIT ? redacted : JSON.stringify({ truncated: true, preview: "[truncated sanitized approval target arguments]" });
   return { id, argsDigest, specDigest, preview };

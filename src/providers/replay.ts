@@ -1,12 +1,11 @@
-import { createHash } from "node:crypto";
-import { canonicalJson } from "../policy/approvals.ts";
+import { canonicalDigest } from "../util/hash.ts";
 import type { ReplaySpec } from "../resources/provider.ts";
 import type { ChatMessage, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
 /** What a model request is, for recording and replay: the system prompt and the conversation. */
 export function requestDigest(system: string, messages: ChatMessage[]): string {
-  return `sha256:${createHash("sha256").update(canonicalJson({ system, messages })).digest("hex")}`;
+  return canonicalDigest({ system, messages });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { sha256Hex } from "../util/hash.ts";
 import { z } from "zod";
 
 export const API_GROUP = "core.orka.ai";
@@ -91,6 +92,22 @@ export const ANNOTATION = {
 } as const;
 
 export const FINALIZER_CLEANUP = "orka.ai/cleanup";
+
+/**
+ * Any text as a valid label value (coordination conventions): itself when it is one, else a
+ * normalized prefix, `-` and 12 hex of its SHA-256 — at most 63 characters either way.
+ */
+export function labelValue(text: string): string {
+  if (text.length <= 63 && /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(text)) return text;
+  const hash = sha256Hex(text).slice(0, 12);
+  const prefix = text.slice(0, 50).replace(/[^-A-Za-z0-9_.]+/g, "-").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
+  return prefix ? `${prefix}-${hash}` : hash;
+}
+
+/** The label selector of a Task's children (the parent link label, label-safe). */
+export function childrenOf(parentName: string): string {
+  return `${LABEL.parentTask}=${labelValue(parentName)}`;
+}
 
 /** Every object Orka stores, whatever its kind. */
 export interface Resource<Spec = unknown, Status = unknown> {

@@ -157,8 +157,8 @@ export const taskStatusSchema = z.object({
   retryAfter: z.string().optional(),
   /** The journal run the current attempt writes (its first attempt's number). */
   journalRun: z.number().int().optional(),
-  /** Set while a lost attempt waits to be resumed: the run to continue. */
-  resumeRun: z.number().int().optional(),
+  /** Set while a lost attempt waits to be resumed: the next attempt continues `journalRun`. */
+  resuming: z.boolean().optional(),
   /** How many times the current run was resumed after a lost worker. */
   resumes: z.number().int().optional(),
   /** When the Task entered the queue; drives ageing (P2.9). */

@@ -17,5 +17,4 @@ export interface AuditEvent {
 export interface AuditStore {
   record(event: Omit<AuditEvent, "id" | "at">): void;
   recent(limit: number): AuditEvent[];
-  count(outcome: AuditOutcome): number;
 }

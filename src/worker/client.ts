@@ -5,17 +5,10 @@ const CONTROL_PLANE_TIMEOUT_MS = 10_000;
 
 /** The worker's only way to the control plane: /internal/v1 over HTTP with the attempt's bearer token. */
 export class ControlPlaneClient implements ControlPlane {
-  private readonly baseURL: string;
-  private readonly token: string;
-  private readonly namespace: string;
-  private readonly task: string;
-  private idempotencyKey?: string;
+  private readonly options: { controllerURL: string; token: string; namespace: string; task: string; idempotencyKey?: string };
 
-  constructor(options: { controllerURL: string; token: string; namespace: string; task: string }) {
-    this.baseURL = `${options.controllerURL}/internal/v1`;
-    this.token = options.token;
-    this.namespace = options.namespace;
-    this.task = options.task;
+  constructor(options: { controllerURL: string; token: string; namespace: string; task: string; idempotencyKey?: string }) {
+    this.options = options;
   }
 
   postResult(result: string): Promise<unknown> {
@@ -24,7 +17,7 @@ export class ControlPlaneClient implements ControlPlane {
 
   /** Execution events, in order, in one call. */
   postEvents(events: ExecutionEventInput[]): Promise<unknown> {
-    return this.send("POST", `events/${this.namespace}/task/${this.task}`, JSON.stringify(events), "application/json");
+    return this.send("POST", `events/${this.options.namespace}/task/${this.options.task}`, JSON.stringify(events), "application/json");
   }
 
   uploadArtifact(file: string, content: Buffer): Promise<unknown> {
@@ -57,23 +50,21 @@ export class ControlPlaneClient implements ControlPlane {
 
   /** `<namespace>/<task>`, the tail of this attempt's per-Task paths. */
   taskPath(): string {
-    return `${this.namespace}/${this.task}`;
+    return `${this.options.namespace}/${this.options.task}`;
   }
 
   /** The same client, sending an idempotency key: the control plane answers a repeated call from its ledger. */
   withIdempotencyKey(key: string): ControlPlaneClient {
-    const keyed = new ControlPlaneClient({ controllerURL: this.baseURL.replace(/\/internal\/v1$/, ""), token: this.token, namespace: this.namespace, task: this.task });
-    keyed.idempotencyKey = key;
-    return keyed;
+    return new ControlPlaneClient({ ...this.options, idempotencyKey: key });
   }
 
   private async send(method: string, path: string, body?: string | Buffer, contentType?: string): Promise<unknown> {
-    const response = await fetch(`${this.baseURL}/${path}`, {
+    const response = await fetch(`${`${this.options.controllerURL}/internal/v1`}/${path}`, {
       method,
       headers: {
-        authorization: `Bearer ${this.token}`,
+        authorization: `Bearer ${this.options.token}`,
         ...(contentType ? { "content-type": contentType } : {}),
-        ...(this.idempotencyKey ? { "idempotency-key": this.idempotencyKey } : {}),
+        ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
       },
       body,
       signal: AbortSignal.timeout(CONTROL_PLANE_TIMEOUT_MS),

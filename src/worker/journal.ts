@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../util/hash.ts";
 import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
@@ -82,8 +82,7 @@ export class AttemptJournal {
 
   /** The idempotency key of a tool call: Task uid, run, call index and argument digest. */
   keyFor(callIndex: number, call: ToolCall): string {
-    const args = createHash("sha256").update(call.arguments).digest("hex");
-    return createHash("sha256").update(`${this.taskUid}\n${this.run}\n${callIndex}\n${call.name}\n${args}`).digest("hex");
+    return sha256Hex(`${this.taskUid}\n${this.run}\n${callIndex}\n${call.name}\n${sha256Hex(call.arguments)}`);
   }
 
   private async write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken } from "../../src/controller/controller.ts";
 import { API_VERSION, type Resource } from "../../src/resources/meta.ts";
 import type { RunningOrka } from "../../src/server.ts";
-import { startEmbeddedOrka } from "../helpers/embedded.ts";
+import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";
 import pino from "pino";
 import { GrantGate } from "../../src/auth/grant-gate.ts";
 import { delegate as delegateChild } from "../../src/controller/children.ts";
@@ -88,12 +88,24 @@ describe("delegate_task rules", () => {
 
   it("finds the child a repeated call already created (a call cut off after its create), instead of creating another", async () => {
     const parent = (await orka.store.get<any, any>("Task", "default", "top"))!;
-    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [], count: () => 0 }, pino({ level: "silent" })), effectKey: "uid:key-1" };
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), effectKey: "uid:key-1" };
     const first = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     const again = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     expect(again.taskName).toBe(first.taskName);
     const other = await delegateChild(orka.store, { ...grants, effectKey: "uid:key-2" }, parent, { agent: "helper", prompt: "once" });
     expect(other.taskName).not.toBe(first.taskName);
+  });
+
+  it("links and lists the children of a parent whose name is too long for a label", async () => {
+    const longName = `a-coordinator-with-a-very-long-name-${"x".repeat(60)}`;
+    await orka.store.create(task(longName, {}, { schedule: "0 0 1 1 *" }));
+    const parent = (await orka.store.get<any, any>("Task", "default", longName))!;
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })) };
+    const { taskName } = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "child of a long name" });
+    const child = (await orka.store.get<any, any>("Task", "default", taskName))!;
+    expect(child.metadata.labels?.["orka.ai/parent-task"]).toMatch(/^a-coordinator-with-a-very-long-name-x{14}-[0-9a-f]{12}$/);
+    const listed = await fetch(`${orka.url}/api/v1/tasks/${longName}/children`, { headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` } });
+    expect(((await listed.json()) as any).items.map((t: any) => t.metadata.name)).toEqual([taskName]);
   });
 
   it("deletes a family's messages with the coordinator", async () => {

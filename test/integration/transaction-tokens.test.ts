@@ -257,6 +257,42 @@ describe("transaction tokens in enforce mode (B11)", () => {
     const secrets = (await orka.api("GET", "/api/v1/secrets")).body.items as any[];
     expect(secrets.filter((s) => s.name.startsWith("boss-narrow-txn-"))).toHaveLength(0);
     expect(issuer.exchanges.length).toBe(exchangesBefore);
+
+    // A token service whose reply is not a transaction token: the delegation fails and leaves nothing.
+    issuer.exchangeReplyOverride = { token_type: "Bearer" };
+    try {
+      peer.script("m-boss", [{ toolCalls: [{ name: "delegate_task", arguments: { agent: "helper", prompt: "sub job" } }] }, { text: "could not" }]);
+      expect((await txnCall(orka, wide, "POST", "/api/v1/tasks", { name: "boss-badtts", type: "ai", agentRef: "boss", prompt: "go" })).status).toBe(201);
+      await orka.waitFor("boss-badtts");
+      const refusal = toolResultsOf(peer.requests.filter((r) => r.body.model === "m-boss").at(-1)!.body).at(-1)!;
+      expect(refusal).toContain("token_type must be N_A");
+      expect(refusal).not.toContain("eyJ"); // no token in the error
+      expect((await orka.api("GET", "/api/v1/tasks?labelSelector=orka.ai/parent-task=boss-badtts")).body.items).toHaveLength(0);
+      expect(((await orka.api("GET", "/api/v1/secrets")).body.items as any[]).filter((s) => s.name.startsWith("boss-badtts-txn-"))).toHaveLength(0);
+    } finally {
+      issuer.exchangeReplyOverride = undefined;
+    }
+  });
+
+  it("lets the compatible endpoints run tools only with orka:tools:use and granted tools, and lists only granted tools", async () => {
+    peer.script("m-compat", [{ text: "plain answer" }]);
+    const chat = (token: string, headers: Record<string, string> = {}) =>
+      fetch(`${orka.url}/openai/v1/chat/completions`, {
+        method: "POST",
+        headers: { "txn-token": token, "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: "peer/m-compat", messages: [{ role: "user", content: "hi" }] }),
+      });
+    const noToolScope = await mint({}, SCOPES.replace(" orka:tools:use", ""));
+    const refused = await chat(noToolScope);
+    expect([refused.status, ((await refused.json()) as any).error.message]).toEqual([403, "context token is not authorized for createChatCompletion"]);
+    expect((await chat(noToolScope, { "x-orka-tools": "disabled" })).status).toBe(200);
+    const partial = await chat(await mint({ allowedTools: ["web_search", "web_fetch"] }));
+    expect(partial.status).toBe(403);
+    const granted = await chat(await mint({ allowedTools: ["web_search", "code_exec", "file_read", "web_fetch", "file_write"] }));
+    expect(granted.status).toBe(200);
+
+    const tools = await txnCall(orka, await mint({ allowedTools: ["web_search", "file_read"] }), "GET", "/api/v1/tools");
+    expect((tools.body.items as any[]).map((t) => t.name).sort()).toEqual(["file_read", "web_search"]);
   });
 
   it("binds credentials to tctx.secret at creation, and gives a structured error when a credential is used without the scope", async () => {

@@ -28,6 +28,8 @@ export interface TokenIssuer {
   mint(scope: string, options?: MintOptions): Promise<string>;
   /** Every RFC 8693 request the token endpoint received. */
   exchanges: TokenExchangeRequest[];
+  /** Fields that replace the token endpoint's correct reply (to test a misbehaving service). */
+  exchangeReplyOverride?: Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -82,7 +84,7 @@ export async function startTokenIssuer(audience = "orka"): Promise<TokenIssuer> 
         if (form.grant_type !== "urn:ietf:params:oauth:grant-type:token-exchange" || !form.subject_token) return send(400, { error: "invalid_request" });
         const details = JSON.parse(form.request_details ?? "{}") as Record<string, unknown>;
         const token = await mint(form.scope, { tctx: { namespace: details.namespace }, claims: { sub: "orka-child", req_wl: "orka" } });
-        send(200, { access_token: token, issued_token_type: "urn:ietf:params:oauth:token-type:txn_token", token_type: "N_A", expires_in: 300 });
+        send(200, { access_token: token, issued_token_type: "urn:ietf:params:oauth:token-type:txn_token", token_type: "N_A", expires_in: 300, ...issuer.exchangeReplyOverride });
       });
       return;
     }
@@ -90,11 +92,12 @@ export async function startTokenIssuer(audience = "orka"): Promise<TokenIssuer> 
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   issuerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
+  const issuer: TokenIssuer = {
     url: issuerUrl,
     audience,
     mint,
     exchanges,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return issuer;
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { sha256 } from "../../auth/static-tokens.ts";
+import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
+import { bearerToken } from "../auth.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -57,8 +58,14 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
   });
 }
 
+/** The caller's running attempt, or undefined: the route itself refuses a bad credential with the right message. */
 function workerAttempt(ctx: ApiContext, request: FastifyRequest) {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "");
-  const attempt = match ? ctx.data.attemptByTokenHash(sha256(match[1])) : undefined;
+  let token: string;
+  try {
+    token = bearerToken(request);
+  } catch {
+    return undefined;
+  }
+  const attempt = ctx.data.attemptByTokenHash(sha256Hex(token));
   return attempt?.state === "running" ? attempt : undefined;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { ANNOTATION, API_VERSION, LABEL, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
+import { ANNOTATION, API_VERSION, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
 import { replayProviderFrom } from "../../controller/recording.ts";
 import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
@@ -290,7 +290,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/children", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
-    const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.parentTask}=${request.params.name}` });
+    const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: childrenOf(request.params.name) });
     return listResponse(list);
   });
 

@@ -31,7 +31,4 @@ export class SqliteAuditStore implements AuditStore {
       }));
   }
 
-  count(outcome: AuditOutcome): number {
-    return this.db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM audit_events WHERE outcome = ?").get(outcome)!.n;
-  }
 }

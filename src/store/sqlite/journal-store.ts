@@ -1,10 +1,8 @@
-import { createHash } from "node:crypto";
-import { canonicalJson } from "../../policy/approvals.ts";
+import { canonicalJson, sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
 import type { Db } from "./db.ts";
 
-const hashOf = (text: string) => createHash("sha256").update(text).digest("hex");
 
 export class SqliteJournalStore implements JournalStore {
   private readonly db: Db;
@@ -16,7 +14,7 @@ export class SqliteJournalStore implements JournalStore {
   append(owner: StepOwner, step: StepInput): { storedBytes: number } {
     return this.db.transaction(() => {
       const bodies = step.messages.map((message) => canonicalJson(message));
-      const hashes = bodies.map(hashOf);
+      const hashes = bodies.map(sha256Hex);
       const detail = canonicalJson(step.detail);
       const existing = this.db
         .prepare<[string, number, number], { kind: string; segments: string; detail: string }>("SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
