@@ -13,6 +13,7 @@ import type {
   TranscriptSearchResult,
 } from "../memory-store.ts";
 import type { Db } from "./db.ts";
+import { parseQuery, rankedSearch } from "./term-search.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -73,7 +74,7 @@ function toProposal(row: Row): MemoryProposal {
   }) as unknown as MemoryProposal;
 }
 
-/** Empty optional fields are omitted (A2). */
+/** Empty optional fields are omitted. */
 function prune(record: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined && v !== ""));
 }
@@ -82,7 +83,7 @@ export function splitQueryTerms(query: string): string[] {
   return [...query.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2]).trim()).filter(Boolean);
 }
 
-/** A window around the first match (A4): about a third of it before the match, `…` where cut. */
+/** A window around the first match: about a third of it before the match, `…` where cut. */
 export function snippet(text: string, terms: string[], max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
@@ -100,6 +101,29 @@ export function snippet(text: string, terms: string[], max: number): string {
   return `${start > 0 ? "…" : ""}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
 }
 
+/** The recall filters other than the query, on `memories m`. */
+function recallFilters(namespace: string, filter: RecallFilter): { where: string[]; params: unknown[] } {
+  const where = ["m.namespace = ?"];
+  const params: unknown[] = [namespace];
+  if (!filter.includeDeleted) where.push("m.deleted = 0");
+  if (!filter.includeDisabled) where.push("m.disabled = 0");
+  for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["source", filter.source]] as const) {
+    if (value) {
+      where.push(`m.${column} = ?`);
+      params.push(value);
+    }
+  }
+  for (const tag of normalizeTags(filter.tags ?? [])) {
+    where.push("m.tags LIKE ? ESCAPE '\\'");
+    params.push(likeEscape(`,${tag},`));
+  }
+  if (filter.ids?.length) {
+    where.push(`m.id IN (${filter.ids.map(() => "?").join(",")})`);
+    params.push(...filter.ids);
+  }
+  return { where, params };
+}
+
 export class SqliteMemoryStore implements MemoryStore {
   private readonly db: Db;
 
@@ -108,44 +132,30 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   recall(namespace: string, filter: RecallFilter): Memory[] {
-    const where = ["m.namespace = ?"];
-    const params: unknown[] = [namespace];
-    if (!filter.includeDeleted) where.push("m.deleted = 0");
-    if (!filter.includeDisabled) where.push("m.disabled = 0");
-    for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["source", filter.source]] as const) {
-      if (value) {
-        where.push(`m.${column} = ?`);
-        params.push(value);
-      }
-    }
-    for (const tag of normalizeTags(filter.tags ?? [])) {
-      where.push("m.tags LIKE ? ESCAPE '\\'");
-      params.push(likeEscape(`,${tag},`));
-    }
-    if (filter.ids?.length) {
-      where.push(`m.id IN (${filter.ids.map(() => "?").join(",")})`);
-      params.push(...filter.ids);
-    }
+    const { where, params } = recallFilters(namespace, filter);
     const query = filter.query?.trim();
-    // Rowid order is updatedAt order (see moveToNewest): newest first, as the spec orders recall (A10).
-    // With a query, walk the FTS index newest first and stop at the limit.
-    const fts = Boolean(query && query.length >= TRIGRAM);
-    if (fts) {
-      where.unshift("memories_fts MATCH ?");
-      params.unshift(phrase(query!));
-    } else if (query) {
-      where.push("(lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\')");
-      params.push(likeEscape(query), likeEscape(query));
+    if (!query) {
+      // Rowid order is updatedAt order (see moveToNewest): newest first.
+      return this.db
+        .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`)
+        .all(...params, filter.limit)
+        .map(toMemory);
     }
-    params.push(filter.limit);
+    const ranked = rankedSearch<Row>(this.db, { index: "memories_words", table: "memories", alias: "m", where, params, limit: filter.limit }, parseQuery(query));
+    return (ranked.length > 0 ? ranked : this.recallBySubstring(query, where, params, filter.limit)).map(toMemory);
+  }
+
+  /** The query as one case-insensitive substring (part of a word or an identifier), newest first. */
+  private recallBySubstring(query: string, where: string[], params: unknown[], limit: number): Row[] {
+    if (query.length < TRIGRAM) {
+      return this.db
+        .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} AND (lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\') ORDER BY m.rowid DESC LIMIT ?`)
+        .all(...params, likeEscape(query), likeEscape(query), limit);
+    }
+    // Walk the trigram index newest first and stop at the limit.
     return this.db
-      .prepare<unknown[], Row>(
-        fts
-          ? `SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`
-          : `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`,
-      )
-      .all(...params)
-      .map(toMemory);
+      .prepare<unknown[], Row>(`SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`)
+      .all(phrase(query), ...params, limit);
   }
 
   getMemory(namespace: string, id: string): Memory | undefined {
@@ -343,17 +353,8 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   searchTranscripts(namespace: string, search: TranscriptSearch): TranscriptSearchResult[] {
-    const terms = splitQueryTerms(search.query);
-    const long = terms.filter((t) => t.length >= TRIGRAM);
-    // With FTS terms, walk the index newest first and stop at the limit: common words must not
-    // make SQLite collect every match before ordering.
-    const from = long.length > 0 ? "transcript_fts f JOIN transcript_messages t ON t.id = f.rowid" : "transcript_messages t";
-    const where = long.length > 0 ? ["transcript_fts MATCH ?", "t.namespace = ?", "t.content != ''"] : ["t.namespace = ?", "t.content != ''"];
-    const params: unknown[] = long.length > 0 ? [long.map(phrase).join(" AND "), namespace] : [namespace];
-    for (const term of terms.filter((t) => t.length < TRIGRAM)) {
-      where.push("lower(t.content) LIKE ? ESCAPE '\\'");
-      params.push(likeEscape(term));
-    }
+    const where = ["t.namespace = ?", "t.content != ''"];
+    const params: unknown[] = [namespace];
     if (search.sessionName) {
       where.push("t.session_name = ?");
       params.push(search.sessionName);
@@ -366,18 +367,35 @@ export class SqliteMemoryStore implements MemoryStore {
       where.push(`t.role IN (${search.roles.map(() => "?").join(",")})`);
       params.push(...search.roles);
     }
-    params.push(search.limit);
+    const query = parseQuery(search.query);
+    const ranked = rankedSearch<Row>(this.db, { index: "transcript_words", table: "transcript_messages", alias: "t", where, params, limit: search.limit }, query);
+    const rows = ranked.length > 0 ? ranked : this.searchTranscriptsBySubstring(splitQueryTerms(search.query), where, params, search.limit);
+    const snippetTerms = [...query.phrases, ...query.words, ...splitQueryTerms(search.query)];
+    return rows.map((row) => ({
+      sessionName: row.session_name as string,
+      messageId: row.id as number,
+      role: row.role as string,
+      ...(row.name ? { name: row.name as string } : {}),
+      snippet: snippet(row.content as string, snippetTerms, search.maxSnippetLength),
+      createdAt: row.created_at as string,
+    }));
+  }
+
+  /** Every term as a case-insensitive substring, newest first. */
+  private searchTranscriptsBySubstring(terms: string[], filters: string[], filterParams: unknown[], limit: number): Row[] {
+    const long = terms.filter((t) => t.length >= TRIGRAM);
+    // With trigram terms, walk the index newest first and stop at the limit: common words must not
+    // make SQLite collect every match before ordering.
+    const from = long.length > 0 ? "transcript_fts f JOIN transcript_messages t ON t.id = f.rowid" : "transcript_messages t";
+    const where = long.length > 0 ? ["transcript_fts MATCH ?", ...filters] : [...filters];
+    const params: unknown[] = long.length > 0 ? [long.map(phrase).join(" AND "), ...filterParams] : [...filterParams];
+    for (const term of terms.filter((t) => t.length < TRIGRAM)) {
+      where.push("lower(t.content) LIKE ? ESCAPE '\\'");
+      params.push(likeEscape(term));
+    }
     return this.db
       .prepare<unknown[], Row>(`SELECT t.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${long.length > 0 ? "f.rowid" : "t.id"} DESC LIMIT ?`)
-      .all(...params)
-      .map((row) => ({
-        sessionName: row.session_name as string,
-        messageId: row.id as number,
-        role: row.role as string,
-        ...(row.name ? { name: row.name as string } : {}),
-        snippet: snippet(row.content as string, terms, search.maxSnippetLength),
-        createdAt: row.created_at as string,
-      }));
+      .all(...params, limit);
   }
 
   private requireProposal(namespace: string, id: string): MemoryProposal {

@@ -161,4 +161,28 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX effects_task ON effects (namespace, task);
   `,
+  // Word indexes beside the trigram ones, so recall and transcript search can rank by every word
+  // of a query (stemmed: "deploys" finds "deploy"); the trigram indexes still find substrings.
+  `
+  CREATE VIRTUAL TABLE memories_words USING fts5 (content, tags, content='memories', content_rowid='rowid', tokenize='porter unicode61 remove_diacritics 2');
+  CREATE TRIGGER memories_words_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_words (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+  END;
+  CREATE TRIGGER memories_words_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_words (memories_words, rowid, content, tags) VALUES ('delete', old.rowid, old.content, old.tags);
+  END;
+  CREATE TRIGGER memories_words_au AFTER UPDATE OF content, tags ON memories BEGIN
+    INSERT INTO memories_words (memories_words, rowid, content, tags) VALUES ('delete', old.rowid, old.content, old.tags);
+    INSERT INTO memories_words (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+  END;
+  INSERT INTO memories_words (memories_words) VALUES ('rebuild');
+  CREATE VIRTUAL TABLE transcript_words USING fts5 (content, content='transcript_messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+  CREATE TRIGGER transcript_words_ai AFTER INSERT ON transcript_messages BEGIN
+    INSERT INTO transcript_words (rowid, content) VALUES (new.id, new.content);
+  END;
+  CREATE TRIGGER transcript_words_ad AFTER DELETE ON transcript_messages BEGIN
+    INSERT INTO transcript_words (transcript_words, rowid, content) VALUES ('delete', old.id, old.content);
+  END;
+  INSERT INTO transcript_words (transcript_words) VALUES ('rebuild');
+  `,
 ];

@@ -22,7 +22,7 @@ export const recallMemory = defineTool({
   family: "memory",
   description: "Recall durable, reviewed memories of this namespace (newest first, best matches first with a query).",
   parameters: z.object({
-    query: z.string().optional().describe("Text to look for in content or tags"),
+    query: z.string().optional().describe("Words to look for in content or tags: every word counts, rarer words weigh more; quote a phrase to require it exactly"),
     tags: stringList.optional().describe("Tags that must all be present"),
     task_name: z.string().optional(),
     agent_name: z.string().optional(),
@@ -110,7 +110,7 @@ export const searchTranscript = defineTool({
   name: "search_transcript",
   readOnly: true,
   family: "memory",
-  description: "Search earlier session transcripts of this namespace; every word must occur, quotes group a phrase.",
+  description: "Search earlier session transcripts of this namespace, best matches first: every word counts, rarer words weigh more, quotes require an exact phrase.",
   parameters: z.object({
     query: z.string(),
     session_name: z.string().optional(),
