@@ -84,6 +84,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     egress,
     toolSettings,
     searchSecret: config.search.secret,
+    grants,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
