@@ -86,3 +86,10 @@ describe("audit log retention", () => {
     expect(after.map((row) => row.namespace)).toEqual(Array.from({ length: 8 }, (_, i) => `ns-${12 - i}`));
   });
 });
+
+describe("sign-in and audit settings", () => {
+  it("refuses values that are not a positive duration or count, naming the variable", async () => {
+    await expect(startOrkaServer({ ORKA_AUTH_FAILURE_WINDOW: "soon" })).rejects.toThrow("ORKA_AUTH_FAILURE_WINDOW must be a positive duration such as 1m");
+    await expect(startOrkaServer({ ORKA_AUDIT_MAX_ROWS: "0" })).rejects.toThrow("ORKA_AUDIT_MAX_ROWS must be at least 1");
+  });
+});
