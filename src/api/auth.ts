@@ -65,7 +65,8 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, pr
     ctx.audit.record({
       method: request.method,
       path: request.url.split("?")[0],
-      route: request.routeOptions.url,
+      // Paths that match no route coalesce as one, or a flood of made-up paths would be a row each.
+      route: request.routeOptions.url ?? "(no route)",
       status: reply.statusCode,
       principal: request.principal?.name,
       client: request.ip,

@@ -55,6 +55,10 @@ describe("failed sign-ins", () => {
     expect(burstRows.length).toBeLessThanOrEqual(3);
     expect(burstRows.reduce((sum, row) => sum + row.count, 0)).toBe(BURST);
     expect(burstRows.find((row) => row.status === 429)).toMatchObject({ reason: "too many failed sign-ins", client: "127.0.0.1", method: "GET" });
+
+    // Made-up paths do not make a row each.
+    for (let i = 0; i < 20; i++) expect((await badSignIn(orka, `/api/v1/made-up-${i}`)).status).toBe(429);
+    expect((await auditRows(orka)).filter((row) => row.path.startsWith("/api/v1/made-up-"))).toEqual([expect.objectContaining({ count: 20 })]);
   });
 });
 
