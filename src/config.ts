@@ -9,6 +9,8 @@ import { TOKEN_ROLES } from "./auth/principal.ts";
 import { GRANT_MODES, type TransactionTokenConfig } from "./auth/transaction-token.ts";
 import type { OidcConfig } from "./auth/oidc.ts";
 import type { NamespaceIsolation } from "./auth/isolation.ts";
+import type { SignInLimit } from "./api/auth.ts";
+import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 
@@ -34,11 +36,19 @@ export interface ServerConfig {
   cliConfigPath: string;
   logLevel: string;
   auth: AuthConfig;
+  audit: AuditRetention;
+}
+
+/** How long refused requests are kept in the audit log, and how many rows at most. */
+export interface AuditRetention {
+  maxAgeMs: number;
+  maxRows: number;
 }
 
 /** How callers other than static-token holders prove who they are, and what transaction tokens may do. */
 export interface AuthConfig {
   isolation: NamespaceIsolation;
+  signInLimit: SignInLimit;
   transaction?: TransactionTokenConfig;
   oidc?: OidcConfig;
   tokenReview?: TokenReviewConfig;
@@ -50,6 +60,9 @@ const csv = (text: string) => text.split(",").map((v) => v.trim()).filter(Boolea
 
 const intText = (name: string, min: number) =>
   z.coerce.number({ message: `${name} must be a number` }).int(`${name} must be an integer`).min(min, `${name} must be at least ${min}`);
+
+const durationText = (name: string, example: string) =>
+  z.string().refine((text) => isDuration(text) && parseDuration(text) > 0, { message: `${name} must be a positive duration such as ${example}` });
 
 const envSchema = z.object({
   ORKA_HOST: z.string().min(1).default("127.0.0.1"),
@@ -91,6 +104,10 @@ const envSchema = z.object({
   ORKA_CONTEXT_TOKEN_TTS_AUDIENCE: z.string().min(1).optional(),
   ORKA_CONTEXT_TOKEN_SUBJECT_TOKEN_FILE: z.string().min(1).optional(),
   ORKA_CONTEXT_TOKEN_CHILD_SCOPE: z.string().optional(),
+  ORKA_AUTH_FAILURE_LIMIT: intText("ORKA_AUTH_FAILURE_LIMIT", 1).default(30),
+  ORKA_AUTH_FAILURE_WINDOW: durationText("ORKA_AUTH_FAILURE_WINDOW", "1m").default("1m"),
+  ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
+  ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -98,6 +115,7 @@ type Env = z.infer<typeof envSchema>;
 function authConfig(env: Env): AuthConfig {
   const auth: AuthConfig = {
     isolation: { enforce: env.ORKA_ENFORCE_NAMESPACE_ISOLATION === "true", watchNamespace: env.ORKA_WATCH_NAMESPACE },
+    signInLimit: { maxFailures: env.ORKA_AUTH_FAILURE_LIMIT, windowMs: parseDuration(env.ORKA_AUTH_FAILURE_WINDOW) },
   };
   if (env.ORKA_TXN_TOKEN_ISSUER || env.ORKA_TXN_TOKEN_AUDIENCE) {
     if (!env.ORKA_TXN_TOKEN_ISSUER || !env.ORKA_TXN_TOKEN_AUDIENCE) {
@@ -170,5 +188,6 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),
     logLevel: parsed.ORKA_LOG_LEVEL,
     auth: authConfig(parsed),
+    audit: { maxAgeMs: parseDuration(parsed.ORKA_AUDIT_RETENTION), maxRows: parsed.ORKA_AUDIT_MAX_ROWS },
   };
 }

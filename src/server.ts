@@ -45,7 +45,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const memory = new SqliteMemoryStore(db);
   const coordination = new SqliteCoordinationStore(db);
   const approvals = new SqliteApprovalStore(db);
-  const audit = new SqliteAuditStore(db);
+  const audit = new SqliteAuditStore(db, config.audit);
   const journal = new SqliteJournalStore(db);
   const { token: adminToken, generated } = adminTokenFor(config);
   const tokens = new TokenAuthenticator(db, adminToken);
@@ -84,6 +84,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     egress,
     toolSettings,
     searchSecret: config.search.secret,
+    grants,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -100,6 +101,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       authenticator,
       grants,
       isolation: config.auth.isolation,
+      signInLimit: config.auth.signInLimit,
       childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,

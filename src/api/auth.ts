@@ -1,10 +1,80 @@
-import type { FastifyRequest } from "fastify";
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../auth/principal.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { parseBearer } from "../auth/authenticator.ts";
 import type { Attempt, TaskDataStore } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
+import { redact } from "../policy/redact.ts";
+import { isPublicRoute } from "./actions.ts";
+import { requestedNamespace, type ApiContext } from "./context.ts";
+import { sendError } from "./errors.ts";
+
+/** Failed sign-ins one client may make per window; past it, failures are answered 429 (good credentials still pass). */
+export interface SignInLimit {
+  maxFailures: number;
+  windowMs: number;
+}
+
+/** How a surface answers an error: the API's shape, or a compatible protocol's. */
+export type ErrorReply = (reply: FastifyReply, status: number, message: string) => FastifyReply;
+
+/**
+ * Authenticates every /api/v1, /openai/v1 and /anthropic/v1 request, bounds failed sign-ins per client,
+ * and keeps every refusal (401/403/429) in the audit log with a redacted reason, never the presented token.
+ */
+export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, protocolErrorReply: (url: string) => ErrorReply | undefined): void {
+  // Counted only on failure (the plugin's manual limiter), so a client's valid requests are never throttled.
+  app.register(rateLimit, { global: false });
+  let failureCounter: ReturnType<FastifyInstance["createRateLimit"]> | undefined;
+  const countFailure = (request: FastifyRequest) =>
+    (failureCounter ??= app.createRateLimit({ max: ctx.signInLimit.maxFailures, timeWindow: ctx.signInLimit.windowMs }))(request);
+
+  app.addHook("onRequest", async (request, reply) => {
+    if (!isPublicRoute(request.url)) return;
+    const header = (name: string) => (typeof request.headers[name] === "string" ? (request.headers[name] as string) : undefined);
+    const credentials = {
+      authorization: header("authorization"),
+      txnToken: header("txn-token"),
+      apiKey: request.url.startsWith("/anthropic/") ? header("x-api-key") : undefined,
+    };
+    // The compatible endpoints authenticate like the API, but answer in their own protocol's error shape.
+    const compat = protocolErrorReply(request.url);
+    try {
+      request.principal = await ctx.authenticator.authenticate(credentials);
+    } catch (err) {
+      const status = err instanceof OrkaError ? err.httpStatus : 401;
+      if (status === 401) {
+        const limit = await countFailure(request);
+        if (!limit.isAllowed && limit.isExceeded) {
+          request.refusal = "too many failed sign-ins";
+          reply.header("retry-after", String(limit.ttlInSeconds));
+          return (compat ?? sendError)(reply, 429, `too many failed sign-ins from this client; retry in ${limit.ttlInSeconds} s`);
+        }
+      }
+      if (!compat) throw err;
+      request.refusal = err instanceof Error ? err.message : "invalid token";
+      return compat(reply, status, request.refusal);
+    }
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    if (reply.statusCode !== 401 && reply.statusCode !== 403 && reply.statusCode !== 429) return;
+    const namespace = request.principal ? requestedNamespace(request) : (request.query as { namespace?: string } | undefined)?.namespace;
+    ctx.audit.record({
+      method: request.method,
+      path: request.url.split("?")[0],
+      // Paths that match no route coalesce as one, or a flood of made-up paths would be a row each.
+      route: request.routeOptions.url ?? "(no route)",
+      status: reply.statusCode,
+      principal: request.principal?.name,
+      client: request.ip,
+      namespace,
+      reason: redact(request.refusal ?? (reply.statusCode === 401 ? "unauthenticated" : "forbidden")),
+    });
+  });
+}
 
 export function bearerToken(request: FastifyRequest): string {
   return parseBearer(request.headers.authorization);

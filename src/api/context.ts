@@ -11,7 +11,7 @@ import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { CompatSettings } from "./compat/engine.ts";
-import { resolveNamespace } from "./auth.ts";
+import { resolveNamespace, type SignInLimit } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
 import type { ApiAuthenticator } from "../auth/authenticator.ts";
@@ -34,6 +34,8 @@ export interface ApiContext {
   /** Transaction-token grant checks in the configured mode. */
   grants: GrantGate;
   isolation: NamespaceIsolation;
+  /** Failed sign-ins allowed per client and window. */
+  signInLimit: SignInLimit;
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;

@@ -4,8 +4,7 @@ import type { Logger } from "../util/logger.ts";
 import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
 import { OrkaError } from "../util/errors.ts";
-import { redact } from "../policy/redact.ts";
-import { requireAdmin } from "./auth.ts";
+import { registerAuthentication, requireAdmin } from "./auth.ts";
 import { TOKEN_ROLES } from "../auth/principal.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import { isPublicRoute, routeAction } from "./actions.ts";
@@ -59,28 +58,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     }
   });
 
-  app.addHook("onRequest", async (request, reply) => {
-    if (!isPublicRoute(request.url)) return;
-    const header = (name: string) => (typeof request.headers[name] === "string" ? (request.headers[name] as string) : undefined);
-    const credentials = {
-      authorization: header("authorization"),
-      txnToken: header("txn-token"),
-      apiKey: request.url.startsWith("/anthropic/") ? header("x-api-key") : undefined,
-    };
-    // The compatible endpoints authenticate like the API, but answer in their own protocol's error shape.
-    const compat = compatErrorReply(request.url);
-    if (!compat) {
-      request.principal = await ctx.authenticator.authenticate(credentials);
-      return;
-    }
-    try {
-      request.principal = await ctx.authenticator.authenticate(credentials);
-    } catch (err) {
-      const status = err instanceof OrkaError ? err.httpStatus : 401;
-      request.refusal = err instanceof Error ? err.message : "invalid token";
-      return compat(reply, status, request.refusal);
-    }
-  });
+  registerAuthentication(app, ctx, compatErrorReply);
 
   // Namespace isolation for everyone (B9); for transaction-token callers also the route's scope and namespace (B3).
   app.addHook("preHandler", async (request) => {
@@ -92,21 +70,6 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     if (!principal.transaction) return;
     const site = { method: request.method, path: request.url.split("?")[0], principal: principal.name, namespace };
     ctx.grants.operation(principal.transaction, route.action, route.scope, namespace, site);
-  });
-
-  // Every refusal (401/403) is kept with its reason, redacted, and never with the presented token.
-  app.addHook("onResponse", async (request, reply) => {
-    if (reply.statusCode !== 401 && reply.statusCode !== 403) return;
-    const path = request.url.split("?")[0];
-    const namespace = request.principal ? requestedNamespace(request) : (request.query as { namespace?: string } | undefined)?.namespace;
-    ctx.audit.record({
-      method: request.method,
-      path,
-      status: reply.statusCode,
-      principal: request.principal?.name,
-      namespace,
-      reason: redact(request.refusal ?? (reply.statusCode === 401 ? "unauthenticated" : "forbidden")),
-    });
   });
 
   app.get("/api/v1/audit", async (request) => {

@@ -38,6 +38,21 @@ export class GrantGate {
     this.apply(action, () => taskGrantFailures(claims, facts, this.overrides), site, message);
   }
 
+  /**
+   * A Task's own stamped grant, checked again when an attempt starts: refused here, it is refused for the
+   * Task's owner to read in its status (with what is no longer covered) and kept in the audit log.
+   * Audit mode already recorded the Task's failures at creation; it does not repeat them for every attempt.
+   */
+  attemptStart(claims: TransactionClaims, facts: TaskFacts, site: GrantSite): void {
+    if (this.mode !== "enforce") return;
+    try {
+      this.task(claims, "startTask", facts, site, (failures) => `context token is not authorized for startTask: ${failures.map((f) => f.detail).join("; ")}`);
+    } catch (err) {
+      if (err instanceof GrantRefused) this.audit.record({ ...site, status: 403, reason: redact(err.auditReason) });
+      throw err;
+    }
+  }
+
   /** B7: one tool call of a Task with a stamped transaction. */
   toolCall(claims: TransactionClaims, tool: string, site: GrantSite): void {
     this.apply("useTool", () => toolCallFailures(claims, tool), site, (failures) => failures[0].detail);

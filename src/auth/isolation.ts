@@ -1,5 +1,5 @@
 import { OrkaError } from "../util/errors.ts";
-import type { Principal } from "./principal.ts";
+import { canReadNamespace, type Principal } from "./principal.ts";
 
 /** B9: which namespaces this server serves, and whether every caller must be bound to one. */
 export interface NamespaceIsolation {
@@ -10,28 +10,40 @@ export interface NamespaceIsolation {
 
 const REF_PATHS = [["agentRef"], ["providerRef"], ["ai", "providerRef"]] as const;
 
-/** Refuses a request outside the watched namespace, an unbound caller, and (when enforced) cross-namespace references. */
+/**
+ * Refuses a request outside the watched namespace, an unbound caller when isolation is enforced, and a
+ * reference into another namespace: always when enforced, otherwise unless the caller may read that namespace
+ * (else a Task could borrow a Provider's key or an Agent's private prompt its caller may not even see).
+ */
 export function checkIsolation(isolation: NamespaceIsolation, principal: Principal, namespace: string | undefined, body: unknown): void {
   if (namespace === undefined) return;
   if (isolation.watchNamespace && namespace !== isolation.watchNamespace) throw new OrkaError("permission_denied", "namespace not allowed");
-  if (!isolation.enforce) return;
-  if (!principal.admin && !principal.namespace && !principal.transaction?.context.namespace) {
+  if (isolation.enforce && !principal.admin && !principal.namespace && !principal.transaction?.context.namespace) {
     throw new OrkaError("permission_denied", "namespace-bound identity required");
   }
-  for (const ref of referencedNamespaces(body)) {
-    if (ref !== namespace) throw new OrkaError("permission_denied", `cross-namespace references are not allowed: "${ref}" from namespace "${namespace}"`);
+  for (const ref of namespaceReferences(body)) {
+    if (ref.namespace === namespace) continue;
+    if (isolation.enforce) throw new OrkaError("permission_denied", `cross-namespace references are not allowed: "${ref.namespace}" from namespace "${namespace}"`);
+    if (!canReadNamespace(principal, ref.namespace)) {
+      throw new OrkaError(
+        "permission_denied",
+        `${ref.field} refers to namespace "${ref.namespace}", which this caller cannot read: refer to an object in namespace "${namespace}"`,
+        { field: ref.field },
+      );
+    }
   }
 }
 
-/** Namespaces named by agentRef / providerRef, in flat or {spec} request bodies. */
-function referencedNamespaces(body: unknown): string[] {
+/** Namespaces named by agentRef / providerRef, in flat or {spec} request bodies, with the field that names each. */
+function namespaceReferences(body: unknown): { field: string; namespace: string }[] {
   const record = (value: unknown) => (value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
-  const roots = [record(body), record(record(body)?.spec)].filter((r): r is Record<string, unknown> => !!r);
-  const found: string[] = [];
-  for (const root of roots) {
+  const roots = [{ prefix: "", node: record(body) }, { prefix: "spec.", node: record(record(body)?.spec) }];
+  const found: { field: string; namespace: string }[] = [];
+  for (const { prefix, node } of roots) {
+    if (!node) continue;
     for (const path of REF_PATHS) {
-      const ref = path.reduce<Record<string, unknown> | undefined>((node, key) => record(node?.[key]), root);
-      if (typeof ref?.namespace === "string" && ref.namespace) found.push(ref.namespace);
+      const ref = path.reduce<Record<string, unknown> | undefined>((parent, key) => record(parent?.[key]), node);
+      if (typeof ref?.namespace === "string" && ref.namespace) found.push({ field: `${prefix}${path.join(".")}`, namespace: ref.namespace });
     }
   }
   return found;

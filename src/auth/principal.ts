@@ -25,3 +25,13 @@ export interface Principal {
 export function canReviewMemory(principal: Principal): boolean {
   return principal.admin || principal.role === "reviewer" || (principal.transaction?.scopes.includes(MEMORY_REVIEW_SCOPE) ?? false);
 }
+
+/**
+ * Whether a caller may read objects in a namespace: an admin anywhere, a caller bound to a namespace (its
+ * token's, OIDC's, its ServiceAccount's or its transaction's `tctx.namespace`) only there.
+ */
+export function canReadNamespace(principal: Principal, namespace: string): boolean {
+  if (principal.admin) return true;
+  const bound = principal.namespace ?? principal.transaction?.context.namespace;
+  return bound === undefined || bound === namespace;
+}

@@ -8,7 +8,9 @@ import type { TaskSpec, TaskStatus } from "../resources/task.ts";
 import { TERMINAL_PHASES } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
-import { enabledCustomTools, taskToolset } from "./task-tools.ts";
+import { enabledCustomTools, resolveTaskFacts, taskToolset, type ToolSources } from "./task-tools.ts";
+import type { GrantGate } from "../auth/grant-gate.ts";
+import { GrantRefused } from "../auth/grants.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
 import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
 
@@ -33,8 +35,11 @@ export function parentTaskName(task: Task): string | undefined {
   return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
 }
 
-/** Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider. */
-export async function admit(store: ResourceStore, task: Task): Promise<Admission> {
+/**
+ * Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider; then a Task
+ * with a transaction is checked against its stamped grant as it would start now.
+ */
+export async function admit(store: ResourceStore, task: Task, grants: GrantGate): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   let agent: Agent | undefined;
@@ -61,8 +66,26 @@ export async function admit(store: ResourceStore, task: Task): Promise<Admission
   const plan: StartPlan = { agent, parentTask: parentTaskName(task), depth: child.plan.depth, notices: [] };
 
   if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
-  if (spec.type === "container") return admitContainer(task, plan);
-  return admitAi(store, task, plan);
+  const sources: ToolSources = { agent, customTools: await enabledCustomTools(store, namespace) };
+  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, sources);
+  if (admission.kind !== "admit" || !spec.transaction) return admission;
+  return recheckGrant(store, grants, task, sources, admission);
+}
+
+/**
+ * The grant was checked when the Task was created, but its Agent, Tools or Providers may have changed
+ * since: what the attempt would get now, read from the same sources as the plan, must still be covered.
+ */
+async function recheckGrant(store: ResourceStore, grants: GrantGate, task: Task, sources: ToolSources, admission: Admission): Promise<Admission> {
+  const claims = task.spec.transaction!;
+  const site = { method: "START", path: `tasks/${task.metadata.name}`, principal: claims.subject, namespace: task.metadata.namespace };
+  try {
+    grants.attemptStart(claims, await resolveTaskFacts(store, task, sources), site);
+  } catch (err) {
+    if (err instanceof GrantRefused) return fail(err.message);
+    throw err;
+  }
+  return admission;
 }
 
 async function checkChild(store: ResourceStore, task: Task): Promise<Admission> {
@@ -108,7 +131,7 @@ function admitContainer(task: Task, plan: StartPlan): Admission {
   return { kind: "admit", plan };
 }
 
-async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promise<Admission> {
+async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, sources: ToolSources): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agent = plan.agent;
@@ -144,7 +167,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
     else plan.notices.push(`skill ${ref.name} not found; skipped`);
   }
 
-  const tools = await assembleTools(store, task, plan);
+  const tools = assembleTools(task, plan, sources.customTools);
   const coordination = agent?.spec.coordination;
   plan.ai = {
     endpoint,
@@ -160,8 +183,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
   return { kind: "admit", plan };
 }
 
-async function assembleTools(store: ResourceStore, task: Task, plan: StartPlan): Promise<{ tools: string[]; customTools: ToolDefinition[] }> {
-  const customByName = await enabledCustomTools(store, task.metadata.namespace);
+function assembleTools(task: Task, plan: StartPlan, customByName: ToolSources["customTools"]): { tools: string[]; customTools: ToolDefinition[] } {
   const toolset = taskToolset(task, plan.agent, new Set(customByName.keys()));
   plan.notices.push(...toolset.warnings);
   const custom = new Set(toolset.custom);

@@ -26,6 +26,7 @@ import { providerReadiness } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
 import type { ToolSettings } from "../tools/define.ts";
+import type { GrantGate } from "../auth/grant-gate.ts";
 import type { SecretSpec } from "../resources/secret.ts";
 import { probeTool, TOOL_PROBE_INTERVAL_MS } from "./tool-probe.ts";
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
@@ -54,6 +55,8 @@ export interface ControllerOptions {
   toolSettings: ToolSettings;
   /** A Secret (key `api-key`) in each Task's namespace holding the search API key. */
   searchSecret?: string;
+  /** Transaction grants, checked again when an attempt starts. */
+  grants: GrantGate;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -227,7 +230,7 @@ export class Controller {
       ).length;
       if (running >= this.options.maxActivePerNamespace) return this.work.add(key, NAMESPACE_LIMIT_WAIT_MS);
     }
-    const admission = await admit(this.store, task);
+    const admission = await admit(this.store, task, this.options.grants);
     if (admission.kind === "fail") {
       this.runQueue.remove(key);
       return this.complete(task, "Failed", admission.message);

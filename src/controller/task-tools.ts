@@ -35,13 +35,19 @@ function runtimeTools(task: Task, agent: Agent | undefined): string[] | "unrestr
   return bash ? [...allowed, "Bash"] : allowed;
 }
 
-/** Everything the grant checks of B4 need to know about a Task, resolved from the store. */
-export async function resolveTaskFacts(store: ResourceStore, task: Task): Promise<TaskFacts> {
+/** The Agent and Tools a Task's tool set is built from, read once so the grant check and the attempt see the same. */
+export interface ToolSources {
+  agent: Agent | undefined;
+  customTools: Awaited<ReturnType<typeof enabledCustomTools>>;
+}
+
+/** Everything the grant checks of B4 need to know about a Task, resolved from the store (or from sources already read). */
+export async function resolveTaskFacts(store: ResourceStore, task: Task, sources?: ToolSources): Promise<TaskFacts> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agentNamespace = spec.agentRef?.namespace ?? namespace;
-  const agent = spec.agentRef ? await store.get<Agent["spec"], unknown>("Agent", agentNamespace, spec.agentRef.name) : undefined;
-  const customTools = await enabledCustomTools(store, namespace);
+  const agent = sources ? sources.agent : spec.agentRef ? await store.get<Agent["spec"], unknown>("Agent", agentNamespace, spec.agentRef.name) : undefined;
+  const customTools = sources?.customTools ?? (await enabledCustomTools(store, namespace));
   const toolset = taskToolset(task, agent, new Set(customTools.keys()));
   let tools: TaskFacts["tools"] = toolset.names;
   if (spec.type === "agent") {

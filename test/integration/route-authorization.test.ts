@@ -10,7 +10,13 @@ describe("every route is authorized", () => {
   let teamToken = "";
   beforeAll(async () => {
     issuer = await startTokenIssuer();
-    orka = await startEmbeddedOrka({}, { ORKA_TXN_TOKEN_ISSUER: issuer.url, ORKA_TXN_TOKEN_AUDIENCE: issuer.audience, ORKA_TXN_TOKEN_MODE: "enforce" });
+    // Walking every route without a token is far more failed sign-ins than one client is allowed by default.
+    orka = await startEmbeddedOrka({}, {
+      ORKA_TXN_TOKEN_ISSUER: issuer.url,
+      ORKA_TXN_TOKEN_AUDIENCE: issuer.audience,
+      ORKA_TXN_TOKEN_MODE: "enforce",
+      ORKA_AUTH_FAILURE_LIMIT: "10000",
+    });
     const created = await fetch(`${orka.url}/api/v1/auth/tokens`, {
       method: "POST",
       headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" },

@@ -166,6 +166,39 @@ describe("transaction tokens in enforce mode (B11)", () => {
     expect(events.some((e) => e.type === "ToolCallCompleted" && e.toolName === "file_write")).toBe(false);
   });
 
+  it("checks the stamped grant again when an attempt starts: an Agent that gained code_exec fails the Task and nothing runs", async () => {
+    const agent = { metadata: { name: "searcher" }, spec: { providerRef: { name: "peer" }, model: { name: "m-searcher" }, tools: [{ name: "web_search" }] } };
+    expect((await orka.api("POST", "/api/v1/agents", agent)).status).toBe(201);
+    // A Task holding the session keeps the granted Task Pending while its Agent changes.
+    peer.setDelay(3000, "m-holder");
+    peer.script("m-holder", [{ text: "held" }]);
+    const holder = { name: "session-holder", type: "ai", prompt: "hold", ai: { providerRef: { name: "peer" }, model: "m-holder" }, sessionRef: { name: "held", create: true } };
+    expect((await orka.api("POST", "/api/v1/tasks", holder)).status).toBe(201);
+    await orka.waitFor("session-holder", ["Running"]);
+
+    peer.script("m-searcher", [{ toolCalls: [{ name: "code_exec", arguments: { language: "bash", code: "echo ran" } }] }, { text: "done" }]);
+    const token = await mint({ allowedTools: ["web_search", ...MEMORY_TOOLS] });
+    const task = { name: "grant-recheck", type: "ai", agentRef: "searcher", prompt: "search", sessionRef: { name: "held" } };
+    expect((await txnCall(orka, token, "POST", "/api/v1/tasks", task)).status).toBe(201);
+    const current = (await orka.api("GET", "/api/v1/agents/searcher")).body;
+    const widened = await orka.api("PUT", "/api/v1/agents/searcher", {
+      metadata: { name: "searcher", resourceVersion: current.metadata.resourceVersion },
+      spec: { ...current.spec, tools: [{ name: "web_search" }, { name: "code_exec" }] },
+    });
+    expect(widened.status).toBe(200);
+    expect((await orka.api("GET", "/api/v1/tasks/grant-recheck")).body.status.phase).toBe("Pending");
+
+    const failed = await orka.waitFor("grant-recheck", ["Succeeded", "Failed", "Cancelled"], 30_000);
+    peer.setDelay(0, "m-holder");
+    expect([failed.status.phase, failed.status.message]).toEqual(["Failed", 'context token is not authorized for startTask: tool "code_exec" is not allowed by token context']);
+    expect(failed.status.attempts ?? 0).toBe(0);
+    expect(peer.requests.filter((r) => r.body.model === "m-searcher")).toHaveLength(0);
+    const events = (await orka.api("GET", "/api/v1/tasks/grant-recheck/events")).body.events as any[];
+    expect(events.filter((e) => e.toolName === "code_exec")).toEqual([]);
+    const audit = (await orka.api("GET", "/api/v1/audit?limit=20")).body.items as any[];
+    expect(audit.find((e) => e.reason.startsWith("startTask:"))).toMatchObject({ status: 403, namespace: "default", outcome: "refused", reason: expect.stringContaining('tool "code_exec"') });
+  });
+
   it("keeps a token in its tctx namespace on the public API", async () => {
     const token = await mint({ namespace: "team-b" });
     const elsewhere = await txnCall(orka, token, "GET", "/api/v1/tasks?namespace=default");

@@ -185,4 +185,16 @@ export const migrations: string[] = [
   END;
   INSERT INTO transcript_words (transcript_words) VALUES ('rebuild');
   `,
+  // Repeated refusals coalesce into one row with a count, listed (seq) by their latest refusal and pruned by its age.
+  `
+  ALTER TABLE audit_events ADD COLUMN client TEXT;
+  ALTER TABLE audit_events ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE audit_events ADD COLUMN last_at TEXT;
+  ALTER TABLE audit_events ADD COLUMN coalesce_key TEXT;
+  ALTER TABLE audit_events ADD COLUMN seq INTEGER;
+  UPDATE audit_events SET last_at = at, seq = id;
+  CREATE UNIQUE INDEX audit_events_coalesce ON audit_events (coalesce_key);
+  CREATE INDEX audit_events_last_at ON audit_events (last_at);
+  CREATE INDEX audit_events_seq ON audit_events (seq);
+  `,
 ];
