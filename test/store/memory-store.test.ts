@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteMemoryStore, snippet, splitQueryTerms, tagsLine } from "../../src/store/sqlite/memory-store.ts";
-import { parseQuery } from "../../src/store/sqlite/term-search.ts";
+import { SqliteMemoryStore, snippet, tagsLine } from "../../src/store/sqlite/memory-store.ts";
+import { MAX_QUERY_WORDS, parseQuery } from "../../src/store/sqlite/term-search.ts";
 import { tempStore } from "../helpers/store.ts";
 
 describe("SqliteMemoryStore", () => {
@@ -28,8 +28,7 @@ describe("SqliteMemoryStore", () => {
     expect(memory.recall("ns", { query: "alpha", limit: 10, includeDisabled: true })[0].id).toBe(newer.id);
   });
 
-  it("splits queries into terms and phrases, cuts snippets around the first match, reads Tags: lines", () => {
-    expect(splitQueryTerms('blue "sperm whale" big')).toEqual(["blue", "sperm whale", "big"]);
+  it("cuts snippets around the first match and reads Tags: lines", () => {
     expect(snippet("a ".repeat(50) + "target word here", ["target"], 20)).toBe("…a a a target word he…");
     expect(snippet("no match in this rather long text", ["zzz"], 10)).toBe("no match i…");
     expect(tagsLine("intro\nTAGS: Ops, deploy ,ops\nTags: ignored")).toEqual(["ops", "deploy"]);
@@ -76,5 +75,20 @@ describe("SqliteMemoryStore", () => {
     expect(parseQuery('When is the "deploy window" for Zebra-7?')).toEqual({ words: ["zebra-7"], phrases: ["deploy window"] });
     expect(parseQuery("the and of")).toEqual({ words: ["the", "and", "of"], phrases: [] });
     expect(parseQuery('-- "" ?')).toEqual({ words: [], phrases: [] });
+    expect(parseQuery('blue "sperm whale" big')).toEqual({ words: ["blue", "big"], phrases: ["sperm whale"] });
+    expect(parseQuery(Array.from({ length: 100 }, (_, i) => `w${i}`).join(" ")).words).toHaveLength(MAX_QUERY_WORDS);
+  });
+
+  it("finds the row with every word even when each word alone is too common to be seen whole, and takes any query text", () => {
+    const fact = memory.createMemory("ns", { content: "deploy window for zebra is Tuesday", source: "user" });
+    store.db.transaction(() => {
+      for (let i = 0; i < 1500; i++) memory.createMemory("ns", { content: `deploy note ${i}`, source: "user" });
+      for (let i = 0; i < 1500; i++) memory.createMemory("ns", { content: `window note ${i}`, source: "user" });
+    })();
+    expect(memory.recall("ns", { query: "deploy window", limit: 5 })[0].id).toBe(fact.id);
+    for (const odd of ["a\u0000b", 'say "', "NEAR(a b)", "col:deploy", "deploy*", "^window", "OR AND NOT", "x".repeat(5000)]) {
+      expect(() => memory.recall("ns", { query: odd, limit: 5 }), odd).not.toThrow();
+      expect(() => memory.searchTranscripts("ns", { query: odd, limit: 5, maxSnippetLength: 50 }), odd).not.toThrow();
+    }
   });
 });

@@ -13,7 +13,7 @@ import type {
   TranscriptSearchResult,
 } from "../memory-store.ts";
 import type { Db } from "./db.ts";
-import { parseQuery, rankedSearch } from "./term-search.ts";
+import { ftsString, parseQuery, rankedSearch } from "./term-search.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -24,8 +24,6 @@ const unpackTags = (packed: unknown) => (typeof packed === "string" && packed ? 
 export const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
 
 const likeEscape = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-/** A term as an FTS5 phrase: raw input never becomes FTS syntax. */
-const phrase = (term: string) => `"${term.replace(/"/g, '""')}"`;
 /** The trigram index only finds terms of 3 or more characters; shorter ones are matched with LIKE. */
 const TRIGRAM = 3;
 
@@ -77,10 +75,6 @@ function toProposal(row: Row): MemoryProposal {
 /** Empty optional fields are omitted. */
 function prune(record: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined && v !== ""));
-}
-
-export function splitQueryTerms(query: string): string[] {
-  return [...query.matchAll(/"([^"]+)"|(\S+)/g)].map((m) => (m[1] ?? m[2]).trim()).filter(Boolean);
 }
 
 /** A window around the first match: about a third of it before the match, `…` where cut. */
@@ -155,7 +149,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // Walk the trigram index newest first and stop at the limit.
     return this.db
       .prepare<unknown[], Row>(`SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`)
-      .all(phrase(query), ...params, limit);
+      .all(ftsString(query), ...params, limit);
   }
 
   getMemory(namespace: string, id: string): Memory | undefined {
@@ -369,14 +363,14 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     const query = parseQuery(search.query);
     const ranked = rankedSearch<Row>(this.db, { index: "transcript_words", table: "transcript_messages", alias: "t", where, params, limit: search.limit }, query);
-    const rows = ranked.length > 0 ? ranked : this.searchTranscriptsBySubstring(splitQueryTerms(search.query), where, params, search.limit);
-    const snippetTerms = [...query.phrases, ...query.words, ...splitQueryTerms(search.query)];
+    const terms = [...query.phrases, ...query.words];
+    const rows = ranked.length > 0 ? ranked : this.searchTranscriptsBySubstring(terms, where, params, search.limit);
     return rows.map((row) => ({
       sessionName: row.session_name as string,
       messageId: row.id as number,
       role: row.role as string,
       ...(row.name ? { name: row.name as string } : {}),
-      snippet: snippet(row.content as string, snippetTerms, search.maxSnippetLength),
+      snippet: snippet(row.content as string, terms, search.maxSnippetLength),
       createdAt: row.created_at as string,
     }));
   }
@@ -388,7 +382,7 @@ export class SqliteMemoryStore implements MemoryStore {
     // make SQLite collect every match before ordering.
     const from = long.length > 0 ? "transcript_fts f JOIN transcript_messages t ON t.id = f.rowid" : "transcript_messages t";
     const where = long.length > 0 ? ["transcript_fts MATCH ?", ...filters] : [...filters];
-    const params: unknown[] = long.length > 0 ? [long.map(phrase).join(" AND "), ...filterParams] : [...filterParams];
+    const params: unknown[] = long.length > 0 ? [long.map(ftsString).join(" AND "), ...filterParams] : [...filterParams];
     for (const term of terms.filter((t) => t.length < TRIGRAM)) {
       where.push("lower(t.content) LIKE ? ESCAPE '\\'");
       params.push(likeEscape(term));

@@ -21,23 +21,29 @@ const STOPWORDS = new Set(
 );
 const hasWordCharacter = (text: string) => /[\p{L}\p{N}]/u.test(text);
 const bare = (word: string) => word.toLowerCase().replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "");
+/** A query's words (and phrases) beyond this many are ignored: each one costs an index walk. */
+export const MAX_QUERY_WORDS = 32;
 
 /** `deploy "window for zebra-7" owner?` → words [deploy, owner], phrases ["window for zebra-7"]. */
 export function parseQuery(query: string): ParsedQuery {
   const words: string[] = [];
   const phrases: string[] = [];
-  for (const match of query.matchAll(/"([^"]*)"|(\S+)/g)) {
+  // Control characters (NUL among them) would cut an FTS5 string short.
+  for (const match of query.replace(/\p{Cc}/gu, " ").matchAll(/"([^"]*)"|(\S+)/g)) {
     if (match[1] !== undefined) {
       if (hasWordCharacter(match[1])) phrases.push(match[1].trim());
     } else if (hasWordCharacter(match[2])) words.push(bare(match[2]));
   }
   const unique = [...new Set(words)];
   const meaningful = unique.filter((word) => !STOPWORDS.has(word));
-  return { words: meaningful.length > 0 || phrases.length > 0 ? meaningful : unique, phrases };
+  return {
+    words: (meaningful.length > 0 || phrases.length > 0 ? meaningful : unique).slice(0, MAX_QUERY_WORDS),
+    phrases: phrases.slice(0, MAX_QUERY_WORDS),
+  };
 }
 
-/** A term as an FTS5 string: the tokenizer splits it (`zebra-7` → the phrase `zebra 7`); raw input never becomes FTS syntax. */
-const ftsString = (term: string) => `"${term.replace(/"/g, '""')}"`;
+/** Text as one FTS5 string (a phrase to the tokenizer: `zebra-7` → `zebra 7`); raw input never becomes FTS syntax. */
+export const ftsString = (text: string) => `"${text.replace(/\p{Cc}/gu, " ").replace(/"/g, '""')}"`;
 
 /**
  * Rows looked at per word, newest first. A word found in fewer rows is seen whole; a more common
@@ -72,11 +78,16 @@ export function rankedSearch<Row>(db: Db, search: RankedSearch, query: ParsedQue
     .pluck();
   const rows = Number(db.prepare(`SELECT max(rowid) FROM ${table}`).pluck().get() ?? 0);
   const scores = new Map<number, number>();
+  let everyWord = 0;
   for (const term of terms) {
     const found = matching.all(term, ...params);
     const weight = inverseDocumentFrequency(found.length, rows);
+    everyWord += weight;
     for (const rowid of found) scores.set(rowid, (scores.get(rowid) ?? 0) + weight);
   }
+  // A row with every word may be older than the newest rows of each common word: look for such
+  // rows too, so the best matches are never cut off by the per-word bound.
+  if (terms.length > 1) for (const rowid of matching.all(terms.join(" AND "), ...params)) scores.set(rowid, everyWord);
   const best = [...scores].sort(([rowidA, a], [rowidB, b]) => b - a || rowidB - rowidA).slice(0, search.limit);
   if (best.length === 0) return [];
   const byRowid = new Map(
@@ -91,7 +102,11 @@ export function rankedSearch<Row>(db: Db, search: RankedSearch, query: ParsedQue
   });
 }
 
-/** The usual BM25 weight of a word found in `matching` of `rows` rows; always positive. */
+/**
+ * A BM25-style inverse document frequency. `matching` is counted within the search's filters and
+ * capped, and `rows` is an upper bound of the table's rows, so the weight orders words by rarity
+ * rather than being an exact statistic.
+ */
 function inverseDocumentFrequency(matching: number, rows: number): number {
   return Math.log(1 + (Math.max(rows, matching) - matching + 0.5) / (matching + 0.5));
 }
