@@ -44,9 +44,11 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     return compat(reply, status, status >= 500 ? "internal error" : error.message);
   });
   const dashboard = registerDashboard(app);
-  app.setNotFoundHandler((request, reply) =>
-    wantsDashboard(request) ? dashboard(request, reply) : sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    if (wantsDashboard(request)) return dashboard(request, reply);
+    const notFound = compatErrorReply(request.url) ?? sendError;
+    return notFound(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`);
+  });
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);
