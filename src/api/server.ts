@@ -23,6 +23,7 @@ import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
+import { registerTaskWatch } from "./routes/task-watch.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
@@ -141,6 +142,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   });
 
   registerTaskRoutes(app, ctx);
+  registerTaskWatch(app, ctx);
   registerKinds(app, ctx);
   registerSecretRoutes(app, ctx);
   registerMemoryRoutes(app, ctx);
