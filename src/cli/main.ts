@@ -14,6 +14,7 @@ import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
 import { formatTable, render, type OutputFormat } from "./output.ts";
+import { awaitedApproval, parkedNotice, type TaskState } from "./parked.ts";
 
 interface GlobalOptions {
   server?: string;
@@ -180,10 +181,14 @@ task
     const deadline = Date.now() + parseDuration(options.timeout);
     let lastLine = "";
     for (;;) {
-      const current = await api.get<{ status?: { phase?: string; message?: string; attempts?: number } }>(`tasks/${name}`);
+      const current = await api.get<TaskState>(`tasks/${name}`);
       const phase = current.status?.phase ?? "Pending";
       const line = `task/${name}: ${phase}${current.status?.message ? ` — ${current.status.message}` : ""}`;
-      if (line !== lastLine) console.error(line);
+      if (line !== lastLine) {
+        console.error(line);
+        const approval = awaitedApproval(current);
+        if (approval) console.error(parkedNotice(current, approval));
+      }
       lastLine = line;
       if (TERMINAL_PHASES.includes(phase as (typeof TERMINAL_PHASES)[number])) {
         if (phase !== "Succeeded") process.exitCode = 1;
@@ -200,9 +205,18 @@ task
 
 task
   .command("result")
+  .description("Print a Task's result; exits non-zero while the Task is parked waiting for an approval")
   .argument("<name>")
   .action(async (name: string) => {
-    console.log((await client().get<{ result: string }>(`tasks/${name}/result`)).result);
+    const api = client();
+    const current = await api.get<TaskState>(`tasks/${name}`);
+    const approval = awaitedApproval(current);
+    if (approval) {
+      console.error(`${parkedNotice(current, approval)}\nIt has no result until then.`);
+      process.exitCode = 1;
+      return;
+    }
+    console.log((await api.get<{ result: string }>(`tasks/${name}/result`)).result);
   });
 
 task

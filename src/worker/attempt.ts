@@ -107,10 +107,13 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       signal: io.signal,
     });
     await session.flush();
-    await client.postResult(result);
-    emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
+    // A parked iteration has no answer: its text is the park notice, which is not the Task's result.
+    if (!parked) {
+      await client.postResult(result);
+      emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
+    }
     await uploadArtifacts(config.artifactsDir, client, emit);
-    emit({ type: "WorkerCompleted", summary: "attempt succeeded" });
+    emit(parked ? { type: "WorkerParked", summary: `attempt ended: ${parked}` } : { type: "WorkerCompleted", summary: "attempt succeeded" });
     return { exitCode: 0 };
   } catch (err) {
     const reason = io.signal.aborted ? "attempt was stopped" : errorMessage(err);
