@@ -244,8 +244,12 @@ task
   .addOption(outputOption())
   .action(async (name: string, options: { after: string; type?: string; follow?: boolean; output: OutputFormat }) => {
     const api = client();
-    const print = (e: { seq: number; createdAt: string; type: string; toolName?: string; summary: string }) =>
-      console.log(options.output === "json" ? JSON.stringify(e) : `${String(e.seq).padStart(4)}  ${e.createdAt}  ${e.type.padEnd(22)} ${e.toolName ? `[${e.toolName}] ` : ""}${e.summary}`);
+    // An ai run's events say where its journal stood: `task fork --run R --at S` continues from there.
+    const step = (e: { journalRun?: number; journalStep?: number }) => (e.journalStep ? `run ${e.journalRun} step ${e.journalStep}` : "");
+    const print = (e: { seq: number; createdAt: string; type: string; toolName?: string; summary: string; journalRun?: number; journalStep?: number }) =>
+      console.log(
+        options.output === "json" ? JSON.stringify(e) : `${String(e.seq).padStart(4)}  ${e.createdAt}  ${step(e).padEnd(15)} ${e.type.padEnd(22)} ${e.toolName ? `[${e.toolName}] ` : ""}${e.summary}`,
+      );
     if (options.follow) {
       for await (const frame of api.stream(`tasks/${name}/stream`, { after: options.after })) {
         if (frame.event === "stream_complete") return;
@@ -291,11 +295,12 @@ task
   .command("fork")
   .description("Start a new Task that continues a run from one of its journalled steps")
   .argument("<name>")
-  .requiredOption("--at <step>", "the last journalled step to keep (see `orka task events`)", (v) => positiveInt(v, "--at"))
+  .requiredOption("--at <step>", "the journal step to continue from: the `step` `orka task events` shows beside an event", (v) => positiveInt(v, "--at"))
+  .option("--run <n>", "the run that step belongs to (`run` beside it; default: the latest)", (v) => positiveInt(v, "--run"))
   .option("--model <model>", "the model to continue with")
   .option("--name <name>", "name of the new Task")
-  .action(async (name: string, options: { at: number; model?: string; name?: string }) => {
-    const fork = await client().post<{ metadata: { name: string } }>(`tasks/${name}/fork`, { at: options.at, model: options.model, name: options.name });
+  .action(async (name: string, options: { at: number; run?: number; model?: string; name?: string }) => {
+    const fork = await client().post<{ metadata: { name: string } }>(`tasks/${name}/fork`, { at: options.at, run: options.run, model: options.model, name: options.name });
     console.log(`task/${fork.metadata.name} created from ${name} at step ${options.at}`);
   });
 

@@ -182,6 +182,18 @@ describe("dashboard in a real browser", () => {
     await showsOnlyItsOwnEvents(first);
   });
 
+  it("shows each event's journal step, the number `orka task fork --at` takes", async () => {
+    await page.goto(`${orka.url}/tasks/release-research`);
+    const events: { seq: number; type: string; journalRun?: number; journalStep?: number }[] = (await orka.api("GET", "/api/v1/tasks/release-research/events?limit=500")).body.events;
+    // A tool call's row shows where it started; its end shares the row.
+    const rowHeads = events.filter((e) => e.journalStep !== undefined && !/^ToolCall(Completed|Failed|Rejected)$/.test(e.type));
+    expect(rowHeads.length).toBeGreaterThan(3);
+    for (const event of rowHeads) {
+      const row = page.locator(`.timeline > li[data-seqs~="${event.seq}"]`);
+      await expect.poll(() => row.locator(".event-step").first().textContent()).toBe(`run ${event.journalRun} · step ${event.journalStep}`);
+    }
+  });
+
   it("follows the Overview's counts without listing every Task again", async () => {
     const taskRequests: string[] = [];
     page.on("request", (request) => {

@@ -161,4 +161,6 @@ export const migrations: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX effects_task ON effects (namespace, task);
   `,
+  // The journal step an ai run's event happened at, so a fork can start there.
+  `ALTER TABLE events ADD COLUMN journal_run INTEGER; ALTER TABLE events ADD COLUMN journal_step INTEGER;`,
 ];

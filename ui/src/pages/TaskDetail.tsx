@@ -179,10 +179,21 @@ function Timeline({ path }: { path: string }) {
   );
 }
 
+/** The journal step an event happened at: `orka task fork --run R --at S` continues a run from there. */
+function JournalStep({ event }: { event: ExecutionEvent }) {
+  if (!event.journalStep) return null;
+  return (
+    <span className="event-step" title={`Run ${event.journalRun}, journal step ${event.journalStep}: orka task fork <task> --run ${event.journalRun} --at ${event.journalStep} continues from here`}>
+      run {event.journalRun} · step {event.journalStep}
+    </span>
+  );
+}
+
 function EventRow({ event }: { event: ExecutionEvent }) {
   return (
     <li className={`event severity-${event.severity}`} data-seqs={event.seq}>
-      <Time at={event.createdAt} /> <span className="event-type">{event.type}</span> <span className="event-summary">{event.summary}</span>
+      <Time at={event.createdAt} /> <JournalStep event={event} />
+      <span className="event-type">{event.type}</span> <span className="event-summary">{event.summary}</span>
       {event.content && (
         <details>
           <summary>details</summary>
@@ -199,7 +210,8 @@ function ToolCall({ row }: { row: ToolCallRow }) {
     <li className={`event tool-call outcome-${outcome}`} data-seqs={[row.started.seq, row.ended?.seq].filter((seq) => seq !== undefined).join(" ")}>
       <details>
         <summary>
-          <Time at={row.started.createdAt} /> <span className="event-type">tool</span> <strong>{row.name}</strong> <span className={`badge outcome ${outcome}`}>{outcome}</span>
+          <Time at={row.started.createdAt} /> <JournalStep event={row.started} />
+          <span className="event-type">tool</span> <strong>{row.name}</strong> <span className={`badge outcome ${outcome}`}>{outcome}</span>
           {row.ended && <span className="event-summary"> {row.ended.summary}</span>}
         </summary>
         <div className="tool-io">
