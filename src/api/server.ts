@@ -22,6 +22,7 @@ import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
+import { registerTaskWatch } from "./routes/task-watch.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
@@ -43,9 +44,11 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     return compat(reply, status, status >= 500 ? "internal error" : error.message);
   });
   const dashboard = registerDashboard(app);
-  app.setNotFoundHandler((request, reply) =>
-    wantsDashboard(request) ? dashboard(request, reply) : sendError(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    if (wantsDashboard(request)) return dashboard(request, reply);
+    const notFound = compatErrorReply(request.url) ?? sendError;
+    return notFound(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`);
+  });
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
   app.decorateRequest("principal", undefined);
@@ -102,6 +105,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   });
 
   registerTaskRoutes(app, ctx);
+  registerTaskWatch(app, ctx);
   registerKinds(app, ctx);
   registerSecretRoutes(app, ctx);
   registerMemoryRoutes(app, ctx);

@@ -14,6 +14,7 @@ import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
 import { formatTable, render, type OutputFormat } from "./output.ts";
+import { awaitedApproval, parkedNotice, type TaskState } from "./parked.ts";
 
 interface GlobalOptions {
   server?: string;
@@ -180,10 +181,14 @@ task
     const deadline = Date.now() + parseDuration(options.timeout);
     let lastLine = "";
     for (;;) {
-      const current = await api.get<{ status?: { phase?: string; message?: string; attempts?: number } }>(`tasks/${name}`);
+      const current = await api.get<TaskState>(`tasks/${name}`);
       const phase = current.status?.phase ?? "Pending";
       const line = `task/${name}: ${phase}${current.status?.message ? ` — ${current.status.message}` : ""}`;
-      if (line !== lastLine) console.error(line);
+      if (line !== lastLine) {
+        console.error(line);
+        const approval = awaitedApproval(current);
+        if (approval) console.error(parkedNotice(current, approval));
+      }
       lastLine = line;
       if (TERMINAL_PHASES.includes(phase as (typeof TERMINAL_PHASES)[number])) {
         if (phase !== "Succeeded") process.exitCode = 1;
@@ -200,9 +205,18 @@ task
 
 task
   .command("result")
+  .description("Print a Task's result; exits non-zero while the Task is parked waiting for an approval")
   .argument("<name>")
   .action(async (name: string) => {
-    console.log((await client().get<{ result: string }>(`tasks/${name}/result`)).result);
+    const api = client();
+    const current = await api.get<TaskState>(`tasks/${name}`);
+    const approval = awaitedApproval(current);
+    if (approval) {
+      console.error(`${parkedNotice(current, approval)}\nIt has no result until then.`);
+      process.exitCode = 1;
+      return;
+    }
+    console.log((await api.get<{ result: string }>(`tasks/${name}/result`)).result);
   });
 
 task
@@ -230,8 +244,12 @@ task
   .addOption(outputOption())
   .action(async (name: string, options: { after: string; type?: string; follow?: boolean; output: OutputFormat }) => {
     const api = client();
-    const print = (e: { seq: number; createdAt: string; type: string; toolName?: string; summary: string }) =>
-      console.log(options.output === "json" ? JSON.stringify(e) : `${String(e.seq).padStart(4)}  ${e.createdAt}  ${e.type.padEnd(22)} ${e.toolName ? `[${e.toolName}] ` : ""}${e.summary}`);
+    // An ai run's events say where its journal stood: `task fork --run R --at S` continues from there.
+    const step = (e: { journalRun?: number; journalStep?: number }) => (e.journalStep ? `run ${e.journalRun} step ${e.journalStep}` : "");
+    const print = (e: { seq: number; createdAt: string; type: string; toolName?: string; summary: string; journalRun?: number; journalStep?: number }) =>
+      console.log(
+        options.output === "json" ? JSON.stringify(e) : `${String(e.seq).padStart(4)}  ${e.createdAt}  ${step(e).padEnd(15)} ${e.type.padEnd(22)} ${e.toolName ? `[${e.toolName}] ` : ""}${e.summary}`,
+      );
     if (options.follow) {
       for await (const frame of api.stream(`tasks/${name}/stream`, { after: options.after })) {
         if (frame.event === "stream_complete") return;
@@ -277,11 +295,12 @@ task
   .command("fork")
   .description("Start a new Task that continues a run from one of its journalled steps")
   .argument("<name>")
-  .requiredOption("--at <step>", "the last journalled step to keep (see `orka task events`)", (v) => positiveInt(v, "--at"))
+  .requiredOption("--at <step>", "the journal step to continue from: the `step` `orka task events` shows beside an event", (v) => positiveInt(v, "--at"))
+  .option("--run <n>", "the run that step belongs to (`run` beside it; default: the latest)", (v) => positiveInt(v, "--run"))
   .option("--model <model>", "the model to continue with")
   .option("--name <name>", "name of the new Task")
-  .action(async (name: string, options: { at: number; model?: string; name?: string }) => {
-    const fork = await client().post<{ metadata: { name: string } }>(`tasks/${name}/fork`, { at: options.at, model: options.model, name: options.name });
+  .action(async (name: string, options: { at: number; run?: number; model?: string; name?: string }) => {
+    const fork = await client().post<{ metadata: { name: string } }>(`tasks/${name}/fork`, { at: options.at, run: options.run, model: options.model, name: options.name });
     console.log(`task/${fork.metadata.name} created from ${name} at step ${options.at}`);
   });
 

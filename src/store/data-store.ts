@@ -9,6 +9,9 @@ export interface ExecutionEventInput {
   toolCallID?: string;
   summary: string;
   content?: string;
+  /** Where an `ai` run's journal stood when this happened: run `journalRun` had `journalStep` steps (fork --at). */
+  journalRun?: number;
+  journalStep?: number;
 }
 
 export interface ExecutionEvent extends Required<Pick<ExecutionEventInput, "type" | "summary">> {
@@ -17,6 +20,8 @@ export interface ExecutionEvent extends Required<Pick<ExecutionEventInput, "type
   toolName?: string;
   toolCallID?: string;
   content?: string;
+  journalRun?: number;
+  journalStep?: number;
   createdAt: string;
 }
 

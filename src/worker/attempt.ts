@@ -52,14 +52,16 @@ export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<
 
 async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, events: EventSink, io: AttemptIO): Promise<AttemptOutcome> {
   const ai = config.ai!;
-  const emit = (event: ExecutionEventInput) => events.emit(event);
+  let journal: AttemptJournal | undefined;
+  // Each event says which journal step it happened at: `orka task fork --at` that step continues from there.
+  const emit = (event: ExecutionEventInput) => events.emit({ ...event, ...journal?.position() });
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${ai.endpoint.name}/${ai.endpoint.model}, ${ai.tools.length} tools` });
   try {
     const customTools = new Map(ai.customTools.map((t) => [t.name, t]));
     let parked: string | undefined;
     const session = new SessionTranscript(config, client, emit);
     const start = await startingPoint(config, client, session, emit);
-    const journal = new AttemptJournal(client, events, {
+    journal = new AttemptJournal(client, events, {
       run: config.journal.run,
       taskName: config.task.name,
       taskUid: config.task.uid,
@@ -107,10 +109,13 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       signal: io.signal,
     });
     await session.flush();
-    await client.postResult(result);
-    emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
+    // A parked iteration has no answer: its text is the park notice, which is not the Task's result.
+    if (!parked) {
+      await client.postResult(result);
+      emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
+    }
     await uploadArtifacts(config.artifactsDir, client, emit);
-    emit({ type: "WorkerCompleted", summary: "attempt succeeded" });
+    emit(parked ? { type: "WorkerParked", summary: `attempt ended: ${parked}` } : { type: "WorkerCompleted", summary: "attempt succeeded" });
     return { exitCode: 0 };
   } catch (err) {
     const reason = io.signal.aborted ? "attempt was stopped" : errorMessage(err);

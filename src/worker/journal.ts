@@ -80,6 +80,11 @@ export class AttemptJournal {
     return this.write("tool_result", [message], {});
   }
 
+  /** Where the run stands: the fields an event carries, none before the first step. */
+  position(): Pick<ExecutionEventInput, "journalRun" | "journalStep"> {
+    return this.seq > 0 ? { journalRun: this.run, journalStep: this.seq } : {};
+  }
+
   /** The idempotency key of a tool call: Task uid, run, call index and argument digest. */
   keyFor(callIndex: number, call: ToolCall): string {
     return sha256Hex(`${this.taskUid}\n${this.run}\n${callIndex}\n${call.name}\n${sha256Hex(call.arguments)}`);

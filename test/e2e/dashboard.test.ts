@@ -154,6 +154,65 @@ describe("dashboard in a real browser", () => {
     await shoot("overview");
   });
 
+  it("shows each Task's own events only, through the delegation tree and from Task to Task", async () => {
+    // Event numbers are unique across Tasks, so the rows' numbers tell whose events a timeline shows.
+    const shownSeqs = () =>
+      page.locator(".timeline > li").evaluateAll((rows) => rows.flatMap((row) => (row.getAttribute("data-seqs") ?? "").split(" ").filter(Boolean).map(Number)).sort((a, b) => a - b));
+    const showsOnlyItsOwnEvents = async (name: string) => {
+      await page.waitForURL(new RegExp(`/tasks/${name}$`));
+      await expect.poll(() => page.locator("h1").first().textContent()).toContain(name);
+      const own = (await orka.api("GET", `/api/v1/tasks/${name}/events?limit=500`)).body.events.map((e: { seq: number }) => e.seq);
+      expect(own.length).toBeGreaterThan(2);
+      await expect.poll(shownSeqs, { timeout: 10_000 }).toEqual(own);
+    };
+    const [first, second] = (await orka.api("GET", "/api/v1/tasks/release-research/children")).body.items.map((t: { metadata: { name: string } }) => t.metadata.name);
+    const treeLink = (child: string) => page.locator(`.tree-node[data-task="${child}"] > a`);
+
+    await nav("Tasks").click();
+    await page.locator("table").getByRole("link", { name: "release-research", exact: true }).click();
+    await showsOnlyItsOwnEvents("release-research");
+    await treeLink(first).click();
+    await showsOnlyItsOwnEvents(first);
+    await page.goBack();
+    await showsOnlyItsOwnEvents("release-research");
+    await treeLink(second).click();
+    await showsOnlyItsOwnEvents(second);
+    await page.locator(".crumbs").getByRole("link", { name: "Tasks" }).click();
+    await page.locator("table").getByRole("link", { name: first, exact: true }).click();
+    await showsOnlyItsOwnEvents(first);
+  });
+
+  it("shows each event's journal step, the number `orka task fork --at` takes", async () => {
+    await page.goto(`${orka.url}/tasks/release-research`);
+    const events: { seq: number; type: string; journalRun?: number; journalStep?: number }[] = (await orka.api("GET", "/api/v1/tasks/release-research/events?limit=500")).body.events;
+    // A tool call's row shows where it started; its end shares the row.
+    const rowHeads = events.filter((e) => e.journalStep !== undefined && !/^ToolCall(Completed|Failed|Rejected)$/.test(e.type));
+    expect(rowHeads.length).toBeGreaterThan(3);
+    for (const event of rowHeads) {
+      const row = page.locator(`.timeline > li[data-seqs~="${event.seq}"]`);
+      await expect.poll(() => row.locator(".event-step").first().textContent()).toBe(`run ${event.journalRun} · step ${event.journalStep}`);
+    }
+  });
+
+  it("follows the Overview's counts without listing every Task again", async () => {
+    const taskRequests: string[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (/^\/api\/v1\/(tasks|watch\/tasks)$/.test(url.pathname)) taskRequests.push(`${url.pathname}${url.search}`);
+    });
+    await nav("Overview").click();
+    await expect.poll(() => page.locator(".stat.phase-succeeded .stat-value").textContent()).toBe("3");
+    // A Task created elsewhere reaches the page as a change, not through another list.
+    const created = await orka.api("POST", "/api/v1/tasks", { name: "seen-by-overview", type: "ai", agentRef: "researcher", prompt: "When is the release?" });
+    expect(created.status).toBe(201);
+    await page.locator(".card", { hasText: "Recent tasks" }).getByRole("link", { name: "seen-by-overview" }).waitFor();
+    await orka.waitFor("seen-by-overview");
+    await expect.poll(() => page.locator(".stat.phase-succeeded .stat-value").textContent()).toBe("4");
+    await page.waitForTimeout(4000);
+    expect(taskRequests.filter((url) => url.startsWith("/api/v1/tasks"))).toEqual([]);
+    expect(taskRequests.filter((url) => url.startsWith("/api/v1/watch/tasks"))).toHaveLength(1);
+  });
+
   it("approves a pending approval, after which the Task runs the approved call and finishes", async () => {
     const created = await orka.api("POST", "/api/v1/tasks", { name: "ship-it", type: "ai", agentRef: "deployer", prompt: "Deploy 1.4.2" });
     expect(created.status).toBe(201);

@@ -1,3 +1,4 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createContext, useContext, useMemo, useState, type ReactNode } from "react";
 import { Api, loadSession, saveSession, type Session } from "./api.ts";
 import { Link, navigate, usePath } from "./router.tsx";
@@ -31,12 +32,17 @@ const NAV: [string, string][] = [
   ["/chat", "Chat"],
 ];
 
+// A failed load is shown at once (pages poll anyway), and a refused one is not asked again and again.
+const newQueryClient = () => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } });
+
 export function App() {
   const [session, setSession] = useState<Session | undefined>(loadSession);
+  const [queries] = useState(newQueryClient);
   const path = usePath();
   const signOut = () => {
     saveSession(undefined);
     setSession(undefined);
+    queries.clear();
   };
   const api = useMemo(() => session && new Api(session, signOut), [session]);
 
@@ -57,11 +63,13 @@ export function App() {
     setSession(next);
   };
   return (
-    <ApiContext.Provider value={api}>
-      <Layout path={path} namespace={session.namespace} onNamespace={changeNamespace} onSignOut={signOut}>
-        <Page path={path} key={session.namespace} />
-      </Layout>
-    </ApiContext.Provider>
+    <QueryClientProvider client={queries}>
+      <ApiContext.Provider value={api}>
+        <Layout path={path} namespace={session.namespace} onNamespace={changeNamespace} onSignOut={signOut}>
+          <Page path={path} key={session.namespace} />
+        </Layout>
+      </ApiContext.Provider>
+    </QueryClientProvider>
   );
 }
 

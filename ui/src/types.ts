@@ -53,6 +53,9 @@ export interface ExecutionEvent {
   toolCallID?: string;
   summary: string;
   content?: string;
+  /** Where an ai run's journal stood when this happened (what `orka task fork --run --at` takes). */
+  journalRun?: number;
+  journalStep?: number;
   createdAt: string;
 }
 

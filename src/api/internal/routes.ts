@@ -27,6 +27,8 @@ export const eventSchema = z.object({
   toolCallID: z.string().max(200).optional(),
   summary: z.string().max(4000),
   content: z.string().max(65_536).optional(),
+  journalRun: z.number().int().positive().optional(),
+  journalStep: z.number().int().positive().optional(),
 });
 
 export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 events per call");

@@ -17,6 +17,8 @@ interface EventRow {
   tool_call_id: string | null;
   summary: string;
   content: string | null;
+  journal_run: number | null;
+  journal_step: number | null;
   created_at: string;
 }
 
@@ -49,8 +51,8 @@ export class SqliteTaskDataStore implements TaskDataStore {
       putResult: db.prepare("INSERT OR REPLACE INTO results (namespace, task, body, created_at) VALUES (?, ?, ?, ?)"),
       getResult: db.prepare<[string, string], { body: string }>("SELECT body FROM results WHERE namespace = ? AND task = ?"),
       insertEvent: db.prepare<unknown[], { seq: number }>(
-        `INSERT INTO events (namespace, task, type, severity, tool_name, tool_call_id, summary, content, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        `INSERT INTO events (namespace, task, type, severity, tool_name, tool_call_id, summary, content, journal_run, journal_step, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       ),
       latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = ? AND task = ?"),
       appendLog: db.prepare("INSERT INTO logs (namespace, task, attempt, chunk) VALUES (?, ?, ?, ?)"),
@@ -91,7 +93,8 @@ export class SqliteTaskDataStore implements TaskDataStore {
     const createdAt = now();
     const severity = input.severity ?? "info";
     const { seq } = this.statements.insertEvent.get(
-      namespace, task, input.type, severity, input.toolName ?? null, input.toolCallID ?? null, input.summary, input.content ?? null, createdAt,
+      namespace, task, input.type, severity, input.toolName ?? null, input.toolCallID ?? null, input.summary, input.content ?? null,
+      input.journalRun ?? null, input.journalStep ?? null, createdAt,
     )!;
     const event: ExecutionEvent = { seq, createdAt, ...input, severity };
     this.notifications.emit(topic("event", namespace, task), event);
@@ -121,6 +124,8 @@ export class SqliteTaskDataStore implements TaskDataStore {
         toolCallID: row.tool_call_id ?? undefined,
         summary: row.summary,
         content: row.content ?? undefined,
+        journalRun: row.journal_run ?? undefined,
+        journalStep: row.journal_step ?? undefined,
         createdAt: row.created_at,
       }));
   }

@@ -197,4 +197,6 @@ export const migrations: string[] = [
   CREATE INDEX audit_events_last_at ON audit_events (last_at);
   CREATE INDEX audit_events_seq ON audit_events (seq);
   `,
+  // The journal step an ai run's event happened at, so a fork can start there.
+  `ALTER TABLE events ADD COLUMN journal_run INTEGER; ALTER TABLE events ADD COLUMN journal_step INTEGER;`,
 ];

@@ -1,15 +1,14 @@
 import { useState } from "react";
 import { useApi } from "../App.tsx";
 import { ActionButton, Card, JsonText, Show, Time } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet } from "../hooks.ts";
 import { Link } from "../router.tsx";
 import type { Approval } from "../types.ts";
 
 /** Pending approvals: the exact tool and arguments a Task asks to run, decided by a person. */
 export function Approvals() {
-  const api = useApi();
-  const pending = useLoad(() => api.get<{ approvals: Approval[] }>("approvals", { status: "pending" }), [], 2000);
-  const decided = useLoad(() => api.get<{ approvals: Approval[] }>("approvals", { limit: 20 }), [], 5000);
+  const pending = useApiGet<{ approvals: Approval[] }>("approvals", { status: "pending" }, { pollMs: 2000 });
+  const decided = useApiGet<{ approvals: Approval[] }>("approvals", { limit: 20 }, { pollMs: 5000 });
   const reload = () => {
     pending.reload();
     decided.reload();

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { useApi } from "../App.tsx";
 import { ActionButton, Card, Show } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet } from "../hooks.ts";
 import { Link } from "../router.tsx";
 import type { List, Memory, Proposal } from "../types.ts";
 
@@ -11,8 +11,8 @@ const PROPOSAL_FILTERS = ["pending", "accepted", "rejected", "applied", "archive
 export function MemoryPage() {
   const api = useApi();
   const [status, setStatus] = useState("pending");
-  const proposals = useLoad(() => api.get<List<Proposal>>("memory-proposals", { status }), [status], 3000);
-  const memories = useLoad(() => api.get<List<Memory>>("memories", { includeDisabled: "true" }), [], 5000);
+  const proposals = useApiGet<List<Proposal>>("memory-proposals", { status }, { pollMs: 3000 });
+  const memories = useApiGet<List<Memory>>("memories", { includeDisabled: "true" }, { pollMs: 5000 });
   const reload = () => {
     proposals.reload();
     memories.reload();

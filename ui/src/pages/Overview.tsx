@@ -1,20 +1,17 @@
-import { useApi } from "../App.tsx";
 import { Card, Show, TaskTable } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet, useWatchedTasks } from "../hooks.ts";
 import { Link } from "../router.tsx";
-import type { List, Task } from "../types.ts";
 
 const PHASES = ["Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
 
 export function Overview() {
-  const api = useApi();
-  const tasks = useLoad(() => api.get<List<Task>>("tasks", { limit: 0 }), [], 2000);
-  const approvals = useLoad(() => api.get<{ approvals: unknown[] }>("approvals", { status: "pending" }), [], 3000);
+  const tasks = useWatchedTasks();
+  const approvals = useApiGet<{ approvals: unknown[] }>("approvals", { status: "pending" }, { pollMs: 3000 });
   return (
     <div className="page">
       <h1>Overview</h1>
       <Show loaded={tasks} what="tasks">
-        {({ items }) => {
+        {(items) => {
           const count = (phase: string) => items.filter((t) => (t.status?.phase ?? "Pending") === phase).length;
           // Failures first, then the newest: what needs attention comes to the top.
           const recent = [...items]

@@ -1,13 +1,11 @@
 import { stringify } from "yaml";
-import { useApi } from "../App.tsx";
 import { Card, Pre, Show } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet } from "../hooks.ts";
 import type { List, Resource } from "../types.ts";
 
 /** One card per resource: its spec as YAML (Secrets are never shown; Providers only name theirs). */
 function ResourcePage({ kind, path, summary }: { kind: string; path: string; summary: (r: Resource) => string }) {
-  const api = useApi();
-  const list = useLoad(() => api.get<List<Resource>>(path), [path], 5000);
+  const list = useApiGet<List<Resource>>(path, {}, { pollMs: 5000 });
   return (
     <div className="page">
       <h1>{kind}s</h1>
@@ -62,8 +60,7 @@ interface ToolInfo {
 
 /** Built-in tools with their parameter schemas, and this namespace's custom Tools. */
 export function Tools() {
-  const api = useApi();
-  const list = useLoad(() => api.get<List<ToolInfo>>("tools"), [], 10000);
+  const list = useApiGet<List<ToolInfo>>("tools", {}, { pollMs: 10000 });
   return (
     <div className="page">
       <h1>Tools</h1>

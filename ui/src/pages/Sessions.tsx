@@ -1,7 +1,6 @@
 import { useState } from "react";
-import { useApi } from "../App.tsx";
 import { Card, Show } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet } from "../hooks.ts";
 
 interface SessionInfo {
   name: string;
@@ -11,13 +10,9 @@ interface SessionInfo {
 
 /** Conversation sessions and their transcripts. */
 export function Sessions() {
-  const api = useApi();
   const [open, setOpen] = useState<string>();
-  const sessions = useLoad(() => api.get<{ items: SessionInfo[] }>("sessions"), [], 5000);
-  const transcript = useLoad(
-    () => (open ? api.get<{ messages: { role: string; content: string; taskName?: string }[] }>(`sessions/${encodeURIComponent(open)}`) : Promise.resolve({ messages: [] })),
-    [open],
-  );
+  const sessions = useApiGet<{ items: SessionInfo[] }>("sessions", {}, { pollMs: 5000 });
+  const transcript = useApiGet<{ messages: { role: string; content: string; taskName?: string }[] }>(`sessions/${encodeURIComponent(open ?? "")}`, {}, { enabled: open !== undefined });
   return (
     <div className="page">
       <h1>Sessions</h1>

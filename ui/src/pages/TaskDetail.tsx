@@ -1,16 +1,15 @@
-import { useEffect, useState } from "react";
+import { useRef, useState } from "react";
 import { stringify } from "yaml";
-import { ApiError } from "../api.ts";
 import { useApi } from "../App.tsx";
 import { ActionButton, Card, Empty, ErrorNote, JsonText, PhaseBadge, Pre, Show, Time } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet, useStream } from "../hooks.ts";
 import { Link, navigate } from "../router.tsx";
 import { TERMINAL, type ExecutionEvent, type List, type Task } from "../types.ts";
 
 export function TaskDetail({ name }: { name: string }) {
   const api = useApi();
   const path = `tasks/${encodeURIComponent(name)}`;
-  const task = useLoad(() => api.get<Task>(path), [name], 1500);
+  const task = useApiGet<Task>(path, {}, { pollMs: 1500 });
   const done = TERMINAL.includes(task.data?.status?.phase ?? "");
 
   return (
@@ -44,7 +43,8 @@ export function TaskDetail({ name }: { name: string }) {
             )}
             <div className="columns">
               <div>
-                <Timeline path={path} />
+                {/* Keyed by the Task: another Task's page starts a timeline of its own, never this one's events. */}
+                <Timeline key={`${api.session.namespace}/${name}`} path={path} />
               </div>
               <div>
                 <ResultCard path={path} done={done} available={t.status?.resultRef?.available === true} />
@@ -99,18 +99,20 @@ function StatusCard({ task }: { task: Task }) {
 
 /** Asked for only once the Task says it has one, so a running Task does not poll into 404s. */
 function ResultCard({ path, done, available }: { path: string; done: boolean; available: boolean }) {
-  const api = useApi();
-  const result = useLoad(() => (available ? api.get<{ result: string }>(`${path}/result`) : Promise.resolve({ result: "" })), [path, available, done]);
+  const result = useApiGet<{ result: string }>(`${path}/result`, {}, { enabled: available });
+  const none = <Empty>{done ? "This task left no result." : "No result yet."}</Empty>;
   return (
     <Card title="Result">
-      <Show loaded={result} what="the result">
-        {({ result: text }) => (text ? <Pre text={text} className="result" /> : <Empty>{done ? "This task left no result." : "No result yet."}</Empty>)}
-      </Show>
+      {available ? (
+        <Show loaded={result} what="the result">
+          {({ result: text }) => (text ? <Pre text={text} className="result" /> : none)}
+        </Show>
+      ) : (
+        none
+      )}
     </Card>
   );
 }
-
-const RECONNECT_MS = 2000;
 
 /** One row per event; a tool call's start and end become one expandable row with arguments and result. */
 interface ToolCallRow {
@@ -137,52 +139,24 @@ function rowsOf(events: ExecutionEvent[]): Row[] {
   return rows;
 }
 
+/** One Task's events; a reconnection asks only for those after the last one shown. */
 function Timeline({ path }: { path: string }) {
-  const api = useApi();
   const [events, setEvents] = useState<ExecutionEvent[]>([]);
-  const [state, setState] = useState<"live" | "complete" | "error">("live");
-  const [error, setError] = useState<string>();
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    const abort = new AbortController();
-    let last = events.at(-1)?.seq ?? 0;
-    let completed = false;
-    let retry: ReturnType<typeof setTimeout> | undefined;
-    setState("live");
-    setError(undefined);
-    // A stream that ends without stream_complete was cut (a restart, a proxy): say so and follow again.
-    const lost = (message: string) => {
-      if (abort.signal.aborted) return;
-      setError(message);
-      setState("error");
-      retry = setTimeout(() => setAttempt((n) => n + 1), RECONNECT_MS);
-    };
-    api
-      .stream(
-        `${path}/stream`,
-        (message) => {
-          if (message.event === "execution_event") {
-            const event = message.data as ExecutionEvent;
-            if (event.seq <= last) return;
-            last = event.seq;
-            setEvents((current) => [...current, event]);
-          } else if (message.event === "stream_complete") {
-            completed = true;
-            setState("complete");
-          }
-        },
-        abort.signal,
-        { after: last },
-      )
-      .then(() => completed || lost("the connection closed before the task finished; reconnecting"))
-      .catch((err: unknown) => lost(`${err instanceof Error ? err.message : String(err)}; reconnecting`));
-    return () => {
-      abort.abort();
-      clearTimeout(retry);
-    };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [path, attempt]);
+  const last = useRef(0);
+  const { state, error, reconnect } = useStream(
+    `${path}/stream`,
+    () => ({
+      query: { after: last.current },
+      onMessage: (message) => {
+        if (message.event !== "execution_event") return;
+        const event = message.data as ExecutionEvent;
+        if (event.seq <= last.current) return;
+        last.current = event.seq;
+        setEvents((current) => [...current, event]);
+      },
+    }),
+    "stream_complete",
+  );
 
   return (
     <Card
@@ -191,7 +165,7 @@ function Timeline({ path }: { path: string }) {
           Timeline <span className={`live ${state}`}>{state === "live" ? "● live" : state === "complete" ? "complete" : "disconnected"}</span>
         </>
       }
-      actions={state === "error" ? <button className="button plain" onClick={() => setAttempt((n) => n + 1)}>Reconnect now</button> : undefined}
+      actions={state === "error" ? <button className="button plain" onClick={reconnect}>Reconnect now</button> : undefined}
     >
       {error && <ErrorNote message={`The event stream stopped: ${error}`} />}
       {events.length === 0 ? (
@@ -205,10 +179,21 @@ function Timeline({ path }: { path: string }) {
   );
 }
 
+/** The journal step an event happened at: `orka task fork --run R --at S` continues a run from there. */
+function JournalStep({ event }: { event: ExecutionEvent }) {
+  if (!event.journalStep) return null;
+  return (
+    <span className="event-step" title={`Run ${event.journalRun}, journal step ${event.journalStep}: orka task fork <task> --run ${event.journalRun} --at ${event.journalStep} continues from here`}>
+      run {event.journalRun} · step {event.journalStep}
+    </span>
+  );
+}
+
 function EventRow({ event }: { event: ExecutionEvent }) {
   return (
-    <li className={`event severity-${event.severity}`}>
-      <Time at={event.createdAt} /> <span className="event-type">{event.type}</span> <span className="event-summary">{event.summary}</span>
+    <li className={`event severity-${event.severity}`} data-seqs={event.seq}>
+      <Time at={event.createdAt} /> <JournalStep event={event} />
+      <span className="event-type">{event.type}</span> <span className="event-summary">{event.summary}</span>
       {event.content && (
         <details>
           <summary>details</summary>
@@ -222,10 +207,11 @@ function EventRow({ event }: { event: ExecutionEvent }) {
 function ToolCall({ row }: { row: ToolCallRow }) {
   const outcome = row.ended ? row.ended.type.replace("ToolCall", "").toLowerCase() : "running";
   return (
-    <li className={`event tool-call outcome-${outcome}`}>
+    <li className={`event tool-call outcome-${outcome}`} data-seqs={[row.started.seq, row.ended?.seq].filter((seq) => seq !== undefined).join(" ")}>
       <details>
         <summary>
-          <Time at={row.started.createdAt} /> <span className="event-type">tool</span> <strong>{row.name}</strong> <span className={`badge outcome ${outcome}`}>{outcome}</span>
+          <Time at={row.started.createdAt} /> <JournalStep event={row.started} />
+          <span className="event-type">tool</span> <strong>{row.name}</strong> <span className={`badge outcome ${outcome}`}>{outcome}</span>
           {row.ended && <span className="event-summary"> {row.ended.summary}</span>}
         </summary>
         <div className="tool-io">
@@ -241,8 +227,7 @@ function ToolCall({ row }: { row: ToolCallRow }) {
 
 /** A Task's children, their children, and so on, with phases updating live. */
 function Tree({ name, depth = 0 }: { name: string; depth?: number }) {
-  const api = useApi();
-  const children = useLoad(() => api.get<List<Task>>(`tasks/${encodeURIComponent(name)}/children`), [name], 1500);
+  const children = useApiGet<List<Task>>(`tasks/${encodeURIComponent(name)}/children`, {}, { pollMs: 1500 });
   if (depth > 8) return null;
   if (children.data === undefined) return depth === 0 ? <Show loaded={children} what="children">{() => null}</Show> : null;
   if (children.data.items.length === 0) return depth === 0 ? <Empty>This task has not delegated anything.</Empty> : null;
@@ -261,7 +246,7 @@ function Tree({ name, depth = 0 }: { name: string; depth?: number }) {
 
 function Artifacts({ path }: { path: string }) {
   const api = useApi();
-  const artifacts = useLoad(() => api.get<{ items: { file: string; size: number }[] }>(`${path}/artifacts`), [path], 5000);
+  const artifacts = useApiGet<{ items: { file: string; size: number }[] }>(`${path}/artifacts`, {}, { pollMs: 5000 });
   return (
     <Card title="Artifacts">
       <Show loaded={artifacts} what="artifacts" empty={(d) => d.items.length === 0}>
@@ -283,17 +268,18 @@ function Artifacts({ path }: { path: string }) {
 }
 
 function Logs({ path, started }: { path: string; started: boolean }) {
-  const api = useApi();
-  const logs = useLoad(
-    () => (started ? api.get<{ logs: string }>(`${path}/logs`).catch((err) => (err instanceof ApiError && err.status === 404 ? { logs: "" } : Promise.reject(err))) : Promise.resolve({ logs: "" })),
-    [path, started],
-    3000,
-  );
+  // A Task that has not started has no logs yet: the 404 of that moment reads as "no output".
+  const logs = useApiGet<{ logs: string }>(`${path}/logs`, {}, { pollMs: 3000, enabled: started, missing: { logs: "" } });
+  const none = <Empty>No log output.</Empty>;
   return (
     <Card title="Logs">
-      <Show loaded={logs} what="logs">
-        {({ logs: text }) => (text ? <Pre text={text} className="logs" /> : <Empty>No log output.</Empty>)}
-      </Show>
+      {started ? (
+        <Show loaded={logs} what="logs">
+          {({ logs: text }) => (text ? <Pre text={text} className="logs" /> : none)}
+        </Show>
+      ) : (
+        none
+      )}
     </Card>
   );
 }

@@ -2,18 +2,17 @@ import { useState } from "react";
 import { parse } from "yaml";
 import { useApi } from "../App.tsx";
 import { Card, Show, TaskTable } from "../components.tsx";
-import { useLoad } from "../hooks.ts";
+import { useApiGet, useWatchedTasks } from "../hooks.ts";
 import { navigate } from "../router.tsx";
 import type { List, Resource, Task } from "../types.ts";
 
 const PHASE_FILTERS = ["All", "Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
 
 export function TaskList() {
-  const api = useApi();
   const [phase, setPhase] = useState("All");
   const [text, setText] = useState("");
   const [creating, setCreating] = useState(false);
-  const tasks = useLoad(() => api.get<List<Task>>("tasks", { limit: 0 }), [], 2000);
+  const tasks = useWatchedTasks();
   return (
     <div className="page">
       <div className="page-head">
@@ -33,8 +32,8 @@ export function TaskList() {
         </div>
         <input className="search" placeholder="Filter by name, agent or type" value={text} onChange={(e) => setText(e.target.value)} aria-label="Filter tasks" />
       </div>
-      <Show loaded={tasks} what="tasks" empty={(d) => d.items.length === 0}>
-        {({ items }) => {
+      <Show loaded={tasks} what="tasks" empty={(items) => items.length === 0}>
+        {(items) => {
           const shown = items
             .filter((t) => phase === "All" || (t.status?.phase ?? "Pending") === phase)
             .filter((t) => !text || `${t.metadata.name} ${t.spec.agentRef?.name ?? ""} ${t.spec.type}`.toLowerCase().includes(text.toLowerCase()))
@@ -60,7 +59,7 @@ spec:
 /** New Task from fields (ai / agent / container) or from YAML; the server's validation message is shown as is. */
 function CreateTask() {
   const api = useApi();
-  const agents = useLoad(() => api.get<List<Resource>>("agents"), []);
+  const agents = useApiGet<List<Resource>>("agents");
   const [mode, setMode] = useState<"fields" | "yaml">("fields");
   const [type, setType] = useState<"ai" | "agent" | "container">("ai");
   const [name, setName] = useState("");
