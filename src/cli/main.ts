@@ -13,7 +13,7 @@ import { applyDocuments } from "./apply.ts";
 import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
-import { formatTable, render, type OutputFormat } from "./output.ts";
+import { formatTable, render, renderRows, type Column, type OutputFormat } from "./output.ts";
 
 interface GlobalOptions {
   server?: string;
@@ -395,16 +395,39 @@ const auth = program.command("auth").description("Check credentials");
 auth.command("validate").action(async () => console.log(JSON.stringify(await client().get("auth/validate"))));
 auth.command("whoami").action(async () => console.log(JSON.stringify(await client().get("auth/whoami"))));
 
-program
-  .command("token")
-  .description("API tokens")
+const token = program.command("token").description("API tokens bound to one namespace (admin only)");
+
+token
   .command("create")
+  .description("Create a token; it is printed once and stored hashed")
   .argument("<name>")
-  .requiredOption("--namespace <ns>", "the one namespace the token may act in")
   .addOption(new Option("--role <role>", "operator: Secrets and operator-only fields; reviewer: memory review").choices(["user", "reviewer", "operator"]).default("user"))
-  .action(async (name: string, options: { namespace: string; role: string }) => {
-    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace, role: options.role });
+  .addHelpText("after", "\nThe token's namespace is the global --namespace/-n option, which is required here:\n  orka token create ci --namespace team-a --role user")
+  .action(async (name: string, options: { role: string }) => {
+    // The global option is the one commander fills wherever it stands on the line; only the flag counts, never the config file.
+    const namespace = program.opts<GlobalOptions>().namespace;
+    if (!namespace) throw new InvalidArgumentError(`give the token's namespace: orka token create ${name} --namespace <ns>`);
+    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace, role: options.role });
     console.log(created.token);
+  });
+
+token
+  .command("list")
+  .description("List tokens: name, namespace, role and when each was created (never the token)")
+  .addOption(outputOption())
+  .action(async (options: { output: OutputFormat }) => {
+    const list = await client().get<{ items: Record<string, unknown>[] }>("auth/tokens");
+    const columns: Column[] = [["NAME", (t) => t.name], ["NAMESPACE", (t) => t.namespace], ["ROLE", (t) => t.role], ["CREATED", (t) => t.createdAt]];
+    console.log(renderRows("tokens", columns, list.items, options.output));
+  });
+
+token
+  .command("revoke")
+  .description("Revoke a token by name; requests that present it are refused from then on")
+  .argument("<name>")
+  .action(async (name: string) => {
+    await client().delete(`auth/tokens/${encodeURIComponent(name)}`);
+    console.log(`token/${name} revoked`);
   });
 
 program

@@ -54,6 +54,42 @@ describe("P6 CLI", () => {
     expect(parse(readFileSync(join(orka.dataDir, "cli-config.yaml"), "utf8")).token).toBe("tok-1234567890");
   });
 
+  it("creates a namespace-bound token with --namespace after the subcommand, lists it without its value, and revokes it", async () => {
+    const created = await orka.cli(["token", "create", "ci", "--namespace", "team-a", "--role", "user"]);
+    expect(created.stderr).toBe("");
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^orka_\S{20,}$/);
+    const whoami = await orka.api("GET", "/api/v1/auth/whoami", undefined, token);
+    expect(whoami.body).toMatchObject({ name: "ci", namespace: "team-a", role: "user", admin: false });
+
+    expect((await orka.cli(["token", "create", "reviewer-1", "-n", "team-b", "--role", "reviewer"])).code).toBe(0);
+    const listed = await orka.cli(["token", "list"]);
+    expect(listed.stdout).toMatch(/^NAME\s+NAMESPACE\s+ROLE\s+CREATED\n/);
+    expect(listed.stdout).toMatch(/\nci\s+team-a\s+user\s+\d{4}-\d\d-\d\dT/);
+    expect(listed.stdout).toMatch(/\nreviewer-1\s+team-b\s+reviewer\s+/);
+    expect(listed.stdout).not.toContain(token);
+    const json = JSON.parse((await orka.cli(["token", "list", "-o", "json"])).stdout);
+    expect(json.map((t: Record<string, unknown>) => Object.keys(t).sort())).toEqual([["createdAt", "name", "namespace", "role"], ["createdAt", "name", "namespace", "role"]]);
+
+    const again = await orka.cli(["token", "create", "ci", "--namespace", "team-a"]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('a token named "ci" exists; revoke it first (orka token revoke ci) or choose another name');
+    const noNamespace = await orka.cli(["token", "create", "other"]);
+    expect(noNamespace.code).not.toBe(0);
+    expect(noNamespace.stderr).toContain("give the token's namespace: orka token create other --namespace <ns>");
+
+    const asUser = await orka.cli(["--token", token, "token", "list"]);
+    expect(asUser.code).not.toBe(0);
+    expect(asUser.stderr).toContain("listing tokens needs an admin token");
+
+    expect((await orka.cli(["token", "revoke", "ci"])).stdout.trim()).toBe("token/ci revoked");
+    expect((await orka.api("GET", "/api/v1/auth/whoami", undefined, token)).status).toBe(401);
+    expect((await orka.cli(["token", "list"])).stdout).not.toMatch(/\nci\s/);
+    const unknown = await orka.cli(["token", "revoke", "ci"]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no token named "ci"; orka token list shows the names');
+  });
+
   it("refuses an unknown kind and an unreachable server with a message that says what to do", async () => {
     const unknown = await orka.cli(["get", "widgets"]);
     expect(unknown.stderr).toContain('unknown kind "widgets"');
