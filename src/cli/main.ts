@@ -9,7 +9,7 @@ import { TERMINAL_PHASES } from "../resources/task.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
-import { applyDocuments } from "./apply.ts";
+import { applyDocuments, readApplySources, SERVER_PLACEHOLDER } from "./apply.ts";
 import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
@@ -88,10 +88,11 @@ program
 
 program
   .command("apply")
-  .description("Create or update every object of a multi-document YAML file (Secrets included)")
-  .requiredOption("-f, --filename <file>", "YAML or JSON file, - for stdin")
+  .description("Create or update every object of multi-document YAML files (Secrets included); unchanged objects are left alone")
+  .requiredOption("-f, --filename <path>", "YAML or JSON file, a directory of .yaml/.yml files, or - for stdin")
+  .addHelpText("after", `\n${SERVER_PLACEHOLDER} in a file stands for the server it is applied to (e.g. a Tool that calls Orka itself).`)
   .action(async (options: { filename: string }) => {
-    await applyDocuments(client(), readInput(options.filename), options.filename, (line) => console.log(line));
+    await applyDocuments(client(), readApplySources(options.filename), (line) => console.log(line));
   });
 
 program

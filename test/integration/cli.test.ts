@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P6 through the real `orka` CLI against a real server.
 describe("P6 CLI", () => {
@@ -88,6 +88,71 @@ describe("P6 CLI", () => {
     const unknown = await orka.cli(["token", "revoke", "ci"]);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('no token named "ci"; orka token list shows the names');
+  });
+
+  describe("apply", () => {
+    const write = (name: string, text: string) => {
+      writeFileSync(join(orka.dataDir, name), text);
+      return join(orka.dataDir, name);
+    };
+    const provider = (turn: string) => `apiVersion: ${API_VERSION}\nkind: Provider\nmetadata: {name: apply-p}\nspec: {type: scripted, scripted: {turns: [{text: "${turn}"}]}}\n`;
+    const tool = (labels = "") => `apiVersion: ${API_VERSION}\nkind: Tool\nmetadata: {name: apply-t${labels}}\nspec: {description: d, http: {url: "http://127.0.0.1:1/x"}}\n`;
+    const agent = (prompt: string) => `apiVersion: ${API_VERSION}\nkind: Agent\nmetadata: {name: apply-a}\nspec: {providerRef: {name: apply-p}, systemPrompt: {inline: "${prompt}"}}\n`;
+    const task = (name: string, prompt: string) => `apiVersion: ${API_VERSION}\nkind: Task\nmetadata: {name: ${name}}\nspec: {type: ai, agentRef: {name: apply-a}, prompt: "${prompt}"}\n`;
+    const versions = async () =>
+      Object.fromEntries(
+        await Promise.all(["providers/apply-p", "tools/apply-t", "agents/apply-a"].map(async (path) => [path, (await orka.api("GET", `/api/v1/${path}`)).body.metadata.resourceVersion])),
+      );
+
+    it("re-applying an unchanged Provider, Tool and Agent prints unchanged and writes nothing", async () => {
+      const file = write("apply.yaml", [provider("hi"), tool(), agent("be kind")].join("---\n"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("provider/apply-p created\ntool/apply-t created\nagent/apply-a created\n");
+      const before = await versions();
+      const again = await orka.cli(["apply", "-f", file]);
+      expect(again.stdout).toBe("provider/apply-p unchanged\ntool/apply-t unchanged\nagent/apply-a unchanged\n");
+      expect(await versions()).toEqual(before);
+
+      write("apply.yaml", [provider("hi"), tool(", labels: {team: a}"), agent("be brief")].join("---\n"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("provider/apply-p unchanged\ntool/apply-t configured\nagent/apply-a configured\n");
+      const after = await versions();
+      expect(after["providers/apply-p"]).toBe(before["providers/apply-p"]);
+      expect(after["tools/apply-t"]).not.toBe(before["tools/apply-t"]);
+      expect(after["agents/apply-a"]).not.toBe(before["agents/apply-a"]);
+    });
+
+    it("refuses to change a Task's spec, exits non-zero and applies nothing", async () => {
+      const file = write("task.yaml", task("apply-task", "first"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("task/apply-task created\n");
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("task/apply-task unchanged (a Task runs once; delete it to run it again)\n");
+
+      write("task.yaml", [agent("a new agent"), task("apply-task", "second")].join("---\n").replace("apply-a}", "apply-new}"));
+      const changed = await orka.cli(["apply", "-f", file]);
+      expect(changed.code).not.toBe(0);
+      expect(changed.stdout).toBe("");
+      expect(changed.stderr).toContain(
+        "task/apply-task: a Task's spec cannot change after creation; delete it first (orka delete task apply-task) or give the new Task another name. Nothing was applied.",
+      );
+      expect((await orka.api("GET", "/api/v1/agents/apply-new")).status).toBe(404);
+      expect((await orka.api("GET", "/api/v1/tasks/apply-task")).body.spec.prompt).toBe("first");
+    });
+
+    it("applies every .yaml and .yml file of a directory, in name order", async () => {
+      const dir = join(orka.dataDir, "manifests");
+      mkdirSync(dir);
+      writeFileSync(join(dir, "b-agent.yaml"), agent("from b"));
+      writeFileSync(join(dir, "a-provider.yml"), provider("from a"));
+      writeFileSync(join(dir, "notes.txt"), "not: yaml at all: [");
+      const applied = await orka.cli(["apply", "-f", dir]);
+      expect(applied.stderr).toBe("");
+      expect(applied.stdout).toMatch(/^provider\/apply-p (configured|created)\nagent\/apply-a (configured|created)\n$/);
+      expect((await orka.api("GET", "/api/v1/agents/apply-a")).body.spec.systemPrompt.inline).toBe("from b");
+
+      const empty = join(orka.dataDir, "empty");
+      mkdirSync(empty);
+      const none = await orka.cli(["apply", "-f", empty]);
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toContain(`${empty} has no .yaml or .yml files to apply`);
+    });
   });
 
   it("refuses an unknown kind and an unreachable server with a message that says what to do", async () => {
