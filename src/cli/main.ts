@@ -76,6 +76,7 @@ program
     const { startOrka } = await import("../server.ts");
     const orka = await startOrka(config);
     console.log(`orka listening on ${orka.url}`);
+    for (const notice of orka.notices) console.log(`orka: ${notice}`);
     const shutdown = async () => {
       await orka.close();
       process.exit(0);
