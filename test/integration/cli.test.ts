@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P6 through the real `orka` CLI against a real server.
+/** Tests that run the CLI a dozen times: each run starts a Node process, slow on a loaded machine. */
+const CLI_HEAVY_MS = 120_000;
 describe("P6 CLI", () => {
   let orka: OrkaUnderTest;
   beforeAll(async () => (orka = await startOrkaServer()));
@@ -88,7 +90,7 @@ describe("P6 CLI", () => {
     const unknown = await orka.cli(["token", "revoke", "ci"]);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('no token named "ci"; orka token list shows the names');
-  });
+  }, CLI_HEAVY_MS);
 
   describe("apply", () => {
     const write = (name: string, text: string) => {
@@ -118,7 +120,7 @@ describe("P6 CLI", () => {
       expect(after["providers/apply-p"]).toBe(before["providers/apply-p"]);
       expect(after["tools/apply-t"]).not.toBe(before["tools/apply-t"]);
       expect(after["agents/apply-a"]).not.toBe(before["agents/apply-a"]);
-    });
+    }, CLI_HEAVY_MS);
 
     it("refuses to change a Task's spec, exits non-zero and applies nothing", async () => {
       const file = write("task.yaml", task("apply-task", "first"));
@@ -134,7 +136,7 @@ describe("P6 CLI", () => {
       );
       expect((await orka.api("GET", "/api/v1/agents/apply-new")).status).toBe(404);
       expect((await orka.api("GET", "/api/v1/tasks/apply-task")).body.spec.prompt).toBe("first");
-    });
+    }, CLI_HEAVY_MS);
 
     it("applies every .yaml and .yml file of a directory, in name order", async () => {
       const dir = join(orka.dataDir, "manifests");
@@ -152,7 +154,7 @@ describe("P6 CLI", () => {
       const none = await orka.cli(["apply", "-f", empty]);
       expect(none.code).not.toBe(0);
       expect(none.stderr).toContain(`${empty} has no .yaml or .yml files to apply`);
-    });
+    }, CLI_HEAVY_MS);
   });
 
   it("refuses an unknown kind and an unreachable server with a message that says what to do", async () => {
