@@ -406,7 +406,8 @@ token
   .addOption(new Option("--role <role>", "operator: Secrets and operator-only fields; reviewer: memory review").choices(["user", "reviewer", "operator"]).default("user"))
   .addHelpText("after", "\nThe token's namespace is the global --namespace/-n option, which is required here:\n  orka token create ci --namespace team-a --role user")
   .action(async (name: string, options: { role: string }) => {
-    // The global option is the one commander fills wherever it stands on the line; only the flag counts, never the config file.
+    // Commander gives --namespace to the global option wherever it stands on the line. A token's
+    // namespace must be named on purpose, so ORKA_NAMESPACE and the config file do not count here.
     const namespace = program.opts<GlobalOptions>().namespace;
     if (!namespace) throw new InvalidArgumentError(`give the token's namespace: orka token create ${name} --namespace <ns>`);
     const created = await client().post<{ token: string }>("auth/tokens", { name, namespace, role: options.role });

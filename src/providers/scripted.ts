@@ -7,7 +7,7 @@ import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
 /** Stands, in a scripted turn's text, for the last tool result in the conversation. */
-export const TOOL_RESULT_PLACEHOLDER = "{{toolResult}}";
+const TOOL_RESULT_PLACEHOLDER = "{{toolResult}}";
 
 /**
  * Orka's offline model: answers the n-th request of a conversation with the n-th scripted turn,
