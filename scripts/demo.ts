@@ -1,27 +1,27 @@
 // `npm run demo`: starts Orka, applies examples/quickstart.yaml (an offline scripted model calling
 // a custom HTTP Tool), waits for the Task and prints its result. Keeps serving until Ctrl-C,
-// unless --once is given.
+// unless --once is given. It uses the data dir `npm start` uses, so the CLI config written on its
+// first start serves the quick start too.
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { applyDocuments } from "../src/cli/apply.ts";
+import { applyDocuments, readApplySources } from "../src/cli/apply.ts";
 import { ApiClient } from "../src/cli/client.ts";
 import { serverConfigFrom } from "../src/config.ts";
 import { startOrka } from "../src/server.ts";
 
 const once = process.argv.includes("--once");
 const root = resolve(import.meta.dirname, "..");
-const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka/demo"), ORKA_LOG_LEVEL: "warn", ...process.env }, homedir());
+const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka"), ORKA_LOG_LEVEL: "warn", ...process.env }, homedir());
 const orka = await startOrka(config);
 const token = config.adminToken ?? readFileSync(resolve(config.dataDir, "admin-token"), "utf8").trim();
 const api = new ApiClient({ server: orka.url, token });
 console.log(`orka listening on ${orka.url}`);
+for (const notice of orka.notices) console.log(`orka: ${notice}`);
 
-// The quickstart's Tool points at the default address; aim it at wherever this server listens.
-const quickstart = readFileSync(resolve(root, "examples/quickstart.yaml"), "utf8").replaceAll("http://127.0.0.1:8080", orka.url);
 await api.delete("tasks/hello").catch(() => undefined);
 for (let i = 0; i < 50 && (await api.get("tasks/hello").then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
-await applyDocuments(api, quickstart, "examples/quickstart.yaml", (line) => console.log(`  ${line}`));
+await applyDocuments(api, readApplySources(resolve(root, "examples/quickstart.yaml")), (line) => console.log(`  ${line}`));
 
 let task: { status?: { phase?: string; message?: string } } = {};
 for (let i = 0; i < 300; i++) {

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { parse, stringify } from "yaml";
+import { join } from "node:path";
 import { buildApi, type ApiRoute } from "./api/server.ts";
 import { TokenAuthenticator } from "./auth/static-tokens.ts";
+import { claimCliConfig } from "./cli/config.ts";
 import { ApiAuthenticator } from "./auth/authenticator.ts";
 import { GrantGate } from "./auth/grant-gate.ts";
 import { OidcAuthenticator } from "./auth/oidc.ts";
@@ -32,6 +32,8 @@ export interface RunningOrka {
   coordination: CoordinationStore;
   /** Every HTTP route the server serves (tests walk it to prove each one is authorized). */
   routes: ApiRoute[];
+  /** Lines for the console: whether the CLI config on this machine points at this server. */
+  notices: string[];
   close(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const approvals = new SqliteApprovalStore(db);
   const audit = new SqliteAuditStore(db, config.audit);
   const journal = new SqliteJournalStore(db);
-  const { token: adminToken, generated } = adminTokenFor(config);
+  const { token: adminToken, file: adminTokenFile } = adminTokenFor(config);
   const tokens = new TokenAuthenticator(db, adminToken);
   const authenticator = new ApiAuthenticator({
     tokens,
@@ -115,7 +117,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const port = typeof address === "object" && address ? address.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   controllerURL = url;
-  if (generated) writeCliConfig(config.cliConfigPath, url, adminToken);
+  // A token from ORKA_ADMIN_TOKEN is the operator's to hand out; only one kept in the data dir is written for the CLI.
+  const notices = adminTokenFile && config.cliConfigPath ? [claimCliConfig(config.cliConfigPath, url, adminToken, adminTokenFile)] : [];
   await controller.start();
   ready = true;
 
@@ -125,6 +128,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     data,
     coordination,
     routes,
+    notices,
     async close() {
       await app.close();
       await controller.stop();
@@ -134,20 +138,12 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   };
 }
 
-/** ORKA_ADMIN_TOKEN, else the token generated on first start and kept in the data dir. */
-function adminTokenFor(config: ServerConfig): { token: string; generated: boolean } {
-  if (config.adminToken) return { token: config.adminToken, generated: false };
+/** ORKA_ADMIN_TOKEN, else the token generated on first start and kept in the data dir (`file`). */
+function adminTokenFor(config: ServerConfig): { token: string; file?: string } {
+  if (config.adminToken) return { token: config.adminToken };
   const file = join(config.dataDir, "admin-token");
-  if (existsSync(file)) return { token: readFileSync(file, "utf8").trim(), generated: false };
+  if (existsSync(file)) return { token: readFileSync(file, "utf8").trim(), file };
   const token = `orka_admin_${randomBytes(24).toString("base64url")}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return { token, generated: true };
-}
-
-/** Lets the CLI on this machine talk to the new server without copying the token by hand. */
-function writeCliConfig(path: string, server: string, token: string): void {
-  if (!path) return;
-  const current = existsSync(path) ? ((parse(readFileSync(path, "utf8")) as Record<string, unknown>) ?? {}) : {};
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  writeFileSync(path, stringify({ ...current, server, token }), { mode: 0o600 });
+  return { token, file };
 }

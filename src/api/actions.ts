@@ -12,6 +12,8 @@ const entries: [string, string, string | undefined][] = [
   ["GET /api/v1/auth/validate", "validateToken", undefined],
   ["GET /api/v1/auth/whoami", "whoAmI", undefined],
   ["POST /api/v1/auth/tokens", "createApiToken", "orka:security:write"],
+  ["GET /api/v1/auth/tokens", "listApiTokens", "orka:security:read"],
+  ["DELETE /api/v1/auth/tokens/:name", "revokeApiToken", "orka:security:write"],
   ["GET /api/v1/audit", "readAuditLog", "orka:security:read"],
 
   ["POST /api/v1/tasks", "createTask", "orka:tasks:create"],

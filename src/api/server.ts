@@ -1,11 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { Logger } from "../util/logger.ts";
-import { namespaceName } from "../resources/meta.ts";
 import { parseWith } from "../resources/validate.ts";
 import { OrkaError } from "../util/errors.ts";
 import { registerAuthentication, requireAdmin } from "./auth.ts";
-import { TOKEN_ROLES } from "../auth/principal.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import { isPublicRoute, routeAction } from "./actions.ts";
 import { checkIsolation } from "../auth/isolation.ts";
@@ -23,6 +21,7 @@ import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 import { registerTaskWatch } from "./routes/task-watch.ts";
+import { registerTokenRoutes } from "./routes/tokens.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
@@ -95,15 +94,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
       ...(principal.transaction ? { transaction: { id: principal.transaction.id, scopes: principal.transaction.scopes } } : {}),
     };
   });
-  app.post("/api/v1/auth/tokens", async (request, reply) => {
-    requireAdmin(principalOf(request), "creating a token");
-    const body = parseWith(
-      z.object({ name: z.string().min(1).max(100), namespace: namespaceName, role: z.enum(TOKEN_ROLES).default("user") }),
-      request.body ?? {},
-    );
-    return reply.code(201).send({ ...body, token: ctx.tokens.createToken(body.name, body.namespace, body.role) });
-  });
-
+  registerTokenRoutes(app, ctx);
   registerTaskRoutes(app, ctx);
   registerTaskWatch(app, ctx);
   registerKinds(app, ctx);

@@ -36,9 +36,35 @@ export class TokenAuthenticator {
   /** Creates a token bound to one namespace; the plain value is returned once and never stored. */
   createToken(name: string, namespace: string, role: TokenRole = "user"): string {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
-    this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
-      sha256Hex(token), name, namespace, role, new Date().toISOString(),
-    );
+    // Names are how tokens are listed and revoked, so one name means one token.
+    this.db.transaction(() => {
+      if (this.db.prepare("SELECT 1 FROM api_tokens WHERE name = ?").get(name)) {
+        throw new OrkaError("conflict", `a token named "${name}" exists; revoke it first (orka token revoke ${name}) or choose another name`);
+      }
+      this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
+        sha256Hex(token), name, namespace, role, new Date().toISOString(),
+      );
+    })();
     return token;
   }
+
+  /** The tokens the admin created, oldest first; never their values or hashes. */
+  listTokens(): ApiTokenInfo[] {
+    return this.db
+      .prepare<[], ApiTokenInfo>("SELECT name, namespace, role, created_at AS createdAt FROM api_tokens ORDER BY created_at, name")
+      .all();
+  }
+
+  /** Revokes the token with this name; the next request that presents it is refused. */
+  revokeToken(name: string): void {
+    const { changes } = this.db.prepare("DELETE FROM api_tokens WHERE name = ?").run(name);
+    if (changes === 0) throw new OrkaError("not_found", `no token named "${name}"; orka token list shows the names`);
+  }
+}
+
+export interface ApiTokenInfo {
+  name: string;
+  namespace: string | null;
+  role: string;
+  createdAt: string;
 }

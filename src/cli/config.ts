@@ -32,3 +32,23 @@ export function maskToken(token: string | undefined): string | undefined {
   if (!token) return token;
   return token.length <= 8 ? "****" : `${token.slice(0, 4)}…${token.slice(-4)}`;
 }
+
+/**
+ * Points the CLI config at a server whose admin token lives in its data dir, so the CLI on this
+ * machine needs no copying: when the config names no token yet, or names this server's token
+ * (the same data dir, perhaps on a new port). A config that belongs to another server is left
+ * alone. Returns the line to show on the console.
+ */
+export function claimCliConfig(path: string, server: string, token: string, tokenFile: string): string {
+  let current: CliConfig;
+  try {
+    current = readCliConfig(path);
+  } catch (err) {
+    return `the CLI config ${path} was left as it is: ${(err as Error).message}`;
+  }
+  if (current.token && current.token !== token) {
+    return `the CLI config ${path} names another server or token (server ${current.server ?? DEFAULT_SERVER}) and was left as it is; to use this server as admin: bin/orka config set-server ${server} && bin/orka config set-token --file ${tokenFile}`;
+  }
+  if (current.server !== server || current.token !== token) writeCliConfig(path, { ...current, server, token });
+  return `the CLI config ${path} points at this server`;
+}

@@ -9,11 +9,11 @@ import { TERMINAL_PHASES } from "../resources/task.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
-import { applyDocuments } from "./apply.ts";
+import { applyDocuments, readApplySources, SERVER_PLACEHOLDER } from "./apply.ts";
 import { registerMemoryCommands } from "./commands/memory.ts";
 import { ApiClient } from "./client.ts";
 import { cliConfigPath, DEFAULT_SERVER, maskToken, readCliConfig, writeCliConfig } from "./config.ts";
-import { formatTable, render, type OutputFormat } from "./output.ts";
+import { formatTable, render, renderRows, type Column, type OutputFormat } from "./output.ts";
 import { awaitedApproval, parkedNotice, type TaskState } from "./parked.ts";
 
 interface GlobalOptions {
@@ -77,6 +77,7 @@ program
     const { startOrka } = await import("../server.ts");
     const orka = await startOrka(config);
     console.log(`orka listening on ${orka.url}`);
+    for (const notice of orka.notices) console.log(`orka: ${notice}`);
     const shutdown = async () => {
       await orka.close();
       process.exit(0);
@@ -89,10 +90,11 @@ program
 
 program
   .command("apply")
-  .description("Create or update every object of a multi-document YAML file (Secrets included)")
-  .requiredOption("-f, --filename <file>", "YAML or JSON file, - for stdin")
+  .description("Create or update every object of multi-document YAML files (Secrets included); unchanged objects are left alone")
+  .requiredOption("-f, --filename <path>", "YAML or JSON file, a directory of .yaml/.yml files, or - for stdin")
+  .addHelpText("after", `\n${SERVER_PLACEHOLDER} in a file stands for the server it is applied to (e.g. a Tool that calls Orka itself).`)
   .action(async (options: { filename: string }) => {
-    await applyDocuments(client(), readInput(options.filename), options.filename, (line) => console.log(line));
+    await applyDocuments(client(), readApplySources(options.filename), (line) => console.log(line));
   });
 
 program
@@ -414,16 +416,40 @@ const auth = program.command("auth").description("Check credentials");
 auth.command("validate").action(async () => console.log(JSON.stringify(await client().get("auth/validate"))));
 auth.command("whoami").action(async () => console.log(JSON.stringify(await client().get("auth/whoami"))));
 
-program
-  .command("token")
-  .description("API tokens")
+const token = program.command("token").description("API tokens bound to one namespace (admin only)");
+
+token
   .command("create")
+  .description("Create a token; it is printed once and stored hashed")
   .argument("<name>")
-  .requiredOption("--namespace <ns>", "the one namespace the token may act in")
   .addOption(new Option("--role <role>", "operator: Secrets and operator-only fields; reviewer: memory review").choices(["user", "reviewer", "operator"]).default("user"))
-  .action(async (name: string, options: { namespace: string; role: string }) => {
-    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace: options.namespace, role: options.role });
+  .addHelpText("after", "\nThe token's namespace is the global --namespace/-n option, which is required here:\n  orka token create ci --namespace team-a --role user")
+  .action(async (name: string, options: { role: string }) => {
+    // Commander gives --namespace to the global option wherever it stands on the line. A token's
+    // namespace must be named on purpose, so ORKA_NAMESPACE and the config file do not count here.
+    const namespace = program.opts<GlobalOptions>().namespace;
+    if (!namespace) throw new InvalidArgumentError(`give the token's namespace: orka token create ${name} --namespace <ns>`);
+    const created = await client().post<{ token: string }>("auth/tokens", { name, namespace, role: options.role });
     console.log(created.token);
+  });
+
+token
+  .command("list")
+  .description("List tokens: name, namespace, role and when each was created (never the token)")
+  .addOption(outputOption())
+  .action(async (options: { output: OutputFormat }) => {
+    const list = await client().get<{ items: Record<string, unknown>[] }>("auth/tokens");
+    const columns: Column[] = [["NAME", (t) => t.name], ["NAMESPACE", (t) => t.namespace], ["ROLE", (t) => t.role], ["CREATED", (t) => t.createdAt]];
+    console.log(renderRows("tokens", columns, list.items, options.output));
+  });
+
+token
+  .command("revoke")
+  .description("Revoke a token by name; requests that present it are refused from then on")
+  .argument("<name>")
+  .action(async (name: string) => {
+    await client().delete(`auth/tokens/${encodeURIComponent(name)}`);
+    console.log(`token/${name} revoked`);
   });
 
 program

@@ -4,7 +4,7 @@ import type { KindName } from "../resources/kinds.ts";
 export type OutputFormat = "table" | "json" | "yaml";
 
 type Row = Record<string, unknown>;
-type Column = [header: string, value: (item: Row) => unknown];
+export type Column = [header: string, value: (item: Row) => unknown];
 
 const get = (item: Row, path: string): unknown => path.split(".").reduce<unknown>((v, k) => (v as Row | undefined)?.[k], item);
 
@@ -62,10 +62,14 @@ export function formatTable(headers: string[], rows: string[][]): string {
 }
 
 export function render(kind: KindName, items: Row[], format: OutputFormat, single = false): string {
+  return renderRows(`${kind.toLowerCase()}s`, COLUMNS[kind], items, format, single);
+}
+
+/** A table of `columns`, or the items themselves as JSON or YAML. */
+export function renderRows(noun: string, columns: Column[], items: Row[], format: OutputFormat, single = false): string {
   if (format === "json") return JSON.stringify(single ? items[0] : items, null, 2);
   if (format === "yaml") return single ? stringify(items[0]) : items.map((i) => stringify(i)).join("---\n");
-  if (items.length === 0) return `No ${kind.toLowerCase()}s found.`;
-  const columns = COLUMNS[kind];
+  if (items.length === 0) return `No ${noun} found.`;
   return formatTable(
     columns.map(([h]) => h),
     items.map((item) => columns.map(([, value]) => String(value(item) ?? ""))),

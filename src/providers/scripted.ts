@@ -6,9 +6,13 @@ import { parse } from "yaml";
 import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
+/** Stands, in a scripted turn's text, for the last tool result in the conversation. */
+const TOOL_RESULT_PLACEHOLDER = "{{toolResult}}";
+
 /**
  * Orka's offline model: answers the n-th request of a conversation with the n-th scripted turn,
  * n being the number of assistant turns already in it. Stateless, so retries and resumes replay it.
+ * A text can quote the last tool result, so a scripted answer tells the truth about its tools.
  */
 export function scriptedModel(turns: ScriptedTurn[]): ModelClient {
   return {
@@ -22,9 +26,15 @@ export function scriptedModel(turns: ScriptedTurn[]): ModelClient {
         name: call.name,
         arguments: JSON.stringify(call.arguments ?? {}),
       }));
-      return { text: turn.text ?? "", toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : "stop" };
+      const text = (turn.text ?? "").replaceAll(TOOL_RESULT_PLACEHOLDER, lastToolResult(request));
+      return { text, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : "stop" };
     },
   };
+}
+
+function lastToolResult(request: ModelRequest): string {
+  const message = request.messages.findLast((m) => m.role === "tool");
+  return message?.content ?? "(no tool was called)";
 }
 
 /** Reads scripted turns from a YAML or JSON file: a list of turns, or `{turns: [...]}`. */

@@ -50,6 +50,9 @@ export const transactionSchema = z.object({
   context: z.record(z.string(), z.string()),
 });
 
+/** Spec fields the server stamps at creation; a client never sets them. */
+export const SERVER_STAMPED_TASK_FIELDS = ["requestedBy", "transaction"] as const;
+
 export const taskSpecSchema = z.object({
   type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),
   agentRef: namespacedRef.optional(),

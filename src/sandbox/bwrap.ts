@@ -116,7 +116,7 @@ export function bwrapArguments(request: SandboxRequest): string[] {
 /** Runs a command in a bubblewrap sandbox: new namespaces, read-only system, private /tmp, rlimits. */
 export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
   const bwrap = findBwrap();
-  if (!bwrap) throw new SandboxUnavailableError("container runtime not available: bubblewrap (bwrap) is not installed");
+  if (!bwrap) throw new SandboxUnavailableError("container runtime not available: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` (as root)");
   const asRoot = process.getuid?.() === 0;
   const child = spawn(bwrap, bwrapArguments(request), {
     stdio: ["ignore", "pipe", "pipe"],

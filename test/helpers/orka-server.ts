@@ -27,7 +27,8 @@ export interface OrkaUnderTest {
 }
 
 /** Starts a real `orka serve` on port 0 with a temp data dir; stop() kills it by its own pid. */
-export async function startOrkaServer(env: Record<string, string> = {}): Promise<OrkaUnderTest> {
+/** An env value of undefined removes the variable (e.g. ORKA_ADMIN_TOKEN, to let the server generate one). */
+export async function startOrkaServer(env: Record<string, string | undefined> = {}): Promise<OrkaUnderTest> {
   const dataDir = mkdtempSync(join(tmpdir(), "orka-it-"));
   const token = `test-admin-token-${Math.random().toString(36).slice(2)}`;
   const cliConfig = join(dataDir, "cli-config.yaml");

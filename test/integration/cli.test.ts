@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P6 through the real `orka` CLI against a real server.
+/** Tests that run the CLI a dozen times: each run starts a Node process, slow on a loaded machine. */
+const CLI_HEAVY_MS = 120_000;
 describe("P6 CLI", () => {
   let orka: OrkaUnderTest;
   beforeAll(async () => (orka = await startOrkaServer()));
@@ -52,6 +54,107 @@ describe("P6 CLI", () => {
     const view = JSON.parse((await orka.cli(["config", "view"])).stdout);
     expect(view).toEqual({ server: "http://example.invalid:1", token: "tok-…7890" });
     expect(parse(readFileSync(join(orka.dataDir, "cli-config.yaml"), "utf8")).token).toBe("tok-1234567890");
+  });
+
+  it("creates a namespace-bound token with --namespace after the subcommand, lists it without its value, and revokes it", async () => {
+    const created = await orka.cli(["token", "create", "ci", "--namespace", "team-a", "--role", "user"]);
+    expect(created.stderr).toBe("");
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^orka_\S{20,}$/);
+    const whoami = await orka.api("GET", "/api/v1/auth/whoami", undefined, token);
+    expect(whoami.body).toMatchObject({ name: "ci", namespace: "team-a", role: "user", admin: false });
+
+    expect((await orka.cli(["token", "create", "reviewer-1", "-n", "team-b", "--role", "reviewer"])).code).toBe(0);
+    const listed = await orka.cli(["token", "list"]);
+    expect(listed.stdout).toMatch(/^NAME\s+NAMESPACE\s+ROLE\s+CREATED\n/);
+    expect(listed.stdout).toMatch(/\nci\s+team-a\s+user\s+\d{4}-\d\d-\d\dT/);
+    expect(listed.stdout).toMatch(/\nreviewer-1\s+team-b\s+reviewer\s+/);
+    expect(listed.stdout).not.toContain(token);
+    const json = JSON.parse((await orka.cli(["token", "list", "-o", "json"])).stdout);
+    expect(json.map((t: Record<string, unknown>) => Object.keys(t).sort())).toEqual([["createdAt", "name", "namespace", "role"], ["createdAt", "name", "namespace", "role"]]);
+
+    const again = await orka.cli(["token", "create", "ci", "--namespace", "team-a"]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('a token named "ci" exists; revoke it first (orka token revoke ci) or choose another name');
+    const noNamespace = await orka.cli(["token", "create", "other"]);
+    expect(noNamespace.code).not.toBe(0);
+    expect(noNamespace.stderr).toContain("give the token's namespace: orka token create other --namespace <ns>");
+
+    const asUser = await orka.cli(["--token", token, "token", "list"]);
+    expect(asUser.code).not.toBe(0);
+    expect(asUser.stderr).toContain("listing tokens needs an admin token");
+
+    expect((await orka.cli(["token", "revoke", "ci"])).stdout.trim()).toBe("token/ci revoked");
+    expect((await orka.api("GET", "/api/v1/auth/whoami", undefined, token)).status).toBe(401);
+    expect((await orka.cli(["token", "list"])).stdout).not.toMatch(/\nci\s/);
+    const unknown = await orka.cli(["token", "revoke", "ci"]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no token named "ci"; orka token list shows the names');
+  }, CLI_HEAVY_MS);
+
+  describe("apply", () => {
+    const write = (name: string, text: string) => {
+      writeFileSync(join(orka.dataDir, name), text);
+      return join(orka.dataDir, name);
+    };
+    const provider = (turn: string) => `apiVersion: ${API_VERSION}\nkind: Provider\nmetadata: {name: apply-p}\nspec: {type: scripted, scripted: {turns: [{text: "${turn}"}]}}\n`;
+    const tool = (labels = "") => `apiVersion: ${API_VERSION}\nkind: Tool\nmetadata: {name: apply-t${labels}}\nspec: {description: d, http: {url: "http://127.0.0.1:1/x"}}\n`;
+    const agent = (prompt: string) => `apiVersion: ${API_VERSION}\nkind: Agent\nmetadata: {name: apply-a}\nspec: {providerRef: {name: apply-p}, systemPrompt: {inline: "${prompt}"}}\n`;
+    const task = (name: string, prompt: string) => `apiVersion: ${API_VERSION}\nkind: Task\nmetadata: {name: ${name}}\nspec: {type: ai, agentRef: {name: apply-a}, prompt: "${prompt}"}\n`;
+    const versions = async () =>
+      Object.fromEntries(
+        await Promise.all(["providers/apply-p", "tools/apply-t", "agents/apply-a"].map(async (path) => [path, (await orka.api("GET", `/api/v1/${path}`)).body.metadata.resourceVersion])),
+      );
+
+    it("re-applying an unchanged Provider, Tool and Agent prints unchanged and writes nothing", async () => {
+      const file = write("apply.yaml", [provider("hi"), tool(), agent("be kind")].join("---\n"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("provider/apply-p created\ntool/apply-t created\nagent/apply-a created\n");
+      const before = await versions();
+      const again = await orka.cli(["apply", "-f", file]);
+      expect(again.stdout).toBe("provider/apply-p unchanged\ntool/apply-t unchanged\nagent/apply-a unchanged\n");
+      expect(await versions()).toEqual(before);
+
+      write("apply.yaml", [provider("hi"), tool(", labels: {team: a}"), agent("be brief")].join("---\n"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("provider/apply-p unchanged\ntool/apply-t configured\nagent/apply-a configured\n");
+      const after = await versions();
+      expect(after["providers/apply-p"]).toBe(before["providers/apply-p"]);
+      expect(after["tools/apply-t"]).not.toBe(before["tools/apply-t"]);
+      expect(after["agents/apply-a"]).not.toBe(before["agents/apply-a"]);
+    }, CLI_HEAVY_MS);
+
+    it("refuses to change a Task's spec, exits non-zero and applies nothing", async () => {
+      const file = write("task.yaml", task("apply-task", "first"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("task/apply-task created\n");
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("task/apply-task unchanged (a Task runs once; delete it to run it again)\n");
+
+      write("task.yaml", [agent("a new agent"), task("apply-task", "second")].join("---\n").replace("apply-a}", "apply-new}"));
+      const changed = await orka.cli(["apply", "-f", file]);
+      expect(changed.code).not.toBe(0);
+      expect(changed.stdout).toBe("");
+      expect(changed.stderr).toContain(
+        "task/apply-task: a Task's spec cannot change after creation; delete it first (orka delete task apply-task) or give the new Task another name. Nothing was applied.",
+      );
+      expect((await orka.api("GET", "/api/v1/agents/apply-new")).status).toBe(404);
+      expect((await orka.api("GET", "/api/v1/tasks/apply-task")).body.spec.prompt).toBe("first");
+    }, CLI_HEAVY_MS);
+
+    it("applies every .yaml and .yml file of a directory, in name order", async () => {
+      const dir = join(orka.dataDir, "manifests");
+      mkdirSync(dir);
+      writeFileSync(join(dir, "b-agent.yaml"), agent("from b"));
+      writeFileSync(join(dir, "a-provider.yml"), provider("from a"));
+      writeFileSync(join(dir, "notes.txt"), "not: yaml at all: [");
+      const applied = await orka.cli(["apply", "-f", dir]);
+      expect(applied.stderr).toBe("");
+      expect(applied.stdout).toMatch(/^provider\/apply-p (configured|created)\nagent\/apply-a (configured|created)\n$/);
+      expect((await orka.api("GET", "/api/v1/agents/apply-a")).body.spec.systemPrompt.inline).toBe("from b");
+
+      const empty = join(orka.dataDir, "empty");
+      mkdirSync(empty);
+      const none = await orka.cli(["apply", "-f", empty]);
+      expect(none.code).not.toBe(0);
+      expect(none.stderr).toContain(`${empty} has no .yaml or .yml files to apply`);
+    }, CLI_HEAVY_MS);
   });
 
   it("refuses an unknown kind and an unreachable server with a message that says what to do", async () => {

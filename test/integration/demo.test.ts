@@ -14,7 +14,7 @@ it("npm run demo runs the quickstart end to end", async () => {
       timeout: 60_000,
     });
     expect(stdout).toContain("task/hello: Succeeded");
-    expect(stdout).toContain("result: The Orka server reports that it is healthy.");
+    expect(stdout).toContain(`result: The Orka server's health check answered: {"status":"ok"}. Hello from your first Orka Task!`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

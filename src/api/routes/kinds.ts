@@ -77,7 +77,7 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
       if (builtin && LISTED_FAMILIES.has(builtin.family)) return describeBuiltin(name);
       const tool = await ctx.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
       if (!tool) throw new OrkaError("not_found", "tool not found");
-      return { ...describeCustom(tool), spec: tool.spec };
+      return { ...describeCustom(tool), metadata: tool.metadata, spec: tool.spec };
     },
   });
 }

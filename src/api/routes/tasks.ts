@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { ANNOTATION, API_VERSION, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
 import { replayProviderFrom } from "../../controller/recording.ts";
-import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
+import { SERVER_STAMPED_TASK_FIELDS, TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
@@ -37,7 +37,7 @@ export function taskFromBody(body: unknown, namespace: string): Task {
   if (spec.timeout !== undefined && (typeof spec.timeout !== "string" || !isDuration(spec.timeout))) {
     throw new OrkaError("invalid_argument", `invalid timeout: "${String(spec.timeout)}" (use a duration such as 30s or 10m)`);
   }
-  for (const field of ["requestedBy", "transaction"]) {
+  for (const field of SERVER_STAMPED_TASK_FIELDS) {
     if (spec[field] !== undefined) throw new OrkaError("invalid_argument", `${field} cannot be set by clients`);
   }
   if (hasUserinfo(spec.webhookURL as string | undefined)) throw new OrkaError("invalid_argument", "webhookURL must not contain credentials");

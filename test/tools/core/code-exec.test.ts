@@ -44,6 +44,20 @@ describe("code_exec", () => {
     await expect(tools.call("code_exec", { language: "bash", code: "  " })).rejects.toThrow("code is required");
   });
 
+  it("without bubblewrap, fails with the command that installs it", async () => {
+    const path = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      expect(await tools.call("code_exec", { language: "bash", code: "echo hi" })).toEqual({
+        output: "",
+        error: "code_exec sandbox unavailable: container runtime not available: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` (as root)",
+        exit_code: -1,
+      });
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
   it("shares /workspace with file_write and file_read", async () => {
     await tools.call("file_write", { path: "data.csv", content: "a,b\n1,2\n" });
     const run = await tools.call("code_exec", { language: "python", code: "rows = open('data.csv').read().splitlines()\nopen('out.txt','w').write(str(len(rows)))\nprint(rows[1])" });
