@@ -10,7 +10,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { enabledCustomTools, taskToolset } from "./task-tools.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
-import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
+import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -130,6 +130,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
     if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
     else fallbacks.push(await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames));
   }
+
+  applyAgentTimeout(agent, [endpoint, ...fallbacks]);
 
   const prompt = spec.ai?.prompt ?? spec.prompt;
   if (!prompt) return fail("task has no prompt: set spec.prompt or spec.ai.prompt");

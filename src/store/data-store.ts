@@ -11,6 +11,25 @@ export interface ExecutionEventInput {
   content?: string;
 }
 
+/** The most an execution event may hold; the control plane refuses more, so a worker trims to fit. */
+export const EVENT_LIMITS = { type: 100, toolName: 200, toolCallID: 200, summary: 4000, content: 65_536 } as const;
+
+/**
+ * An event cut to the limits: its fields may quote what a model wrote (a tool name of any length),
+ * and an event that does not fit must never cost the Task its journal step.
+ */
+export function fitEvent(event: ExecutionEventInput): ExecutionEventInput {
+  const fit = (text: string | undefined, limit: number) => (text === undefined || text.length <= limit ? text : `${text.slice(0, limit - 1)}…`);
+  return {
+    ...event,
+    type: fit(event.type, EVENT_LIMITS.type)!,
+    summary: fit(event.summary, EVENT_LIMITS.summary)!,
+    ...(event.toolName !== undefined ? { toolName: fit(event.toolName, EVENT_LIMITS.toolName) } : {}),
+    ...(event.toolCallID !== undefined ? { toolCallID: fit(event.toolCallID, EVENT_LIMITS.toolCallID) } : {}),
+    ...(event.content !== undefined ? { content: fit(event.content, EVENT_LIMITS.content) } : {}),
+  };
+}
+
 export interface ExecutionEvent extends Required<Pick<ExecutionEventInput, "type" | "summary">> {
   seq: number;
   severity: EventSeverity;

@@ -18,7 +18,7 @@ import { builtinTool } from "../../tools/registry.ts";
 import { CORE_TOOLS } from "../../tools/names.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
-import { modelWithFallbacks } from "../../worker/models.ts";
+import { modelWithFallbacks, type ModelCallSettings } from "../../worker/models.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
 
 /** The first five core tools: exactly what the compatible endpoints offer (SEED). */
@@ -28,7 +28,7 @@ const COMPAT_TURN_BUDGET = 10;
 export interface CompatSettings {
   workDir: string;
   toolSettings: ToolSettings;
-  retryBaseMs: number;
+  modelCalls: ModelCallSettings;
 }
 
 export interface CompatRequest {
@@ -85,7 +85,7 @@ async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec
 /** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
 export async function runCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
   const { endpoint, system } = await resolveCompatModel(store, request.namespace, request.model);
-  const model = modelWithFallbacks([endpoint], { retryBaseMs: settings.retryBaseMs, onNotice: (note) => request.onProgress?.(note) });
+  const model = modelWithFallbacks([endpoint], { ...settings.modelCalls, onNotice: (note) => request.onProgress?.(note) });
   const systemPrompt = [system, request.system].filter(Boolean).join("\n\n") || undefined;
   const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
 
