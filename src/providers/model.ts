@@ -1,5 +1,6 @@
 /** The one request/response shape every model vendor is translated to and from. */
 import { redact } from "../policy/redact.ts";
+import { clipText } from "../util/text.ts";
 
 export interface ToolCall {
   id: string;
@@ -48,7 +49,7 @@ export interface ModelClient {
 }
 
 /** Provider answers worth asking again (spec P3.1). */
-export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
+const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
 
 /**
  * A failed model call, vendor-neutral: what the provider did (its HTTP status and message, a body
@@ -109,8 +110,4 @@ export function unusableBody(data: unknown, response: Response, field: string, a
     ? `a non-JSON body (${response.headers.get("content-type") || "no content-type"}): ${clipText(data.replace(/\s+/g, " ").trim(), SNIPPET_CHARS)}`
     : `a JSON body without "${field}"`;
   return new ModelApiError(`provider returned HTTP ${response.status} with ${redact(what, [apiKey])}`, response.status, { retryable: true });
-}
-
-export function clipText(text: string, limit: number): string {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

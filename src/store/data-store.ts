@@ -1,4 +1,5 @@
 /** Per-Task data kept beside the resources: results, execution events, logs, artifacts, attempts. */
+import { clipText } from "../util/text.ts";
 
 export type EventSeverity = "info" | "warning" | "error";
 
@@ -19,14 +20,13 @@ export const EVENT_LIMITS = { type: 100, toolName: 200, toolCallID: 200, summary
  * and an event that does not fit must never cost the Task its journal step.
  */
 export function fitEvent(event: ExecutionEventInput): ExecutionEventInput {
-  const fit = (text: string | undefined, limit: number) => (text === undefined || text.length <= limit ? text : `${text.slice(0, limit - 1)}…`);
   return {
     ...event,
-    type: fit(event.type, EVENT_LIMITS.type)!,
-    summary: fit(event.summary, EVENT_LIMITS.summary)!,
-    ...(event.toolName !== undefined ? { toolName: fit(event.toolName, EVENT_LIMITS.toolName) } : {}),
-    ...(event.toolCallID !== undefined ? { toolCallID: fit(event.toolCallID, EVENT_LIMITS.toolCallID) } : {}),
-    ...(event.content !== undefined ? { content: fit(event.content, EVENT_LIMITS.content) } : {}),
+    type: clipText(event.type, EVENT_LIMITS.type),
+    summary: clipText(event.summary, EVENT_LIMITS.summary),
+    ...(event.toolName !== undefined ? { toolName: clipText(event.toolName, EVENT_LIMITS.toolName) } : {}),
+    ...(event.toolCallID !== undefined ? { toolCallID: clipText(event.toolCallID, EVENT_LIMITS.toolCallID) } : {}),
+    ...(event.content !== undefined ? { content: clipText(event.content, EVENT_LIMITS.content) } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createModelClient, type ModelEndpoint } from "../providers/index.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../providers/model.ts";
-import { clipText, ModelApiError } from "../providers/model.ts";
+import { ModelApiError } from "../providers/model.ts";
+import { clipText } from "../util/text.ts";
 import { withDeadline, withRetries } from "../providers/retry.ts";
 import { errorMessage } from "../util/errors.ts";
 
