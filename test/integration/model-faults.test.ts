@@ -136,7 +136,12 @@ spec: {providerRef: {name: peer}, model: {name: m-slow-agent, timeout: 5s}}
     expect(alone.status.message).toBe(`model call to peer (openai, model m-hung-alone) failed: provider did not answer within ${MODEL_TIMEOUT_MS} ms`);
   });
 
-  it("lets a Provider's or an Agent's timeout override the default deadline", async () => {
+  it("lets a Provider's or an Agent's timeout override the default deadline, and refuses one no timer can keep", async () => {
+    for (const timeout of ["0", "25h"]) {
+      const refused = await orka.api("POST", "/api/v1/providers", { metadata: { name: "bad-deadline" }, spec: { type: "openai", timeout } });
+      expect([refused.status, refused.body.error.message]).toEqual([400, "spec.timeout: must be a duration from 1ms to 24h, such as 90s or 5m"]);
+    }
+
     peer.setDelay(1500, "m-slow");
     peer.script("m-slow", [{ text: "slow but fine" }]);
     const created = await orka.api("POST", "/api/v1/tasks", { name: "slow-provider", type: "ai", prompt: "p", ai: { providerRef: { name: "patient" }, model: "m-slow" } });
