@@ -13,6 +13,7 @@ import type { SignInLimit } from "./api/auth.ts";
 import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
+import type { ModelCallSettings } from "./worker/models.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -27,7 +28,8 @@ export interface ServerConfig {
   /** Worker processes in the local pool. */
   workerProcesses: number;
   maxActivePerNamespace: number;
-  modelRetryBaseMs: number;
+  /** Retry backoff, and how long one model call may take unless its Provider or Agent sets `timeout`. */
+  modelCalls: ModelCallSettings;
   /** Lets webhooks and web_fetch reach loopback; for local testing only. */
   allowLoopbackEgress: boolean;
   webFetchTimeoutMs: number;
@@ -74,6 +76,7 @@ const envSchema = z.object({
   ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
   ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: intText("ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE", 0).default(0),
   ORKA_MODEL_RETRY_BASE_MS: intText("ORKA_MODEL_RETRY_BASE_MS", 0).default(1000),
+  ORKA_MODEL_TIMEOUT_MS: intText("ORKA_MODEL_TIMEOUT_MS", 100).max(86_400_000, "ORKA_MODEL_TIMEOUT_MS must be at most 86400000 (a day)").default(300_000),
   ORKA_CLI_CONFIG: z.string().optional(),
   ORKA_WEB_FETCH_TIMEOUT_MS: intText("ORKA_WEB_FETCH_TIMEOUT_MS", 100).default(60_000),
   ORKA_SEARCH_PROVIDER: z.enum(SEARCH_PROVIDERS, { message: `ORKA_SEARCH_PROVIDER must be one of ${SEARCH_PROVIDERS.join(", ")}` }).default("duckduckgo"),
@@ -181,7 +184,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     workerSlots: parsed.ORKA_WORKER_SLOTS,
     workerProcesses: parsed.ORKA_WORKER_PROCESSES,
     maxActivePerNamespace: parsed.ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE,
-    modelRetryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS,
+    modelCalls: { retryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS, timeoutMs: parsed.ORKA_MODEL_TIMEOUT_MS },
     allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
     webFetchTimeoutMs: parsed.ORKA_WEB_FETCH_TIMEOUT_MS,
     search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },

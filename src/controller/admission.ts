@@ -12,7 +12,7 @@ import { enabledCustomTools, resolveTaskFacts, taskToolset, type ToolSources } f
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
-import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
+import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -153,6 +153,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
     if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
     else fallbacks.push(await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames));
   }
+
+  applyAgentTimeout(agent, [endpoint, ...fallbacks]);
 
   const prompt = spec.ai?.prompt ?? spec.prompt;
   if (!prompt) return fail("task has no prompt: set spec.prompt or spec.ai.prompt");

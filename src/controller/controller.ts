@@ -17,6 +17,7 @@ import { chown, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SANDBOX_UID } from "../sandbox/bwrap.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
+import type { ModelCallSettings } from "../worker/models.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
@@ -48,7 +49,7 @@ export interface ControllerOptions {
   slots: number;
   /** Running Tasks allowed per namespace; 0 = no limit. */
   maxActivePerNamespace: number;
-  modelRetryBaseMs: number;
+  modelCalls: ModelCallSettings;
   /** Where webhooks may be sent (P2.10). */
   egress: EgressPolicy;
   /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
@@ -283,7 +284,7 @@ export class Controller {
         append: task.spec.sessionRef.append ?? true,
         maxMessages: task.spec.sessionRef.maxMessages ?? 50,
       },
-      ai: plan.ai && { ...plan.ai, retryBaseMs: this.options.modelRetryBaseMs },
+      ai: plan.ai && { ...plan.ai, modelCalls: this.options.modelCalls },
       coordination: {
         enabled: plan.agent?.spec.coordination?.enabled ?? false,
         maxDepth: plan.agent?.spec.coordination?.maxDepth ?? 3,
@@ -376,8 +377,7 @@ export class Controller {
     }
     if (attempt.state === "failed") {
       if (this.resumable(task, attempt)) return this.resume(task, attempt);
-      const reason = attempt.reason ?? "Error";
-      return this.failOrRetry(task, attempt.exitCode === undefined ? "job failed" : `job failed: container exited with code ${attempt.exitCode} (reason=${reason})`);
+      return this.failOrRetry(task, attemptFailure(task, attempt));
     }
   }
 
@@ -772,3 +772,12 @@ function forkSourceOf(task: Task): { taskUid: string; run: number; upTo: number 
   return match ? { taskUid: match[1], run: Number(match[2]), upTo: Number(match[3]) } : undefined;
 }
 
+/**
+ * A failed attempt in its Task's words: an ai worker that ran to its end says what failed (the
+ * model call with its provider and answer, a loop limit); a container or a lost worker, how it exited.
+ */
+function attemptFailure(task: Task, attempt: Attempt): string {
+  if (attempt.exitCode === undefined) return "job failed";
+  if (task.spec.type === "ai" && attempt.reason && attempt.exitCode !== LOST_EXIT_CODE) return attempt.reason;
+  return `job failed: container exited with code ${attempt.exitCode} (reason=${attempt.reason ?? "Error"})`;
+}

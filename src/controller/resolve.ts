@@ -4,6 +4,7 @@ import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "
 import type { SecretSpec } from "../resources/secret.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
+import { parseDuration } from "../util/duration.ts";
 
 export type Provider = Resource<ProviderSpec, ProviderStatus>;
 export type Agent = Resource<AgentSpec, unknown>;
@@ -39,10 +40,18 @@ export async function resolveEndpoint(
     azure: spec.type === "azure-openai" ? { deployment: spec.azure?.deploymentName, apiVersion: spec.azure?.apiVersion } : undefined,
     script: spec.scripted,
     replay: spec.replay,
+    timeoutMs: spec.timeout === undefined ? undefined : parseDuration(spec.timeout),
   };
   if (OFFLINE_PROVIDER_TYPES.includes(spec.type)) return endpoint;
   endpoint.apiKey = await findApiKey(store, metadata.namespace, spec, fallbackSecrets);
   return endpoint;
+}
+
+/** An Agent's `model.timeout` wins over each Provider's, for its fallbacks too. */
+export function applyAgentTimeout(agent: Agent | undefined, endpoints: ModelEndpoint[]): void {
+  const timeout = agent?.spec.model?.timeout;
+  if (timeout === undefined) return;
+  for (const endpoint of endpoints) endpoint.timeoutMs = parseDuration(timeout);
 }
 
 async function findApiKey(store: ResourceStore, namespace: string, spec: ProviderSpec, fallbackSecrets: string[]): Promise<string | undefined> {

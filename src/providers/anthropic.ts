@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { toModelApiError } from "./model.ts";
+import { MAX_TOOL_ARGUMENT_DEPTH, toModelApiError, unusableBody } from "./model.ts";
+import { jsonDepth, stringifyJson } from "../util/deep-json.ts";
 
 type AnthropicMessage = Anthropic.MessageParam;
 type ContentBlock = Anthropic.ContentBlockParam;
@@ -11,9 +12,9 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string }): M
   return {
     provider: "anthropic",
     async complete(request: ModelRequest): Promise<ModelResponse> {
-      let message;
+      let reply;
       try {
-        message = await client.messages.create(
+        reply = await client.messages.create(
           {
             model: request.model,
             max_tokens: request.maxTokens,
@@ -25,13 +26,17 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string }): M
               : {}),
           },
           { signal: request.signal },
-        );
+        ).withResponse();
       } catch (err) {
-        throw toModelApiError(err);
+        throw toModelApiError(err, options.apiKey);
       }
+      const { data: message, response } = reply;
+      const unusable = unusableBody(message, response, "content", options.apiKey);
+      if (unusable) throw unusable;
       const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
       const toolCalls = message.content.flatMap((b) =>
-        b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }] : [],
+        // Written without recursion: a model may nest its input deeper than JSON.stringify can go.
+        b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: stringifyJson(b.input ?? {}) }] : [],
       );
       return {
         text,
@@ -79,7 +84,9 @@ export function toAnthropicMessages(messages: ChatMessage[]): AnthropicMessage[]
   return out;
 }
 
+/** The input of a journalled call; one the tool executor refused as too deep goes back empty, as the SDK could not send it. */
 function parseArguments(text: string): Record<string, unknown> {
+  if (jsonDepth(text) > MAX_TOOL_ARGUMENT_DEPTH) return {};
   try {
     const value = JSON.parse(text);
     return value && typeof value === "object" && !Array.isArray(value) ? value : {};

@@ -16,6 +16,8 @@ export interface ModelEndpoint {
   azure?: { deployment?: string; apiVersion?: string };
   script?: { turns?: ScriptedTurn[]; file?: string };
   replay?: ReplaySpec;
+  /** How long one call may take; unset, the server's default deadline applies. */
+  timeoutMs?: number;
 }
 
 export function createModelClient(endpoint: ModelEndpoint): ModelClient {

@@ -1,4 +1,6 @@
 /** The one request/response shape every model vendor is translated to and from. */
+import { redact } from "../policy/redact.ts";
+import { clipText } from "../util/text.ts";
 
 export interface ToolCall {
   id: string;
@@ -6,6 +8,9 @@ export interface ToolCall {
   /** The raw JSON text the model produced; validated by the tool executor, not here. */
   arguments: string;
 }
+
+/** Tool arguments nested deeper than this are refused: no tool takes them, and they overflow recursive code. */
+export const MAX_TOOL_ARGUMENT_DEPTH = 64;
 
 export type ChatMessage =
   | { role: "user"; content: string }
@@ -43,16 +48,25 @@ export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** A model API error with its HTTP status, so retry and context-length handling need not know the vendor. */
+/** Provider answers worth asking again (spec P3.1). */
+const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
+
+/**
+ * A failed model call, vendor-neutral: what the provider did (its HTTP status and message, a body
+ * that was no answer, or silence) in words that need no vendor, so retries, fallbacks, context-length
+ * handling and the Task's failure message need not know the vendor.
+ */
 export class ModelApiError extends Error {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly retryable: boolean;
 
-  constructor(message: string, status?: number, retryAfterMs?: number) {
+  constructor(message: string, status?: number, options: { retryAfterMs?: number; retryable?: boolean } = {}) {
     super(message);
     this.name = "ModelApiError";
     this.status = status;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = options.retryAfterMs;
+    this.retryable = options.retryable ?? RETRYABLE_STATUSES.has(status ?? 0);
   }
 
   get contextTooLong(): boolean {
@@ -60,13 +74,40 @@ export class ModelApiError extends Error {
   }
 }
 
-/** What the vendor SDKs throw (APIError of openai and @anthropic-ai/sdk), reduced to a ModelApiError. */
-export function toModelApiError(err: unknown): unknown {
+const SNIPPET_CHARS = 300;
+
+/**
+ * What the vendor SDKs throw (APIError of openai and @anthropic-ai/sdk), reduced to a ModelApiError
+ * carrying the provider's own message, with the key the call was made with (and anything that looks
+ * like a credential) redacted, since providers echo what they were sent.
+ */
+export function toModelApiError(err: unknown, apiKey: string): unknown {
   if (err instanceof ModelApiError || !(err instanceof Error)) return err;
   const status = (err as { status?: unknown }).status;
   if (typeof status !== "number") return err;
   const headers = (err as { headers?: Headers | Record<string, string> }).headers;
   const retryAfter = headers instanceof Headers ? headers.get("retry-after") : headers?.["retry-after"];
   const retryAfterMs = retryAfter && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
-  return new ModelApiError(err.message, status, retryAfterMs);
+  const said = providerMessage(err) ?? err.message.replace(/^\d{3}\s+/, "");
+  return new ModelApiError(`provider returned HTTP ${status}: ${redact(clipText(said, SNIPPET_CHARS * 4), [apiKey])}`, status, { retryAfterMs });
+}
+
+/** The `message` of an OpenAI (`{error: {message}}`) or Anthropic (`{error: {error: {message}}}`) error body. */
+function providerMessage(err: Error): string | undefined {
+  const body = (err as { error?: { message?: unknown; error?: { message?: unknown } } }).error;
+  const message = body?.message ?? body?.error?.message;
+  return typeof message === "string" && message ? message : undefined;
+}
+
+/**
+ * The SDKs hand back a body that is not JSON as a plain string, and do not look inside one that is:
+ * either way a 2xx without the answer's `field` is a provider fault (a proxy's HTML page, a wrong
+ * baseURL), retried like a 5xx, never read as an answer.
+ */
+export function unusableBody(data: unknown, response: Response, field: string, apiKey: string): ModelApiError | undefined {
+  if (typeof data === "object" && data !== null && field in data) return undefined;
+  const what = typeof data === "string"
+    ? `a non-JSON body (${response.headers.get("content-type") || "no content-type"}): ${clipText(data.replace(/\s+/g, " ").trim(), SNIPPET_CHARS)}`
+    : `a JSON body without "${field}"`;
+  return new ModelApiError(`provider returned HTTP ${response.status} with ${redact(what, [apiKey])}`, response.status, { retryable: true });
 }

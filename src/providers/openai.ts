@@ -1,7 +1,7 @@
 import OpenAI, { AzureOpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { toModelApiError } from "./model.ts";
+import { toModelApiError, unusableBody } from "./model.ts";
 
 export interface OpenAIOptions {
   apiKey: string;
@@ -35,12 +35,15 @@ export function openAIModel(options: OpenAIOptions): ModelClient {
           ? { tools: request.tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
           : {}),
       };
-      let completion;
+      let reply;
       try {
-        completion = await client.chat.completions.create(body, { signal: request.signal });
+        reply = await client.chat.completions.create(body, { signal: request.signal }).withResponse();
       } catch (err) {
-        throw toModelApiError(err);
+        throw toModelApiError(err, options.apiKey);
       }
+      const { data: completion, response } = reply;
+      const unusable = unusableBody(completion, response, "choices", options.apiKey);
+      if (unusable) throw unusable;
       const choice = completion.choices[0];
       const toolCalls = (choice?.message.tool_calls ?? [])
         .filter((call) => call.type === "function")

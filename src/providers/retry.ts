@@ -1,7 +1,6 @@
 import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
-export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
 const MAX_RETRIES = 3;
 const MAX_DELAY_MS = 30_000;
 
@@ -11,7 +10,7 @@ export interface RetryOptions {
   onRetry?: (attempt: number, error: ModelApiError, delayMs: number) => void;
 }
 
-/** Retries 429/500/502/503/529 three times with jittered exponential backoff (spec P3.1). */
+/** Retries what the provider may answer next time (429/500/502/503/529, unusable bodies, silence) three times with jittered exponential backoff (spec P3.1). */
 export function withRetries(client: ModelClient, options: RetryOptions): ModelClient {
   return {
     provider: client.provider,
@@ -20,7 +19,7 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
         try {
           return await client.complete(request);
         } catch (err) {
-          if (!(err instanceof ModelApiError) || !RETRYABLE_STATUSES.has(err.status ?? 0) || attempt >= MAX_RETRIES) throw err;
+          if (!(err instanceof ModelApiError) || !err.retryable || attempt >= MAX_RETRIES) throw err;
           const backoff = Math.min(MAX_DELAY_MS, options.baseDelayMs * 2 ** attempt);
           const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
           options.onRetry?.(attempt + 1, err, delayMs);
@@ -39,4 +38,22 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       reject(signal.reason);
     }, { once: true });
   });
+}
+
+/**
+ * Gives each call `timeoutMs` to answer, whether or not the vendor client honours the abort: a
+ * provider that stays silent is a provider error like a 503, retried and then left for a fallback.
+ */
+export function withDeadline(client: ModelClient, timeoutMs: number): ModelClient {
+  return {
+    provider: client.provider,
+    complete(request: ModelRequest): Promise<ModelResponse> {
+      const deadline = AbortSignal.timeout(timeoutMs);
+      const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
+      const silence = new Promise<never>((_resolve, reject) => {
+        deadline.addEventListener("abort", () => reject(new ModelApiError(`provider did not answer within ${timeoutMs} ms`, undefined, { retryable: true })), { once: true });
+      });
+      return Promise.race([client.complete({ ...request, signal }), silence]);
+    },
+  };
 }

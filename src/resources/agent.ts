@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationText, localRef, namespacedRef } from "./meta.ts";
+import { modelCallTimeout } from "./provider.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
@@ -13,6 +14,8 @@ export const agentSpecSchema = z
         temperature: z.number().min(0).max(2).optional(),
         maxTokens: z.number().int().positive().optional(),
         fallbacks: z.array(z.object({ providerRef: z.string().min(1), model: z.string().optional() })).optional(),
+        /** How long one model call may take, for this Agent's Provider and fallbacks alike; wins over the Provider's. */
+        timeout: modelCallTimeout.optional(),
       })
       .optional(),
     systemPrompt: z

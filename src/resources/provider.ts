@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { secretKeyRef } from "./meta.ts";
+import { durationText, secretKeyRef } from "./meta.ts";
+import { parseDuration } from "../util/duration.ts";
+
+const DAY_MS = 86_400_000;
+
+/** How long one model call may take: more than nothing, at most a day (a timer cannot wait much longer). */
+export const modelCallTimeout = durationText.refine((text) => {
+  const ms = parseDuration(text);
+  return ms >= 1 && ms <= DAY_MS;
+}, "must be a duration from 1ms to 24h, such as 90s or 5m");
 
 export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted", "replay"] as const;
 
@@ -46,6 +55,8 @@ export const providerSpecSchema = z
       .object({ requestsPerMinute: z.number().int().positive().optional(), tokensPerMinute: z.number().int().positive().optional() })
       .optional(),
     azure: z.object({ deploymentName: z.string().optional(), apiVersion: z.string().optional() }).optional(),
+    /** How long one model call may take before it counts as failed (default: ORKA_MODEL_TIMEOUT_MS). */
+    timeout: modelCallTimeout.optional(),
     /** Orka's own offline model: plays these turns in order, or the turns in a YAML/JSON file. */
     scripted: z
       .object({ turns: z.array(scriptedTurnSchema).optional(), file: z.string().optional() })

@@ -1,4 +1,5 @@
 /** Per-Task data kept beside the resources: results, execution events, logs, artifacts, attempts. */
+import { clipText } from "../util/text.ts";
 
 export type EventSeverity = "info" | "warning" | "error";
 
@@ -12,6 +13,24 @@ export interface ExecutionEventInput {
   /** Where an `ai` run's journal stood when this happened: run `journalRun` had `journalStep` steps (fork --at). */
   journalRun?: number;
   journalStep?: number;
+}
+
+/** The most an execution event may hold; the control plane refuses more, so a worker trims to fit. */
+export const EVENT_LIMITS = { type: 100, toolName: 200, toolCallID: 200, summary: 4000, content: 65_536 } as const;
+
+/**
+ * An event cut to the limits: its fields may quote what a model wrote (a tool name of any length),
+ * and an event that does not fit must never cost the Task its journal step.
+ */
+export function fitEvent(event: ExecutionEventInput): ExecutionEventInput {
+  return {
+    ...event,
+    type: clipText(event.type, EVENT_LIMITS.type),
+    summary: clipText(event.summary, EVENT_LIMITS.summary),
+    ...(event.toolName !== undefined ? { toolName: clipText(event.toolName, EVENT_LIMITS.toolName) } : {}),
+    ...(event.toolCallID !== undefined ? { toolCallID: clipText(event.toolCallID, EVENT_LIMITS.toolCallID) } : {}),
+    ...(event.content !== undefined ? { content: clipText(event.content, EVENT_LIMITS.content) } : {}),
+  };
 }
 
 export interface ExecutionEvent extends Required<Pick<ExecutionEventInput, "type" | "summary">> {

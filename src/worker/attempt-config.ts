@@ -2,6 +2,7 @@ import type { ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Approval } from "../store/approval-store.ts";
+import type { ModelCallSettings } from "./models.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the P3.6 environment
@@ -25,7 +26,7 @@ export interface AttemptConfig {
   toolSettings: ToolSettings;
   /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */
   session?: { name: string; append: boolean; maxMessages: number };
-  ai?: AiRun & { retryBaseMs: number };
+  ai?: AiRun & { modelCalls: ModelCallSettings };
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
   approvalRequiredTools: string[];
@@ -111,7 +112,8 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
       ORKA_AI_TEMPERATURE: ai.temperature === undefined ? "" : String(ai.temperature),
       ORKA_AI_MAX_TOKENS: ai.maxTokens === undefined ? "" : String(ai.maxTokens),
       ORKA_AI_TURN_BUDGET: String(ai.turnBudget),
-      ORKA_AI_RETRY_BASE_MS: String(ai.retryBaseMs),
+      ORKA_AI_MODEL_CALLS: json(ai.modelCalls),
+      ORKA_AI_TIMEOUT_MS: ai.endpoint.timeoutMs === undefined ? "" : String(ai.endpoint.timeoutMs),
     });
   }
   if (config.container) {
@@ -173,6 +175,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
         azure: env.ORKA_AI_AZURE ? JSON.parse(env.ORKA_AI_AZURE) : undefined,
         script: env.ORKA_AI_SCRIPT ? JSON.parse(env.ORKA_AI_SCRIPT) : undefined,
         replay: env.ORKA_AI_REPLAY ? JSON.parse(env.ORKA_AI_REPLAY) : undefined,
+        timeoutMs: optionalNumber("ORKA_AI_TIMEOUT_MS"),
       },
       fallbacks: JSON.parse(env.ORKA_AI_FALLBACKS || "[]"),
       prompt: env.ORKA_AI_PROMPT ?? "",
@@ -183,7 +186,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
       temperature: optionalNumber("ORKA_AI_TEMPERATURE"),
       maxTokens: optionalNumber("ORKA_AI_MAX_TOKENS"),
       turnBudget: Number(env.ORKA_AI_TURN_BUDGET ?? 10),
-      retryBaseMs: Number(env.ORKA_AI_RETRY_BASE_MS ?? 1000),
+      modelCalls: JSON.parse(need("ORKA_AI_MODEL_CALLS")),
     };
   }
   if (env.ORKA_CONTAINER) config.container = JSON.parse(env.ORKA_CONTAINER);

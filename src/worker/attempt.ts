@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ToolDefinition } from "../providers/model.ts";
 import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
-import type { ExecutionEventInput } from "../store/data-store.ts";
+import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { errorMessage } from "../util/errors.ts";
@@ -70,7 +70,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
-        retryBaseMs: ai.retryBaseMs,
+        ...ai.modelCalls,
         onNotice: (message) => emit({ type: "ModelRequestRetried", severity: "warning", summary: message }),
       }),
       modelName: ai.endpoint.model,
@@ -304,7 +304,8 @@ class EventSink {
     this.log = log;
   }
 
-  emit(event: ExecutionEventInput): void {
+  emit(input: ExecutionEventInput): void {
+    const event = fitEvent(input);
     this.log(`${new Date().toISOString()} ${event.type}: ${event.summary}\n`);
     this.queued.push(event);
     this.timer ??= setTimeout(() => {

@@ -4,6 +4,7 @@ import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition 
 import { ModelApiError } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { errorMessage } from "../util/errors.ts";
+import { clipText } from "../util/text.ts";
 
 export const DEFAULT_MAX_TOKENS = 4096;
 export const EMPTY_ANSWER_NUDGE = "Your last reply was empty. Reply now with your final answer as plain text.";
@@ -151,7 +152,7 @@ async function requestTurn(options: LoopOptions, messages: ChatMessage[], tools:
     type: "ModelRequestCompleted",
     summary: `turn ${turn}: ${response.toolCalls.length} tool calls, finish ${response.finish}`,
   });
-  if (response.text) options.emit({ type: "ModelMessage", summary: clip(response.text, 200), content: clip(response.text, EVENT_CONTENT_LIMIT) });
+  if (response.text) options.emit({ type: "ModelMessage", summary: clipText(response.text, 200), content: clipText(response.text, EVENT_CONTENT_LIMIT) });
   return response;
 }
 
@@ -168,15 +169,15 @@ function refuseIncomplete(response: ModelResponse): void {
 
 async function runToolCall(options: LoopOptions, call: ToolCall, how: ToolCallContext): Promise<string> {
   const base = { toolName: call.name, toolCallID: call.id };
-  options.emit({ ...base, type: "ToolCallStarted", summary: how.interrupted ? `${call.name} (resumed)` : `${call.name}`, content: clip(call.arguments, EVENT_CONTENT_LIMIT) });
+  options.emit({ ...base, type: "ToolCallStarted", summary: how.interrupted ? `${call.name} (resumed)` : `${call.name}`, content: clipText(call.arguments, EVENT_CONTENT_LIMIT) });
   try {
     const result = await options.executeTool(call, how);
-    options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clip(result, EVENT_CONTENT_LIMIT) });
+    options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clipText(result, EVENT_CONTENT_LIMIT) });
     return result;
   } catch (err) {
     const text = (options.toolErrorText ?? workerToolError)(errorMessage(err));
     if (err instanceof ToolRejected) options.emit({ ...base, type: "ToolCallRejected", severity: "warning", summary: `${call.name}: ${err.reason}`, content: text });
-    else options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clip(text, 200), content: text });
+    else options.emit({ ...base, type: "ToolCallFailed", severity: "warning", summary: clipText(text, 200), content: text });
     return text;
   }
 }
@@ -187,8 +188,4 @@ export function halveHistory(messages: ChatMessage[]): ChatMessage[] {
   while (start < messages.length && messages[start].role !== "user") start++;
   if (start >= messages.length) start = messages.findLastIndex((m) => m.role === "user");
   return messages.slice(Math.max(start, 0));
-}
-
-function clip(text: string, limit: number): string {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

@@ -1,4 +1,5 @@
-import type { ToolCall } from "../providers/model.ts";
+import { MAX_TOOL_ARGUMENT_DEPTH, type ToolCall } from "../providers/model.ts";
+import { jsonDepth } from "../util/deep-json.ts";
 import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
@@ -76,6 +77,8 @@ export function mustMarkStart(call: ToolCall): boolean {
 }
 
 function parseArguments(text: string): Record<string, unknown> {
+  const depth = jsonDepth(text);
+  if (depth > MAX_TOOL_ARGUMENT_DEPTH) throw new Error(`tool arguments are nested ${depth} levels deep; at most ${MAX_TOOL_ARGUMENT_DEPTH} are allowed`);
   let value: unknown;
   try {
     value = text.trim() && text.trim() !== "null" ? JSON.parse(text) : {};

@@ -64,7 +64,6 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     const completion = await openai.chat.completions.create({
       model: "default/m-tools",
       messages: [{ role: "user", content: "What is the launch code?" }],
-      tools: [{ type: "function", function: { name: "client_side", parameters: { type: "object" } } }],
     });
     expect(completion.choices[0].message.content).toBe("The code is 4-8-15-16-23-42.");
     expect(completion.choices[0].message.tool_calls).toBeUndefined();
@@ -75,7 +74,7 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
 
   it("tells the model a client-only tool is not available in tool mode", async () => {
     peer.script("m-client-tool", [{ toolCalls: [{ name: "client_side", arguments: {} }] }, { text: "ok" }]);
-    await openai.chat.completions.create({ model: "m-client-tool", messages: [{ role: "user", content: "x" }], tools: [{ type: "function", function: { name: "client_side" } }] });
+    await openai.chat.completions.create({ model: "m-client-tool", messages: [{ role: "user", content: "x" }] });
     expect(JSON.stringify(requestsFor("m-client-tool")[1].body.messages)).toContain('{\\"success\\":false,\\"error\\":\\"tool \\\\\\"client_side\\\\\\" is not available in this request\\"}');
   });
 
@@ -102,7 +101,7 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
       finish = chunk.choices[0]?.finish_reason ?? finish;
       usage = chunk.usage ?? usage;
     }
-    expect(text).toBe("[Tool web_fetch completed]\nStreamed answer that is long enough to be split into several chunks.");
+    expect(text).toBe("Streamed answer that is long enough to be split into several chunks.");
     expect(finish).toBe("stop");
     expect(usage).toMatchObject({ total_tokens: 30 });
     const raw = await fetch(`${orka.url}/openai/v1/chat/completions`, {
@@ -153,7 +152,7 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     stream.on("streamEvent", (event) => events.push(event.type));
     const final = await stream.finalMessage();
     expect(final.content).toHaveLength(1);
-    expect(final.content[0]).toMatchObject({ type: "text", text: "[Tool file_write completed]\nWrote the file." });
+    expect(final.content[0]).toMatchObject({ type: "text", text: "Wrote the file." });
     expect(events[0]).toBe("message_start");
     expect(events.slice(-2)).toEqual(["message_delta", "message_stop"]);
     expect(events.filter((e) => e === "content_block_start")).toHaveLength(1);
@@ -174,5 +173,100 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     });
     expect([missing.status, await missing.json()]).toEqual([400, { type: "error", error: { type: "invalid_request_error", message: "max_tokens: max_tokens is required" } }]);
     await expect(new Anthropic({ apiKey: "bad", baseURL: `${orka.url}/anthropic`, maxRetries: 0 }).messages.create({ model: "x", max_tokens: 5, messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 401 });
+  });
+
+  const rawStream = (path: string, body: unknown) =>
+    fetch(`${orka.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${orka.token}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.text());
+
+  it("refuses a client's own tools in tool mode with a 400 that names X-Orka-Tools: disabled", async () => {
+    const tools = [{ type: "function" as const, function: { name: "client_side", parameters: { type: "object" } } }];
+    for (const stream of [false, true]) {
+      const refused = openai.chat.completions.create({ model: "m-refused-tools", messages: [{ role: "user", content: "x" }], tools, stream });
+      await expect(refused).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+      await expect(refused).rejects.toMatchObject({ status: 400, param: "tools", message: expect.stringContaining("send the header X-Orka-Tools: disabled") });
+      const claude = anthropic.messages.create({ model: "claude/c-refused-tools", max_tokens: 50, messages: [{ role: "user", content: "x" }], tools: [{ name: "client_side", input_schema: { type: "object" } }], stream });
+      await expect(claude).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+      await expect(claude).rejects.toMatchObject({ status: 400, message: expect.stringContaining("X-Orka-Tools: disabled") });
+    }
+    expect(requestsFor("m-refused-tools")).toHaveLength(0);
+    expect(requestsFor("c-refused-tools")).toHaveLength(0);
+  });
+
+  it("refuses response_format and image parts with a 400 instead of dropping them", async () => {
+    const user = (content: any) => [{ role: "user" as const, content }];
+    await expect(openai.chat.completions.create({ model: "m-format", messages: user("x"), response_format: { type: "json_object" } })).rejects.toMatchObject({
+      status: 400,
+      param: "response_format",
+      message: expect.stringContaining("only {type: text} is supported"),
+    });
+    const image = [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }];
+    await expect(openai.chat.completions.create({ model: "m-format", messages: user(image) })).rejects.toMatchObject({
+      status: 400,
+      param: "messages.0.content.1",
+      message: expect.stringContaining("only text content parts are supported"),
+    });
+    const claudeImage = [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }, { type: "text", text: "what is this?" }];
+    await expect(anthropic.messages.create({ model: "claude/c-format", max_tokens: 50, messages: user(claudeImage) })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("only text content blocks are supported"),
+    });
+    expect(requestsFor("m-format")).toHaveLength(0);
+    expect(requestsFor("c-format")).toHaveLength(0);
+    peer.script("m-text-format", [{ text: "plain text" }]);
+    const plain = await openai.chat.completions.create({ model: "m-text-format", messages: user("x"), response_format: { type: "text" } });
+    expect(plain.choices[0].message.content).toBe("plain text");
+  });
+
+  it("keeps retry notices and tool progress out of streamed answers, as SSE comments", async () => {
+    peer.script("m-noisy", [{ toolCalls: [{ name: "web_fetch", arguments: { url: pageURL } }] }, { text: "Only the answer." }]);
+    peer.failNext(1, { status: 500, retryAfterSeconds: 0 }, "m-noisy");
+    let text = "";
+    for await (const chunk of await openai.chat.completions.create({ model: "m-noisy", messages: [{ role: "user", content: "go" }], stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe("Only the answer.");
+
+    peer.script("m-noisy-raw", [{ toolCalls: [{ name: "web_fetch", arguments: { url: pageURL } }] }, { text: "Only the answer." }]);
+    peer.failNext(1, { status: 500, retryAfterSeconds: 0 }, "m-noisy-raw");
+    const raw = await rawStream("/openai/v1/chat/completions", { model: "m-noisy-raw", messages: [{ role: "user", content: "go" }], stream: true });
+    expect(raw).toMatch(/^: default: provider returned HTTP 500: injected HTTP 500, retry 1 in \d+ ms$/m);
+    expect(raw).toContain("\n: [Tool web_fetch completed]\n");
+
+    peer.script("c-noisy", [{ toolCalls: [{ name: "file_write", arguments: { path: "n.txt", content: "x" } }] }, { text: "Only the answer." }]);
+    peer.failNext(1, { status: 529, retryAfterSeconds: 0 }, "c-noisy");
+    const final = await anthropic.messages.stream({ model: "claude/c-noisy", max_tokens: 100, messages: [{ role: "user", content: "write" }] }).finalMessage();
+    expect(final.content).toHaveLength(1);
+    expect(final.content[0]).toMatchObject({ type: "text", text: "Only the answer." });
+  });
+
+  it("validates a streaming request before the stream starts, so the SDKs raise NotFound and BadRequest", async () => {
+    const openaiStream = openai.chat.completions.create({ model: "nobody/x", messages: [{ role: "user", content: "x" }], stream: true });
+    await expect(openaiStream).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const claudeStream = anthropic.messages.stream({ model: "nobody/x", max_tokens: 50, messages: [{ role: "user", content: "x" }] });
+    await expect(claudeStream.finalMessage()).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    const raw = await rawStream("/anthropic/v1/messages", { model: "nobody/x", max_tokens: 50, messages: [{ role: "user", content: "x" }], stream: true });
+    expect(JSON.parse(raw)).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+  });
+
+  it("reports the real input_tokens when streaming Anthropic, as without streaming", async () => {
+    const turns = [{ toolCalls: [{ name: "file_write", arguments: { path: "u.txt", content: "x" } }] }, { text: "counted" }];
+    peer.script("c-usage", turns);
+    const plain = await anthropic.messages.create({ model: "claude/c-usage", max_tokens: 100, messages: [{ role: "user", content: "x" }] });
+    const streamed = await anthropic.messages.stream({ model: "claude/c-usage", max_tokens: 100, messages: [{ role: "user", content: "x" }] }).finalMessage();
+    expect(plain.usage.input_tokens).toBe(20);
+    expect(streamed.usage).toMatchObject({ input_tokens: plain.usage.input_tokens, output_tokens: plain.usage.output_tokens });
+  });
+
+  it("lists the Agents that work as model names", async () => {
+    const agents = [
+      { metadata: { name: "helper" }, spec: { providerRef: { name: "claude" }, model: { name: "c-helper" }, systemPrompt: { inline: "You help." } } },
+      { metadata: { name: "stray" }, spec: { providerRef: { name: "no-such-provider" } } },
+    ];
+    for (const agent of agents) expect((await orka.api("POST", "/api/v1/agents", agent)).status).toBe(201);
+    const ids = (await openai.models.list()).data.map((m) => m.id);
+    expect(ids).toContain("helper");
+    expect(ids).not.toContain("stray");
+    expect((await anthropic.models.list()).data.map((m) => m.id)).toContain("helper");
+    peer.script("c-helper", [{ text: "helped" }]);
+    expect((await openai.chat.completions.create({ model: "helper", messages: [{ role: "user", content: "x" }] })).choices[0].message.content).toBe("helped");
+    expect(requestsFor("c-helper")[0].body.system).toBe("You help.");
   });
 });

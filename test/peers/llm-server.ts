@@ -5,9 +5,17 @@ import type { AddressInfo } from "node:net";
 
 export interface PeerTurn {
   text?: string;
-  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  /**
+   * `rawArguments` is sent verbatim: the arguments text (OpenAI) or the input's JSON (Anthropic), to
+   * play a model that writes broken JSON, or JSON nested deeper than JSON.stringify can write.
+   */
+  toolCalls?: { name: string; arguments: Record<string, unknown>; rawArguments?: string }[];
   /** Stop reason to report instead of the natural one ("length", "content_filter", "refusal", ...). */
   finish?: string;
+  /** Answer with this HTTP reply instead of a model response, as a misconfigured proxy would. */
+  raw?: { status?: number; contentType: string; body: string };
+  /** Never answer: the request hangs until the client gives up or the peer closes. */
+  hang?: boolean;
 }
 
 export type ScriptedPeerTurn = PeerTurn | ((request: Record<string, unknown>) => PeerTurn);
@@ -87,9 +95,11 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       const scripted = turns?.[index];
       const turn = typeof scripted === "function" ? scripted(body) : scripted;
       if (!turn) return sendFailure(res, format, { status: 400, message: `peer has no turn ${index + 1} for model "${model}"` });
+      if (turn.hang) return;
+      if (turn.raw) return void res.writeHead(turn.raw.status ?? 200, { "content-type": turn.raw.contentType }).end(turn.raw.body);
       const stream = body.stream === true;
       if (format === "openai") return stream ? streamOpenAI(res, model, turn, index) : sendJson(res, 200, openAIBody(model, turn, index));
-      return stream ? streamAnthropic(res, model, turn, index) : sendJson(res, 200, anthropicBody(model, turn, index));
+      return stream ? streamAnthropic(res, model, turn, index) : sendJsonText(res, 200, anthropicBodyText(model, turn, index));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -112,7 +122,10 @@ export async function startLlmPeer(): Promise<LlmPeer> {
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+function sendJsonText(res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
   res.end(text);
 }
@@ -128,7 +141,7 @@ function sendFailure(res: http.ServerResponse, format: Format, failure: Injected
 const callId = (index: number, i: number) => `call_${index + 1}_${i + 1}`;
 
 function openAIBody(model: string, turn: PeerTurn, index: number) {
-  const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: callId(index, i), type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: callId(index, i), type: "function", function: { name: c.name, arguments: c.rawArguments ?? JSON.stringify(c.arguments) } }));
   return {
     id: `chatcmpl-${index}`,
     object: "chat.completion",
@@ -165,10 +178,24 @@ function anthropicStop(turn: PeerTurn): string {
   return turn.finish ?? (turn.toolCalls?.length ? "tool_use" : "end_turn");
 }
 
+const rawInputMark = (i: number) => `__peer_raw_input_${i}__`;
+
+/** The message as JSON text, each tool call's `rawArguments` spliced in as its input. */
+function anthropicBodyText(model: string, turn: PeerTurn, index: number): string {
+  const calls = turn.toolCalls ?? [];
+  let text = JSON.stringify(anthropicBody(model, turn, index));
+  calls.forEach((c, i) => {
+    if (c.rawArguments !== undefined) text = text.replace(JSON.stringify(rawInputMark(i)), () => c.rawArguments!);
+  });
+  return text;
+}
+
 function anthropicBody(model: string, turn: PeerTurn, index: number) {
   const content: unknown[] = [];
   if (turn.text) content.push({ type: "text", text: turn.text });
-  (turn.toolCalls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: `toolu_${callId(index, i)}`, name: c.name, input: c.arguments }));
+  (turn.toolCalls ?? []).forEach((c, i) =>
+    content.push({ type: "tool_use", id: `toolu_${callId(index, i)}`, name: c.name, input: c.rawArguments === undefined ? c.arguments : rawInputMark(i) }),
+  );
   return {
     id: `msg_${index}`,
     type: "message",

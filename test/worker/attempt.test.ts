@@ -49,7 +49,7 @@ describe("AI attempt with the memory store down", () => {
         tools: ["recall_memory", "remember", "propose_memory", "search_transcript"],
         customTools: [],
         turnBudget: 10,
-        retryBaseMs: 1,
+        modelCalls: { retryBaseMs: 1, timeoutMs: 10_000 },
       },
       coordination: { enabled: false, maxDepth: 3, maxChildren: 5, allowedAgents: [], depth: 0 },
       autonomous: { mode: false, iteration: 0, maxIterations: 0 },

@@ -7,10 +7,15 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { authorizeCompatTools, runCompat, type CompatAnswer } from "./engine.ts";
+import { authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+
+/** Media blocks would need a model that sees them, so they are refused rather than dropped. */
+const MEDIA_BLOCKS = ["image", "document"];
 
 const block = z.looseObject({
-  type: z.string(),
+  type: z.string().refine((type) => !MEDIA_BLOCKS.includes(type), {
+    message: "only text content blocks are supported; image and document blocks are not passed to the model",
+  }),
   text: z.string().optional(),
   id: z.string().optional(),
   name: z.string().optional(),
@@ -97,14 +102,14 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
     });
-    const run = (onProgress?: (note: string) => void) =>
-      runCompat(ctx.store, ctx.compat, {
+    let run: () => Promise<CompatAnswer>;
+    try {
+      run = await prepareCompat(ctx.store, ctx.compat, {
         namespace, model: body.model, system, messages: toChat(body, passthrough), maxTokens: body.max_tokens, temperature: body.temperature,
-        passthrough, clientTools, onProgress, signal: abort.signal,
+        passthrough, clientTools, signal: abort.signal,
+        onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
       });
-
-    if (!body.stream) {
-      try {
+      if (!body.stream) {
         const answer = await run();
         return {
           id,
@@ -116,19 +121,17 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
           stop_sequence: null,
           usage: { input_tokens: answer.usage.inputTokens, output_tokens: answer.usage.outputTokens },
         };
-      } catch (err) {
-        if (err instanceof OrkaError) return anthropicError(reply, err.httpStatus, err.message);
-        return anthropicError(reply, 502, `completion failed: ${errorMessage(err)}`);
       }
+    } catch (err) {
+      if (err instanceof OrkaError) return anthropicError(reply, err.httpStatus, err.message);
+      return anthropicError(reply, 502, `completion failed: ${errorMessage(err)}`);
     }
 
     reply.hijack();
     reply.raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (event: string, data: Record<string, unknown>) => reply.raw.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-    send("message_start", {
-      message: { id, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
-    });
-    // One text block spans the whole server-side loop: tool progress, then the answer.
+    // One message spans the whole server-side loop; it starts once the loop is done, so that its
+    // usage counts every model turn (progress goes before it as SSE comments).
     let textOpen = false;
     const text = (piece: string) => {
       if (!textOpen) send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
@@ -136,7 +139,10 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
       send("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } });
     };
     try {
-      const answer = await run((note) => text(`${note}\n`));
+      const answer = await run();
+      send("message_start", {
+        message: { id, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: answer.usage.inputTokens, output_tokens: 0 } },
+      });
       for (const piece of answer.text.match(/[\s\S]{1,64}/g) ?? []) text(piece);
       let index = textOpen ? 1 : 0;
       if (textOpen) send("content_block_stop", { index: 0 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
-import { resolveEndpoint } from "../../controller/resolve.ts";
+import { applyAgentTimeout, resolveEndpoint } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
 import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../providers/model.ts";
 import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
@@ -18,7 +18,7 @@ import { builtinTool } from "../../tools/registry.ts";
 import { CORE_TOOLS } from "../../tools/names.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
-import { modelWithFallbacks } from "../../worker/models.ts";
+import { modelWithFallbacks, type ModelCallSettings } from "../../worker/models.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
 
 /** The first five core tools: exactly what the compatible endpoints offer (SEED). */
@@ -28,7 +28,7 @@ const COMPAT_TURN_BUDGET = 10;
 export interface CompatSettings {
   workDir: string;
   toolSettings: ToolSettings;
-  retryBaseMs: number;
+  modelCalls: ModelCallSettings;
 }
 
 export interface CompatRequest {
@@ -52,6 +52,13 @@ export interface CompatAnswer {
   usage: { inputTokens: number; outputTokens: number };
 }
 
+/** Tool mode cannot hand calls back to the client, so a client's own tools are refused, not dropped. */
+const CLIENT_TOOLS_REFUSED =
+  `tools: in tool mode Orka runs ${COMPAT_TOOLS.join(", ")} server-side and cannot return calls to your own tools; send the header X-Orka-Tools: disabled to pass your tools to the model and get its tool calls back`;
+
+/** Progress of the server-side loop as an SSE comment: SDKs skip it, so it never joins the answer, and it keeps the stream alive. */
+export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\n\n`;
+
 /**
  * Resolves a compat `model`: an Agent of that name, else `provider/model`, else a model of the
  * Provider named `default`.
@@ -60,7 +67,9 @@ export async function resolveCompatModel(store: ResourceStore, namespace: string
   const agent = await store.get<AgentSpec, unknown>("Agent", namespace, model);
   if (agent?.spec.providerRef) {
     const provider = await providerOf(store, namespace, agent.spec.providerRef.name, model);
-    return { endpoint: await endpointFor(store, provider, agent.spec.model?.name), system: agent.spec.systemPrompt?.inline };
+    const endpoint = await endpointFor(store, provider, agent.spec.model?.name);
+    applyAgentTimeout(agent, [endpoint]);
+    return { endpoint, system: agent.spec.systemPrompt?.inline };
   }
   const slash = model.indexOf("/");
   const [providerName, upstream] = slash > 0 ? [model.slice(0, slash), model.slice(slash + 1)] : ["default", model];
@@ -82,10 +91,20 @@ async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec
   return endpoint;
 }
 
-/** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
-export async function runCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
+/**
+ * Checks a compat request and resolves its model, so that everything a client can get wrong is
+ * refused before a stream starts (in the protocol's error shape, which the SDKs raise as
+ * BadRequest/NotFound); the returned function then runs it.
+ */
+export async function prepareCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<() => Promise<CompatAnswer>> {
+  if (!request.passthrough && request.clientTools.length > 0) throw new OrkaError("invalid_argument", CLIENT_TOOLS_REFUSED, { field: "tools" });
   const { endpoint, system } = await resolveCompatModel(store, request.namespace, request.model);
-  const model = modelWithFallbacks([endpoint], { retryBaseMs: settings.retryBaseMs, onNotice: (note) => request.onProgress?.(note) });
+  return () => runCompat(settings, request, endpoint, system);
+}
+
+/** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
+async function runCompat(settings: CompatSettings, request: CompatRequest, endpoint: ModelEndpoint, system: string | undefined): Promise<CompatAnswer> {
+  const model = modelWithFallbacks([endpoint], { ...settings.modelCalls, onNotice: (note) => request.onProgress?.(note) });
   const systemPrompt = [system, request.system].filter(Boolean).join("\n\n") || undefined;
   const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
 

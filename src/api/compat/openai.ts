@@ -7,9 +7,13 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { authorizeCompatTools, runCompat, type CompatAnswer } from "./engine.ts";
+import { authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
-const textContent = z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() })), z.null()]);
+/** Text and refusal parts are read; media parts would need a model that sees them, so they are refused rather than dropped. */
+const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text" || part.type === "refusal", {
+  message: "only text content parts are supported; image, audio and file parts are not passed to the model",
+});
+const textContent = z.union([z.string(), z.array(contentPart), z.null()]);
 
 const requestSchema = z.looseObject({
   model: z.string({ message: "model is required" }).min(1, "model is required"),
@@ -30,6 +34,12 @@ const requestSchema = z.looseObject({
   stream: z.boolean().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
   n: z.number().int().optional(),
+  response_format: z
+    .looseObject({ type: z.string() })
+    .refine((format) => format.type === "text", {
+      message: "only {type: text} is supported: the answer is the model's text as is; ask for JSON in the prompt instead",
+    })
+    .optional(),
 });
 type OpenAIRequest = z.infer<typeof requestSchema>;
 
@@ -116,17 +126,15 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
     });
-    const run = (onProgress?: (note: string) => void) =>
-      runCompat(ctx.store, ctx.compat, {
-        namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, onProgress, signal: abort.signal,
+    let run: () => Promise<CompatAnswer>;
+    try {
+      run = await prepareCompat(ctx.store, ctx.compat, {
+        namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, signal: abort.signal,
+        onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
       });
-
-    if (!body.stream) {
-      try {
-        return completionBody(id, body.model, await run());
-      } catch (err) {
-        return compatFailure(reply, err);
-      }
+      if (!body.stream) return completionBody(id, body.model, await run());
+    } catch (err) {
+      return compatFailure(reply, err);
     }
 
     reply.hijack();
@@ -136,7 +144,7 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
       reply.raw.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`);
     chunk({ role: "assistant", content: "" });
     try {
-      const answer = await run((note) => chunk({ content: `${note}\n` }));
+      const answer = await run();
       for (const piece of answer.text.match(/[\s\S]{1,64}/g) ?? []) chunk({ content: piece });
       answer.toolCalls.forEach((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }] }));
       chunk({}, finishReason(answer.finish, answer.toolCalls.length > 0));
@@ -153,6 +161,6 @@ function failureMessage(err: unknown): string {
 }
 
 function compatFailure(reply: FastifyReply, err: unknown) {
-  if (err instanceof OrkaError) return openAIError(reply, err.httpStatus, err.message);
+  if (err instanceof OrkaError) return openAIError(reply, err.httpStatus, err.message, err.field ?? null);
   return openAIError(reply, 502, failureMessage(err));
 }

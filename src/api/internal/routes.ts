@@ -9,6 +9,7 @@ import { parseWith } from "../../resources/validate.ts";
 import { callHttpTool } from "../../tools/custom/http-tool.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
+import { EVENT_LIMITS } from "../../store/data-store.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
@@ -21,12 +22,12 @@ const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 type TaskParams = { ns: string; task: string };
 
 export const eventSchema = z.object({
-  type: z.string().min(1).max(100),
+  type: z.string().min(1).max(EVENT_LIMITS.type),
   severity: z.enum(["info", "warning", "error"]).optional(),
-  toolName: z.string().max(200).optional(),
-  toolCallID: z.string().max(200).optional(),
-  summary: z.string().max(4000),
-  content: z.string().max(65_536).optional(),
+  toolName: z.string().max(EVENT_LIMITS.toolName).optional(),
+  toolCallID: z.string().max(EVENT_LIMITS.toolCallID).optional(),
+  summary: z.string().max(EVENT_LIMITS.summary),
+  content: z.string().max(EVENT_LIMITS.content).optional(),
   journalRun: z.number().int().positive().optional(),
   journalStep: z.number().int().positive().optional(),
 });

@@ -1,0 +1,54 @@
+/**
+ * JSON that a model (or anyone outside) may nest arbitrarily deep. `JSON.parse` copes with any
+ * depth, but `JSON.stringify` and recursive validators overflow the stack at a few thousand levels,
+ * so depth is measured on the text and values are written without recursion.
+ */
+
+/** How deeply nested the objects and arrays of a JSON text are, read without parsing it. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === "\\") i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === "{" || char === "[") deepest = Math.max(deepest, ++depth);
+    else if (char === "}" || char === "]") depth--;
+  }
+  return deepest;
+}
+
+/** A punctuation mark waiting on the stack of `stringifyJson`, told apart from a JSON string value. */
+class Mark {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+const COMMA = new Mark(",");
+const CLOSE_OBJECT = new Mark("}");
+const CLOSE_ARRAY = new Mark("]");
+
+/** `JSON.stringify` of a parsed JSON value (no cycles, no toJSON), at any depth. */
+export function stringifyJson(value: unknown): string {
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Mark) out.push(item.text);
+    else if (Array.isArray(item)) {
+      out.push("[");
+      stack.push(CLOSE_ARRAY);
+      for (let i = item.length - 1; i >= 0; i--) stack.push(item[i] ?? null, ...(i > 0 ? [COMMA] : []));
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item).filter(([, v]) => v !== undefined);
+      out.push("{");
+      stack.push(CLOSE_OBJECT);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i][1], new Mark(`${JSON.stringify(entries[i][0])}:`), ...(i > 0 ? [COMMA] : []));
+    } else out.push(JSON.stringify(item) ?? "null");
+  }
+  return out.join("");
+}

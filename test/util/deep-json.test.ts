@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { jsonDepth, stringifyJson } from "../../src/util/deep-json.ts";
+
+describe("JSON nested deeper than the stack", () => {
+  it("writes what JSON.stringify writes", () => {
+    const samples = [{}, [], "s\"\n", 3.5, null, true, [undefined, 1], { a: [1, "x", null, { b: undefined, c: { d: [] } }], "k\n": {} }];
+    for (const sample of samples) expect(stringifyJson(sample)).toBe(JSON.stringify(sample));
+  });
+
+  it("writes and measures 100,000 levels without overflowing", () => {
+    const depth = 100_000;
+    const text = `${'{"a":'.repeat(depth)}[]${"}".repeat(depth)}`;
+    expect(stringifyJson(JSON.parse(text))).toBe(text);
+    expect(jsonDepth(text)).toBe(depth + 1);
+  });
+
+  it("does not count brackets inside strings", () => {
+    expect(jsonDepth('{"a":"{[[\\"[","b":[{}]}')).toBe(3);
+    expect(jsonDepth('"plain"')).toBe(0);
+  });
+});
