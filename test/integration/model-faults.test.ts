@@ -22,7 +22,7 @@ describe("model faults", () => {
 apiVersion: core.orka.ai/v1alpha1
 kind: Provider
 metadata: {name: claude}
-spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}}
+spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, timeout: 10s}
 ---
 apiVersion: core.orka.ai/v1alpha1
 kind: Provider
@@ -32,7 +32,13 @@ spec: {type: openai, baseURL: "PEER_URL/v1", secretRef: {name: key}, timeout: 5s
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: writer}
-spec: {providerRef: {name: peer}, tools: [{name: file_write}]}
+spec: {providerRef: {name: peer}, model: {timeout: 10s}, tools: [{name: file_write}]}
+---
+# Only these two keep the short default deadline, so a loaded machine does not time out the others.
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: hasty-writer}
+spec: {providerRef: {name: peer}}
 ---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
@@ -132,7 +138,7 @@ spec: {providerRef: {name: peer}, model: {name: m-slow-agent, timeout: 5s}}
     expect(notices[0]).toMatch(new RegExp(`^peer: provider did not answer within ${MODEL_TIMEOUT_MS} ms, retry 1 in \\d+ ms$`));
 
     peer.script("m-hung-alone", [{ hang: true }]);
-    const alone = await run("hung-alone", "writer", "m-hung-alone");
+    const alone = await run("hung-alone", "hasty-writer", "m-hung-alone");
     expect(alone.status.message).toBe(`model call to peer (openai, model m-hung-alone) failed: provider did not answer within ${MODEL_TIMEOUT_MS} ms`);
   });
 
