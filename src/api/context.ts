@@ -37,7 +37,7 @@ export interface ApiContext {
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;
-  /** What server-side calls made for non-admin users may reach. */
+  /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
   /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */
   compat: CompatSettings;

@@ -48,7 +48,7 @@ export interface ControllerOptions {
   /** Running Tasks allowed per namespace; 0 = no limit. */
   maxActivePerNamespace: number;
   modelRetryBaseMs: number;
-  /** Where webhooks may be sent (P2.10). */
+  /** Where webhooks, HTTP Tool calls and Tool probes may go. */
   egress: EgressPolicy;
   /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
   toolSettings: ToolSettings;
@@ -742,7 +742,7 @@ export class Controller {
   private async reconcileTool(namespace: string, name: string): Promise<void> {
     const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (!tool) return;
-    const status = await probeTool(tool.spec);
+    const status = await probeTool(tool.spec, this.options.egress);
     const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
     this.work.add(`Tool/${namespace}/${name}`, TOOL_PROBE_INTERVAL_MS);

@@ -90,7 +90,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     const gate = await approvalGate(ctx, attempt, tool, args);
     if ("parked" in gate) return { result: gate.parked, parked: true };
     try {
-      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue }) };
+      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue, egress: ctx.egress }) };
     } catch (err) {
       throw new OrkaError("invalid_argument", redact(errorMessage(err), authValue ? [authValue] : []));
     }
