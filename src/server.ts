@@ -12,7 +12,8 @@ import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
 import { openDatabase } from "./store/sqlite/db.ts";
-import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
+import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
+import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
@@ -41,7 +42,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(config.dataDir, "orka.db"));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
-  const data = new SqliteTaskDataStore(db);
+  const secrets = new TaskSecrets();
+  const data = new RedactingTaskDataStore(db, secrets);
   const memory = new SqliteMemoryStore(db);
   const coordination = new SqliteCoordinationStore(db);
   const approvals = new SqliteApprovalStore(db);
@@ -84,6 +86,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     egress,
     toolSettings,
     searchSecret: config.search.secret,
+    secrets,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -103,6 +106,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,
+      secrets,
       compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },
     },
     logger,

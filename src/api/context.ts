@@ -10,6 +10,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
+import type { TaskSecrets } from "../policy/redact.ts";
 import type { CompatSettings } from "./compat/engine.ts";
 import { resolveNamespace } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -39,6 +40,8 @@ export interface ApiContext {
   isReady: () => boolean;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
+  /** The Secret values each Task uses, scrubbed from what its Tools answer. */
+  secrets: TaskSecrets;
   /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */
   compat: CompatSettings;
 }

@@ -30,6 +30,7 @@ import type { SecretSpec } from "../resources/secret.ts";
 import { probeTool, TOOL_PROBE_INTERVAL_MS } from "./tool-probe.ts";
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } from "../policy/ssrf.ts";
+import type { TaskSecrets } from "../policy/redact.ts";
 
 export interface ControllerOptions {
   store: ResourceStore;
@@ -54,6 +55,8 @@ export interface ControllerOptions {
   toolSettings: ToolSettings;
   /** A Secret (key `api-key`) in each Task's namespace holding the search API key. */
   searchSecret?: string;
+  /** Learns, per attempt, the Secret values that must never show in what the Task stores. */
+  secrets: TaskSecrets;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -301,6 +304,7 @@ export class Controller {
         .slice(0, 32),
       container: plan.container,
     };
+    this.options.secrets.remember(task.metadata.namespace, task.metadata.name, attemptId, await this.secretValuesOf(task, config));
     // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
     this.data.createAttempt(
       { id: attemptId, namespace: task.metadata.namespace, task: task.metadata.name, taskUid: task.metadata.uid!, number, allowedTools: plan.ai?.tools ?? [] },
@@ -338,6 +342,16 @@ export class Controller {
     // Sandboxed commands run as nobody when Orka runs as root.
     if (process.getuid?.() === 0) await chown(file, SANDBOX_UID, SANDBOX_UID);
     return file;
+  }
+
+  /** Every Secret value the attempt uses: its model keys, the search key, and its HTTP Tools' credentials. */
+  private async secretValuesOf(task: Task, config: AttemptConfig): Promise<(string | undefined)[]> {
+    const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.toolSettings.search.apiKey];
+    for (const { name } of config.ai?.customTools ?? []) {
+      const ref = (await this.store.get<ToolSpec, ToolStatus>("Tool", task.metadata.namespace, name))?.spec.http?.authSecretRef;
+      if (ref) values.push((await this.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, ref.name))?.spec.data[ref.key]);
+    }
+    return values;
   }
 
   /** The search key goes only to attempts that may search, from a Secret in their own namespace. */

@@ -17,6 +17,7 @@ import { createToolContext } from "../../tools/context.ts";
 import { builtinTool } from "../../tools/registry.ts";
 import { CORE_TOOLS } from "../../tools/names.ts";
 import { OrkaError } from "../../util/errors.ts";
+import { redactValues } from "../../policy/redact.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
 import { modelWithFallbacks } from "../../worker/models.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
@@ -84,7 +85,19 @@ async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec
 
 /** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
 export async function runCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
-  const { endpoint, system } = await resolveCompatModel(store, request.namespace, request.model);
+  const resolved = await resolveCompatModel(store, request.namespace, request.model);
+  // An upstream may echo the key it was sent: neither a progress note nor an error may carry it to the caller.
+  const scrub = (text: string) => redactValues(text, resolved.endpoint.apiKey ? [resolved.endpoint.apiKey] : []);
+  const onProgress = request.onProgress && ((note: string) => request.onProgress!(scrub(note)));
+  try {
+    return await answer(resolved, settings, { ...request, onProgress });
+  } catch (err) {
+    if (err instanceof Error) err.message = scrub(err.message);
+    throw err;
+  }
+}
+
+async function answer({ endpoint, system }: { endpoint: ModelEndpoint; system?: string }, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
   const model = modelWithFallbacks([endpoint], { retryBaseMs: settings.retryBaseMs, onNotice: (note) => request.onProgress?.(note) });
   const systemPrompt = [system, request.system].filter(Boolean).join("\n\n") || undefined;
   const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
