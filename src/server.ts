@@ -62,6 +62,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
+  const providers = { scriptedDir: config.scriptedDir };
   const toolSettings = {
     fetch: { egress, timeoutMs: config.webFetchTimeoutMs },
     search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
@@ -87,6 +88,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     toolSettings,
     searchSecret: config.search.secret,
     secrets,
+    providers,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -107,7 +109,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       isReady: () => ready,
       egress,
       secrets,
-      compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },
+      providers,
+      compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs, providers },
     },
     logger,
     routes,

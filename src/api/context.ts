@@ -12,6 +12,7 @@ import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { TaskSecrets } from "../policy/redact.ts";
 import type { CompatSettings } from "./compat/engine.ts";
+import type { ProviderSettings } from "../controller/resolve.ts";
 import { resolveNamespace } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
@@ -40,6 +41,7 @@ export interface ApiContext {
   isReady: () => boolean;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
+  providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */
   secrets: TaskSecrets;
   /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */

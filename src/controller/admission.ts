@@ -10,7 +10,8 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { enabledCustomTools, taskToolset } from "./task-tools.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
-import { providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
+import { providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
+import { OrkaError } from "../util/errors.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -27,6 +28,11 @@ export interface StartPlan {
 export type Admission = { kind: "fail"; message: string } | { kind: "wait"; delayMs: number; reason: string } | { kind: "admit"; plan: StartPlan };
 
 const fail = (message: string): Admission => ({ kind: "fail", message });
+/** A refusal (an unreadable script file, say) fails the Task with its reason instead of retrying the reconcile. */
+const refusal = (err: unknown): OrkaError => {
+  if (err instanceof OrkaError) return err;
+  throw err;
+};
 const CHILD_WAIT_MS = 10_000;
 
 export function parentTaskName(task: Task): string | undefined {
@@ -34,7 +40,7 @@ export function parentTaskName(task: Task): string | undefined {
 }
 
 /** Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider. */
-export async function admit(store: ResourceStore, task: Task): Promise<Admission> {
+export async function admit(store: ResourceStore, task: Task, providers: ProviderSettings): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   let agent: Agent | undefined;
@@ -62,7 +68,7 @@ export async function admit(store: ResourceStore, task: Task): Promise<Admission
 
   if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
   if (spec.type === "container") return admitContainer(task, plan);
-  return admitAi(store, task, plan);
+  return admitAi(store, task, plan, providers);
 }
 
 async function checkChild(store: ResourceStore, task: Task): Promise<Admission> {
@@ -108,7 +114,7 @@ function admitContainer(task: Task, plan: StartPlan): Admission {
   return { kind: "admit", plan };
 }
 
-async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promise<Admission> {
+async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, providers: ProviderSettings): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agent = plan.agent;
@@ -120,7 +126,9 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
   if (!readiness.ready) return fail(`provider ${providerRef.name} is not ready: ${readiness.message}`);
 
   const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
-  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames);
+  const resolved = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
+  if (resolved instanceof OrkaError) return fail(`provider ${providerRef.name} is not ready: ${resolved.message}`);
+  const endpoint = resolved;
   if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
 
@@ -128,7 +136,11 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
   for (const fallback of agent?.spec.model?.fallbacks ?? []) {
     const fallbackProvider = await store.get<ProviderSpec, ProviderStatus>("Provider", namespace, fallback.providerRef);
     if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
-    else fallbacks.push(await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames));
+    else {
+      const resolved = await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames, providers).catch(refusal);
+      if (resolved instanceof OrkaError) plan.notices.push(`fallback provider ${fallback.providerRef} skipped: ${resolved.message}`);
+      else fallbacks.push(resolved);
+    }
   }
 
   const prompt = spec.ai?.prompt ?? spec.prompt;

@@ -22,7 +22,7 @@ import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
-import { providerReadiness } from "./resolve.ts";
+import { providerReadiness, type ProviderSettings } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
 import type { ToolSettings } from "../tools/define.ts";
@@ -57,6 +57,7 @@ export interface ControllerOptions {
   searchSecret?: string;
   /** Learns, per attempt, the Secret values that must never show in what the Task stores. */
   secrets: TaskSecrets;
+  providers: ProviderSettings;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -230,7 +231,7 @@ export class Controller {
       ).length;
       if (running >= this.options.maxActivePerNamespace) return this.work.add(key, NAMESPACE_LIMIT_WAIT_MS);
     }
-    const admission = await admit(this.store, task);
+    const admission = await admit(this.store, task, this.options.providers);
     if (admission.kind === "fail") {
       this.runQueue.remove(key);
       return this.complete(task, "Failed", admission.message);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
-import { resolveEndpoint } from "../../controller/resolve.ts";
+import { resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
 import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../providers/model.ts";
 import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
@@ -30,6 +30,7 @@ export interface CompatSettings {
   workDir: string;
   toolSettings: ToolSettings;
   retryBaseMs: number;
+  providers: ProviderSettings;
 }
 
 export interface CompatRequest {
@@ -57,15 +58,15 @@ export interface CompatAnswer {
  * Resolves a compat `model`: an Agent of that name, else `provider/model`, else a model of the
  * Provider named `default`.
  */
-export async function resolveCompatModel(store: ResourceStore, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
+export async function resolveCompatModel(store: ResourceStore, providers: ProviderSettings, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
   const agent = await store.get<AgentSpec, unknown>("Agent", namespace, model);
   if (agent?.spec.providerRef) {
     const provider = await providerOf(store, namespace, agent.spec.providerRef.name, model);
-    return { endpoint: await endpointFor(store, provider, agent.spec.model?.name), system: agent.spec.systemPrompt?.inline };
+    return { endpoint: await endpointFor(store, providers, provider, agent.spec.model?.name), system: agent.spec.systemPrompt?.inline };
   }
   const slash = model.indexOf("/");
   const [providerName, upstream] = slash > 0 ? [model.slice(0, slash), model.slice(slash + 1)] : ["default", model];
-  return { endpoint: await endpointFor(store, await providerOf(store, namespace, providerName, model), upstream) };
+  return { endpoint: await endpointFor(store, providers, await providerOf(store, namespace, providerName, model), upstream) };
 }
 
 async function providerOf(store: ResourceStore, namespace: string, name: string, model: string): Promise<Resource<ProviderSpec, ProviderStatus>> {
@@ -76,8 +77,8 @@ async function providerOf(store: ResourceStore, namespace: string, name: string,
   return provider;
 }
 
-async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
-  const endpoint = await resolveEndpoint(store, provider, model, []);
+async function endpointFor(store: ResourceStore, providers: ProviderSettings, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
+  const endpoint = await resolveEndpoint(store, provider, model, [], providers);
   if (!endpoint.model) throw new OrkaError("invalid_argument", `no model given and Provider ${provider.metadata.name} has no defaultModel`);
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
   return endpoint;
@@ -85,7 +86,7 @@ async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec
 
 /** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
 export async function runCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<CompatAnswer> {
-  const resolved = await resolveCompatModel(store, request.namespace, request.model);
+  const resolved = await resolveCompatModel(store, settings.providers, request.namespace, request.model);
   // An upstream may echo the key it was sent: neither a progress note nor an error may carry it to the caller.
   const scrub = (text: string) => redactValues(text, resolved.endpoint.apiKey ? [resolved.endpoint.apiKey] : []);
   const onProgress = request.onProgress && ((note: string) => request.onProgress!(scrub(note)));
