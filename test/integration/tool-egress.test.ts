@@ -21,6 +21,7 @@ describe.each([
   beforeAll(async () => {
     listener = http.createServer((req, res) => {
       hits.push(`${req.method} ${req.url}`);
+      if (req.url === "/bounce") return void res.writeHead(302, { location: `http://localhost:${port}/landed` }).end();
       res.writeHead(200, { "content-type": "text/plain" }).end("inside the network");
     });
     await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
@@ -30,6 +31,7 @@ describe.each([
     userToken = (await orka.api("POST", "/api/v1/auth/tokens", { name: "user-a", namespace: "default" })).body.token;
     for (const tool of [
       { metadata: { name: "by-name" }, spec: { description: "A local name", http: { url: `http://localhost:${port}/by-name` } } },
+      { metadata: { name: "bouncer" }, spec: { description: "Redirects elsewhere", http: { url: `http://localhost:${port}/bounce` } } },
       {
         metadata: { name: "by-template" },
         spec: {
@@ -42,7 +44,7 @@ describe.each([
       const created = await orka.api("POST", "/api/v1/tools", tool, userToken);
       expect(created.status, JSON.stringify(created.body)).toBe(201);
     }
-    const agent = await orka.api("POST", "/api/v1/agents", { metadata: { name: "caller" }, spec: { providerRef: { name: "peer" }, tools: [{ name: "by-name" }, { name: "by-template" }] } }, userToken);
+    const agent = await orka.api("POST", "/api/v1/agents", { metadata: { name: "caller" }, spec: { providerRef: { name: "peer" }, tools: [{ name: "by-name" }, { name: "by-template" }, { name: "bouncer" }] } }, userToken);
     expect(agent.status, JSON.stringify(agent.body)).toBe(201);
   });
   afterAll(async () => {
@@ -54,7 +56,7 @@ describe.each([
     const { orka, peer } = setup;
     const model = `m-egress-${allowLoopback}`;
     peer.script(model, [
-      { toolCalls: [{ name: "by-name", arguments: {} }, { name: "by-template", arguments: { host: "127.0.0.1" } }] },
+      { toolCalls: [{ name: "by-name", arguments: {} }, { name: "by-template", arguments: { host: "127.0.0.1" } }, { name: "bouncer", arguments: {} }] },
       { text: "done" },
     ]);
     const created = await orka.api("POST", "/api/v1/tasks", { name: "reach-in", type: "ai", agentRef: "caller", prompt: "call both", ai: { model } }, userToken);
@@ -62,11 +64,12 @@ describe.each([
     expect((await orka.waitFor("reach-in")).status.phase).toBe("Succeeded");
 
     const seenByModel = toolResultsOf(peer.requests.filter((r) => r.body.model === model)[1].body);
-    expect(seenByModel).toHaveLength(2);
+    expect(seenByModel).toHaveLength(3);
     const calls = hits.filter((hit) => !hit.startsWith("HEAD "));
     if (allowLoopback) {
-      expect(seenByModel).toEqual(["inside the network", "inside the network"]);
-      expect(calls).toEqual(["POST /by-name", "POST /by-template"]);
+      // A redirect is answered, not followed: the Tool's request (and credential) goes nowhere else.
+      expect(seenByModel).toEqual(["inside the network", "inside the network", "Error executing tool: tool returned HTTP 302: "]);
+      expect(calls).toEqual(["POST /by-name", "POST /by-template", "POST /bounce"]);
     } else {
       for (const result of seenByModel) expect(result).toContain(PRIVATE);
       expect(hits).toEqual([]);

@@ -26,7 +26,8 @@ const isText = (type: string) => type === "" || /^text\/|json|xml|javascript/.te
 
 /** GET through the egress guard (every hop checked), the body capped after decompression. */
 export function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Page> {
-  const request = { headers: { "user-agent": USER_AGENT, accept: ACCEPT }, maxRedirects: MAX_REDIRECTS, timeoutMs: settings.timeoutMs };
+  const headers = { "user-agent": USER_AGENT, accept: ACCEPT, "accept-encoding": "gzip, deflate, br" };
+  const request = { headers, maxRedirects: MAX_REDIRECTS, timeoutMs: settings.timeoutMs };
   return guardedRequest(rawUrl, settings.egress, request, async (response, url) => {
     const fullType = headerOf(response, "content-type") ?? "";
     const contentType = fullType.split(";")[0].trim().toLowerCase();
