@@ -41,6 +41,7 @@ export interface ApiContext {
   isReady: () => boolean;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
+  /** Where scripted Providers may read files. */
   providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */
   secrets: TaskSecrets;

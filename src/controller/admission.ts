@@ -126,9 +126,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, provid
   if (!readiness.ready) return fail(`provider ${providerRef.name} is not ready: ${readiness.message}`);
 
   const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
-  const resolved = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
-  if (resolved instanceof OrkaError) return fail(`provider ${providerRef.name} is not ready: ${resolved.message}`);
-  const endpoint = resolved;
+  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
+  if (endpoint instanceof OrkaError) return fail(`provider ${providerRef.name} is not ready: ${endpoint.message}`);
   if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
 

@@ -57,6 +57,7 @@ export interface ControllerOptions {
   searchSecret?: string;
   /** Learns, per attempt, the Secret values that must never show in what the Task stores. */
   secrets: TaskSecrets;
+  /** Where scripted Providers may read files. */
   providers: ProviderSettings;
 }
 

@@ -83,6 +83,7 @@ export class TaskSecrets {
     return redactValues(text, [...(this.byTask.get(taskKey(namespace, task)) ?? []), ...extra]);
   }
 
+  /** The same for what an attempt reports about itself (its failure reason). */
   redactForAttempt(attemptId: string, text: string): string {
     const key = this.taskOfAttempt.get(attemptId);
     return key ? redactValues(text, this.byTask.get(key) ?? []) : text;

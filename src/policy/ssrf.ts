@@ -119,9 +119,10 @@ export function headerOf(response: EgressResponse, name: string): string | undef
 }
 
 /**
- * The one way Orka reaches a URL for a user, a model or a Tool: the URL is checked, every DNS
- * answer is checked again when connecting (so rebinding cannot slip past), and so is every
- * redirect hop. `read` gets the final response while its connection is still open.
+ * The one way Orka calls a URL someone else chose (web_fetch, HTTP Tools and their probes,
+ * webhooks): the URL is checked, every DNS answer is checked again when connecting (so rebinding
+ * cannot slip past), and so is every redirect hop. `read` gets the final response while its
+ * connection is still open.
  */
 export async function guardedRequest<T>(
   rawUrl: string,
@@ -180,7 +181,7 @@ function describeFetchError(err: unknown, timeoutMs: number): Error {
   if (err instanceof EgressRefused) return err;
   if (cause instanceof EgressRefused) return cause;
   if (isTimeout(err) || isTimeout(cause)) return new Error(`request timed out after ${timeoutMs} ms`);
-  if (err instanceof errors.UndiciError || typeof (err as { code?: unknown }).code === "string") return new Error(`fetch failed: ${errorMessage(err)}`);
+  if (err instanceof errors.UndiciError || (err as NodeJS.ErrnoException).syscall !== undefined) return new Error(`fetch failed: ${errorMessage(err)}`);
   return err as Error;
 }
 
