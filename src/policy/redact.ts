@@ -43,7 +43,7 @@ const MIN_SECRET_LENGTH = 4;
  * The ways a value shows up when an upstream echoes it: as is, escaped inside JSON, URL-encoded,
  * and base64 (a Secret holding `user:pass` is what a Basic Authorization header carries).
  */
-export function secretForms(value: string): string[] {
+function secretForms(value: string): string[] {
   if (value.length < MIN_SECRET_LENGTH) return [];
   const base64 = Buffer.from(value, "utf8").toString("base64");
   const forms = [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value), base64, base64.replace(/=+$/, ""), Buffer.from(value, "utf8").toString("base64url")];

@@ -9,7 +9,7 @@ import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
 /** A script is a handful of turns; anything bigger is not one (and /dev/zero never ends). */
-export const MAX_SCRIPT_BYTES = 1024 * 1024;
+const MAX_SCRIPT_BYTES = 1024 * 1024;
 
 /**
  * Orka's offline model: answers the n-th request of a conversation with the n-th scripted turn,
