@@ -57,7 +57,7 @@ const model = await fakeModel((prompt) => {
 const tool = await noopTool();
 const dir = mkdtempSync(join(tmpdir(), "orka-bench-"));
 const orka = await startOrka({
-  ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: dir, ORKA_ADMIN_TOKEN: "bench-admin-token-0000", ORKA_LOG_LEVEL: "silent" }, dir),
+  ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: dir, ORKA_ADMIN_TOKEN: "bench-admin-token-0000", ORKA_LOG_LEVEL: "silent", ORKA_ALLOW_LOOPBACK_EGRESS: "true" }, dir),
   workerSlots: Math.max(CONCURRENCY, 4),
   cliConfigPath: "",
 });

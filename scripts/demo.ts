@@ -12,7 +12,8 @@ import { startOrka } from "../src/server.ts";
 
 const once = process.argv.includes("--once");
 const root = resolve(import.meta.dirname, "..");
-const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka"), ORKA_LOG_LEVEL: "warn", ...process.env }, homedir());
+// The quickstart's Tool calls this server on loopback, which Tools may reach only when the operator allows it.
+const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka"), ORKA_LOG_LEVEL: "warn", ORKA_ALLOW_LOOPBACK_EGRESS: "true", ...process.env }, homedir());
 const orka = await startOrka(config);
 const token = config.adminToken ?? readFileSync(resolve(config.dataDir, "admin-token"), "utf8").trim();
 const api = new ApiClient({ server: orka.url, token });

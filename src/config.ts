@@ -30,8 +30,10 @@ export interface ServerConfig {
   maxActivePerNamespace: number;
   /** Retry backoff, and how long one model call may take unless its Provider or Agent sets `timeout`. */
   modelCalls: ModelCallSettings;
-  /** Lets webhooks and web_fetch reach loopback; for local testing only. */
+  /** Lets webhooks, web_fetch and HTTP Tools reach loopback; for local testing only. */
   allowLoopbackEgress: boolean;
+  /** The only directory a scripted Provider's `file` may be in; unset, no file may be named. */
+  scriptedDir?: string;
   webFetchTimeoutMs: number;
   search: { provider: SearchProvider; url?: string; secret?: string };
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
@@ -83,6 +85,7 @@ const envSchema = z.object({
   ORKA_SEARCH_URL: z.url({ message: "ORKA_SEARCH_URL must be an http(s) URL" }).optional(),
   ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
+  ORKA_SCRIPTED_DIR: z.string().min(1).optional(),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ORKA_WATCH_NAMESPACE: namespaceName.optional(),
   ORKA_ENFORCE_NAMESPACE_ISOLATION: z.enum(["true", "false"], { message: "ORKA_ENFORCE_NAMESPACE_ISOLATION must be true or false" }).default("false"),
@@ -186,6 +189,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     maxActivePerNamespace: parsed.ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE,
     modelCalls: { retryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS, timeoutMs: parsed.ORKA_MODEL_TIMEOUT_MS },
     allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
+    scriptedDir: parsed.ORKA_SCRIPTED_DIR === undefined ? undefined : resolve(parsed.ORKA_SCRIPTED_DIR),
     webFetchTimeoutMs: parsed.ORKA_WEB_FETCH_TIMEOUT_MS,
     search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),

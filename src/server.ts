@@ -12,7 +12,8 @@ import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
 import { openDatabase } from "./store/sqlite/db.ts";
-import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
+import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
+import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
 import { SqliteCoordinationStore } from "./store/sqlite/coordination-store.ts";
@@ -43,7 +44,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(config.dataDir, "orka.db"));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
-  const data = new SqliteTaskDataStore(db);
+  const secrets = new TaskSecrets();
+  const data = new RedactingTaskDataStore(db, secrets);
   const memory = new SqliteMemoryStore(db);
   const coordination = new SqliteCoordinationStore(db);
   const approvals = new SqliteApprovalStore(db);
@@ -62,6 +64,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
+  const providers = { scriptedDir: config.scriptedDir };
   const toolSettings = {
     fetch: { egress, timeoutMs: config.webFetchTimeoutMs },
     search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
@@ -87,6 +90,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     toolSettings,
     searchSecret: config.search.secret,
     grants,
+    secrets,
+    providers,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -107,7 +112,9 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,
-      compat: { workDir: config.workDir, toolSettings, modelCalls: config.modelCalls },
+      secrets,
+      providers,
+      compat: { workDir: config.workDir, toolSettings, modelCalls: config.modelCalls, providers },
     },
     logger,
     routes,

@@ -10,7 +10,9 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
+import type { TaskSecrets } from "../policy/redact.ts";
 import type { CompatSettings } from "./compat/engine.ts";
+import type { ProviderSettings } from "../controller/resolve.ts";
 import { resolveNamespace, type SignInLimit } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
@@ -39,8 +41,12 @@ export interface ApiContext {
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;
-  /** What server-side calls made for non-admin users may reach. */
+  /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
+  /** Where scripted Providers may read files. */
+  providers: ProviderSettings;
+  /** The Secret values each Task uses, scrubbed from what its Tools answer. */
+  secrets: TaskSecrets;
   /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */
   compat: CompatSettings;
 }

@@ -12,7 +12,8 @@ import { enabledCustomTools, resolveTaskFacts, taskToolset, type ToolSources } f
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
-import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent } from "./resolve.ts";
+import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
+import { OrkaError } from "../util/errors.ts";
 
 export type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -29,17 +30,30 @@ export interface StartPlan {
 export type Admission = { kind: "fail"; message: string } | { kind: "wait"; delayMs: number; reason: string } | { kind: "admit"; plan: StartPlan };
 
 const fail = (message: string): Admission => ({ kind: "fail", message });
+/** A refusal (an unreadable script file, say) fails the Task with its reason instead of retrying the reconcile. */
+const refusal = (err: unknown): OrkaError => {
+  if (err instanceof OrkaError) return err;
+  throw err;
+};
 const CHILD_WAIT_MS = 10_000;
 
 export function parentTaskName(task: Task): string | undefined {
   return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
 }
 
+/** What admission checks a Task against besides the store. */
+export interface AdmissionChecks {
+  /** Transaction grants, checked again as the attempt would start now. */
+  grants: GrantGate;
+  /** Where scripted Providers may read files. */
+  providers: ProviderSettings;
+}
+
 /**
- * Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider; then a Task
- * with a transaction is checked against its stamped grant as it would start now.
+ * Whether a Task may start now: its Agent, compatibility, a child's coordination limits and its
+ * Provider; then a Task with a transaction is checked against its stamped grant as it would start now.
  */
-export async function admit(store: ResourceStore, task: Task, grants: GrantGate): Promise<Admission> {
+export async function admit(store: ResourceStore, task: Task, { grants, providers }: AdmissionChecks): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   let agent: Agent | undefined;
@@ -67,7 +81,7 @@ export async function admit(store: ResourceStore, task: Task, grants: GrantGate)
 
   if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
   const sources: ToolSources = { agent, customTools: await enabledCustomTools(store, namespace) };
-  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, sources);
+  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, sources, providers);
   if (admission.kind !== "admit" || !spec.transaction) return admission;
   return recheckGrant(store, grants, task, sources, admission);
 }
@@ -131,7 +145,7 @@ function admitContainer(task: Task, plan: StartPlan): Admission {
   return { kind: "admit", plan };
 }
 
-async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, sources: ToolSources): Promise<Admission> {
+async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, sources: ToolSources, providers: ProviderSettings): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agent = plan.agent;
@@ -143,7 +157,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
   if (!readiness.ready) return fail(`provider ${providerRef.name} is not ready: ${readiness.message}`);
 
   const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
-  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames);
+  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
+  if (endpoint instanceof OrkaError) return fail(`provider ${providerRef.name} is not ready: ${endpoint.message}`);
   if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
 
@@ -151,7 +166,11 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
   for (const fallback of agent?.spec.model?.fallbacks ?? []) {
     const fallbackProvider = await store.get<ProviderSpec, ProviderStatus>("Provider", namespace, fallback.providerRef);
     if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
-    else fallbacks.push(await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames));
+    else {
+      const resolved = await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames, providers).catch(refusal);
+      if (resolved instanceof OrkaError) plan.notices.push(`fallback provider ${fallback.providerRef} skipped: ${resolved.message}`);
+      else fallbacks.push(resolved);
+    }
   }
 
   applyAgentTimeout(agent, [endpoint, ...fallbacks]);

@@ -23,7 +23,7 @@ import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
-import { providerReadiness } from "./resolve.ts";
+import { providerReadiness, type ProviderSettings } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
 import type { ToolSettings } from "../tools/define.ts";
@@ -32,6 +32,7 @@ import type { SecretSpec } from "../resources/secret.ts";
 import { probeTool, TOOL_PROBE_INTERVAL_MS } from "./tool-probe.ts";
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import { checkEgressUrl, EgressRefused, postJsonGuarded, type EgressPolicy } from "../policy/ssrf.ts";
+import type { TaskSecrets } from "../policy/redact.ts";
 
 export interface ControllerOptions {
   store: ResourceStore;
@@ -50,7 +51,7 @@ export interface ControllerOptions {
   /** Running Tasks allowed per namespace; 0 = no limit. */
   maxActivePerNamespace: number;
   modelCalls: ModelCallSettings;
-  /** Where webhooks may be sent (P2.10). */
+  /** Where webhooks, HTTP Tool calls and Tool probes may go. */
   egress: EgressPolicy;
   /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
   toolSettings: ToolSettings;
@@ -58,6 +59,10 @@ export interface ControllerOptions {
   searchSecret?: string;
   /** Transaction grants, checked again when an attempt starts. */
   grants: GrantGate;
+  /** Learns, per attempt, the Secret values that must never show in what the Task stores. */
+  secrets: TaskSecrets;
+  /** Where scripted Providers may read files. */
+  providers: ProviderSettings;
 }
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -231,7 +236,7 @@ export class Controller {
       ).length;
       if (running >= this.options.maxActivePerNamespace) return this.work.add(key, NAMESPACE_LIMIT_WAIT_MS);
     }
-    const admission = await admit(this.store, task, this.options.grants);
+    const admission = await admit(this.store, task, this.options);
     if (admission.kind === "fail") {
       this.runQueue.remove(key);
       return this.complete(task, "Failed", admission.message);
@@ -305,6 +310,7 @@ export class Controller {
         .slice(0, 32),
       container: plan.container,
     };
+    this.options.secrets.remember(task.metadata.namespace, task.metadata.name, attemptId, await this.secretValuesOf(task, config));
     // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
     this.data.createAttempt(
       { id: attemptId, namespace: task.metadata.namespace, task: task.metadata.name, taskUid: task.metadata.uid!, number, allowedTools: plan.ai?.tools ?? [] },
@@ -342,6 +348,16 @@ export class Controller {
     // Sandboxed commands run as nobody when Orka runs as root.
     if (process.getuid?.() === 0) await chown(file, SANDBOX_UID, SANDBOX_UID);
     return file;
+  }
+
+  /** Every Secret value the attempt uses: its model keys, the search key, and its HTTP Tools' credentials. */
+  private async secretValuesOf(task: Task, config: AttemptConfig): Promise<(string | undefined)[]> {
+    const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.toolSettings.search.apiKey];
+    for (const { name } of config.ai?.customTools ?? []) {
+      const ref = (await this.store.get<ToolSpec, ToolStatus>("Tool", task.metadata.namespace, name))?.spec.http?.authSecretRef;
+      if (ref) values.push((await this.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, ref.name))?.spec.data[ref.key]);
+    }
+    return values;
   }
 
   /** The search key goes only to attempts that may search, from a Secret in their own namespace. */
@@ -745,7 +761,7 @@ export class Controller {
   private async reconcileTool(namespace: string, name: string): Promise<void> {
     const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (!tool) return;
-    const status = await probeTool(tool.spec);
+    const status = await probeTool(tool.spec, this.options.egress);
     const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
     this.work.add(`Tool/${namespace}/${name}`, TOOL_PROBE_INTERVAL_MS);

@@ -3,6 +3,7 @@ import type { Resource } from "../resources/meta.ts";
 import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "../resources/provider.ts";
 import type { SecretSpec } from "../resources/secret.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
+import { loadScriptFile } from "../providers/scripted.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { parseDuration } from "../util/duration.ts";
 
@@ -24,12 +25,22 @@ export async function providerReadiness(store: ResourceStore, provider: Provider
   return { ready: true, message: "provider is ready" };
 }
 
-/** A model endpoint the worker can call, with its key from the Provider's Secret or a fallback Secret (P3.1). */
+/** What the operator configured for Providers. */
+export interface ProviderSettings {
+  /** The only directory `scripted.file` may name a file in (ORKA_SCRIPTED_DIR). */
+  scriptedDir?: string;
+}
+
+/**
+ * A model endpoint the worker can call, with its key from the Provider's Secret or a fallback Secret (P3.1),
+ * and a scripted Provider's turns (read here from its file, if it names one; an unreadable one is an OrkaError).
+ */
 export async function resolveEndpoint(
   store: ResourceStore,
   provider: Provider,
   model: string | undefined,
   fallbackSecrets: string[],
+  settings: ProviderSettings,
 ): Promise<ModelEndpoint> {
   const { spec, metadata } = provider;
   const endpoint: ModelEndpoint = {
@@ -38,7 +49,7 @@ export async function resolveEndpoint(
     model: model || spec.defaultModel || (OFFLINE_PROVIDER_TYPES.includes(spec.type) ? spec.type : ""),
     baseURL: spec.baseURL,
     azure: spec.type === "azure-openai" ? { deployment: spec.azure?.deploymentName, apiVersion: spec.azure?.apiVersion } : undefined,
-    script: spec.scripted,
+    script: spec.scripted && { turns: spec.scripted.turns ?? (await loadScriptFile(spec.scripted.file!, settings.scriptedDir)) },
     replay: spec.replay,
     timeoutMs: spec.timeout === undefined ? undefined : parseDuration(spec.timeout),
   };

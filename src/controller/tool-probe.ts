@@ -1,7 +1,6 @@
-import http from "node:http";
-import https from "node:https";
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import { errorMessage } from "../util/errors.ts";
+import { guardedRequest, type EgressPolicy } from "../policy/ssrf.ts";
 
 export const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
 const PROBE_TIMEOUT_MS = 5_000;
@@ -15,30 +14,17 @@ export function probeEndpoint(spec: ToolSpec): string | undefined {
 
 /**
  * A Tool is unavailable when its endpoint cannot be reached, or answers 404 or 5xx (P1.7).
- * A HEAD request: tools are not called just to see whether they are there.
+ * A HEAD request: tools are not called just to see whether they are there. It goes through the
+ * same egress guard as the Tool's calls, so a probe never knocks where a call may not go.
  */
-export async function probeTool(spec: ToolSpec): Promise<ToolStatus> {
+export async function probeTool(spec: ToolSpec, egress: EgressPolicy): Promise<ToolStatus> {
   const endpoint = probeEndpoint(spec);
   if (!endpoint) return { available: false, error: "MCP Tools need mcp.url in the embedded server" };
   try {
-    const code = await head(endpoint);
+    const code = await guardedRequest(endpoint, egress, { method: "HEAD", maxRedirects: 0, timeoutMs: PROBE_TIMEOUT_MS }, async (response) => response.statusCode);
     if (code === 404 || code >= 500) return { available: false, error: `endpoint answered HTTP ${code}`, endpoint };
     return { available: true, endpoint };
   } catch (err) {
     return { available: false, error: `endpoint unreachable: ${errorMessage(err)}`, endpoint };
   }
-}
-
-function head(endpoint: string): Promise<number> {
-  const url = new URL(endpoint);
-  const transport = url.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = transport.request(url, { method: "HEAD", timeout: PROBE_TIMEOUT_MS }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
-    request.on("timeout", () => request.destroy(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)));
-    request.on("error", reject);
-    request.end();
-  });
 }

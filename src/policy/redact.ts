@@ -31,8 +31,63 @@ export function redactForStorage(text: string): string {
 
 /** Removes known secret values and secret-looking tokens from text that leaves Orka's trust boundary. */
 export function redact(text: string, knownSecrets: readonly string[] = []): string {
-  let out = text;
-  for (const secret of knownSecrets) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  let out = redactValues(text, knownSecrets);
   for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, REDACTED);
   return out;
 }
+
+/** Shorter values would blank out ordinary words. */
+const MIN_SECRET_LENGTH = 4;
+
+/**
+ * The ways a value shows up when an upstream echoes it: as is, escaped inside JSON, URL-encoded,
+ * and base64 (a Secret holding `user:pass` is what a Basic Authorization header carries).
+ */
+function secretForms(value: string): string[] {
+  if (value.length < MIN_SECRET_LENGTH) return [];
+  const base64 = Buffer.from(value, "utf8").toString("base64");
+  const forms = [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value), base64, base64.replace(/=+$/, ""), Buffer.from(value, "utf8").toString("base64url")];
+  return [...new Set(forms)].sort((a, b) => b.length - a.length);
+}
+
+/** Replaces every form of the given values, and nothing else: text that merely looks secret is kept. */
+export function redactValues(text: string, values: Iterable<string>): string {
+  let out = text;
+  for (const value of values) for (const form of secretForms(value)) out = out.replaceAll(form, REDACTED);
+  return out;
+}
+
+/**
+ * The Secret values each Task's Provider and Tools use, so that everything stored or returned for
+ * the Task can be scrubbed of them. Filled when an attempt starts (from the store, so a restarted
+ * server learns them again when the Task resumes) and dropped with the Task's data.
+ */
+export class TaskSecrets {
+  private readonly byTask = new Map<string, string[]>();
+  private readonly taskOfAttempt = new Map<string, string>();
+
+  remember(namespace: string, task: string, attemptId: string, values: Iterable<string | undefined>): void {
+    const key = taskKey(namespace, task);
+    this.byTask.set(key, [...new Set([...values].filter((v): v is string => !!v))]);
+    this.taskOfAttempt.set(attemptId, key);
+  }
+
+  forget(namespace: string, task: string): void {
+    const key = taskKey(namespace, task);
+    this.byTask.delete(key);
+    for (const [attempt, owner] of this.taskOfAttempt) if (owner === key) this.taskOfAttempt.delete(attempt);
+  }
+
+  /** `text` without the Task's Secret values (nor `extra` ones, such as a credential read just now). */
+  redact(namespace: string, task: string, text: string, extra: readonly string[] = []): string {
+    return redactValues(text, [...(this.byTask.get(taskKey(namespace, task)) ?? []), ...extra]);
+  }
+
+  /** The same for what an attempt reports about itself (its failure reason). */
+  redactForAttempt(attemptId: string, text: string): string {
+    const key = this.taskOfAttempt.get(attemptId);
+    return key ? redactValues(text, this.byTask.get(key) ?? []) : text;
+  }
+}
+
+const taskKey = (namespace: string, task: string) => `${namespace}/${task}`;

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
-import http from "node:http";
-import https from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
+import { Agent, errors, interceptors, request, type Dispatcher } from "undici";
+import { errorMessage } from "../util/errors.ts";
 
 /** What outbound requests made on a user's behalf may reach. */
 export interface EgressPolicy {
@@ -96,26 +96,101 @@ export function guardedLookup(policy: EgressPolicy, resolve: typeof dnsLookup = 
   };
 }
 
-/** POSTs JSON to a checked URL without following redirects; resolves with the status code. */
+/** One outbound request on someone's behalf. */
+export interface EgressRequest {
+  method?: Dispatcher.HttpMethod;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Redirects to follow, each hop checked like the first; with 0 a 3xx is the answer. */
+  maxRedirects: number;
+  /** For the whole exchange, reading the body included. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export type EgressResponse = Dispatcher.ResponseData;
+
+const isRedirect = (status: number) => status >= 300 && status < 400;
+
+/** One value of a response header (the first, when it came several times). */
+export function headerOf(response: EgressResponse, name: string): string | undefined {
+  const value = response.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The one way Orka calls a URL someone else chose (web_fetch, HTTP Tools and their probes,
+ * webhooks): the URL is checked, every DNS answer is checked again when connecting (so rebinding
+ * cannot slip past), and so is every redirect hop. `read` gets the final response while its
+ * connection is still open.
+ */
+export async function guardedRequest<T>(
+  rawUrl: string,
+  policy: EgressPolicy,
+  egress: EgressRequest,
+  read: (response: EgressResponse, url: URL) => Promise<T>,
+): Promise<T> {
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(policy) }, pipelining: 0 }).compose(interceptors.decompress());
+  const deadline = AbortSignal.timeout(egress.timeoutMs);
+  const signal = egress.signal ? AbortSignal.any([deadline, egress.signal]) : deadline;
+  try {
+    let url = checkEgressUrl(rawUrl, policy);
+    for (let hop = 0; ; hop++) {
+      const response = await request(url, { method: egress.method ?? "GET", headers: egress.headers, body: egress.body, dispatcher, signal }).catch(
+        (err: unknown) => Promise.reject(describeFetchError(err, egress.timeoutMs)),
+      );
+      const location = headerOf(response, "location");
+      if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
+        await response.body.dump();
+        if (hop >= egress.maxRedirects) throw new Error(`too many redirects (max ${egress.maxRedirects})`);
+        url = checkEgressUrl(new URL(location, url).toString(), policy);
+        continue;
+      }
+      try {
+        return await read(response, url);
+      } catch (err) {
+        throw describeFetchError(err, egress.timeoutMs);
+      } finally {
+        // Whatever `read` left unread is dropped; undici reports that as an error nobody needs.
+        response.body.on("error", () => undefined).destroy();
+      }
+    }
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
+
+/** Reads at most `maxBytes` of a body (after decompression); `capped` says whether more was cut off. */
+export async function readCapped(response: EgressResponse, maxBytes: number): Promise<{ body: Buffer; capped: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    const room = maxBytes - size;
+    chunks.push(chunk.subarray(0, room));
+    size += Math.min(room, chunk.length);
+    if (chunk.length >= room) return { body: Buffer.concat(chunks), capped: true };
+  }
+  return { body: Buffer.concat(chunks), capped: false };
+}
+
+const isTimeout = (err: unknown) => (err as Error | undefined)?.name === "TimeoutError";
+
+/** A refusal keeps its own message; a timeout and a network failure say what happened; the caller's own errors pass. */
+function describeFetchError(err: unknown, timeoutMs: number): Error {
+  const cause = (err as { cause?: unknown }).cause;
+  if (err instanceof EgressRefused) return err;
+  if (cause instanceof EgressRefused) return cause;
+  if (isTimeout(err) || isTimeout(cause)) return new Error(`request timed out after ${timeoutMs} ms`);
+  if (err instanceof errors.UndiciError || (err as NodeJS.ErrnoException).syscall !== undefined) return new Error(`fetch failed: ${errorMessage(err)}`);
+  return err as Error;
+}
+
+/** POSTs JSON to a URL without following redirects; resolves with the status code. */
 export function postJsonGuarded(url: URL, body: unknown, headers: Record<string, string>, policy: EgressPolicy, timeoutMs: number): Promise<number> {
-  const payload = JSON.stringify(body);
-  const transport = url.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = transport.request(
-      url,
-      {
-        method: "POST",
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...headers },
-        lookup: guardedLookup(policy),
-        timeout: timeoutMs,
-      },
-      (response) => {
-        response.resume();
-        response.on("end", () => resolve(response.statusCode ?? 0));
-      },
-    );
-    request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    request.on("error", reject);
-    request.end(payload);
-  });
+  return guardedRequest(
+    url.toString(),
+    policy,
+    { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body), maxRedirects: 0, timeoutMs },
+    async (response) => response.statusCode,
+  );
 }

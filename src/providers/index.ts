@@ -3,7 +3,7 @@ import { replayModel } from "./replay.ts";
 import { anthropicModel } from "./anthropic.ts";
 import type { ModelClient } from "./model.ts";
 import { openAIModel } from "./openai.ts";
-import { loadScriptFile, scriptedModel } from "./scripted.ts";
+import { scriptedModel } from "./scripted.ts";
 
 /** Everything the worker needs to reach one model: resolved by the controller, passed in the env contract. */
 export interface ModelEndpoint {
@@ -14,7 +14,8 @@ export interface ModelEndpoint {
   baseURL?: string;
   apiKey?: string;
   azure?: { deployment?: string; apiVersion?: string };
-  script?: { turns?: ScriptedTurn[]; file?: string };
+  /** A scripted Provider's turns; a script file is read by the server, so the worker never opens one. */
+  script?: { turns: ScriptedTurn[] };
   replay?: ReplaySpec;
   /** How long one call may take; unset, the server's default deadline applies. */
   timeoutMs?: number;
@@ -23,7 +24,8 @@ export interface ModelEndpoint {
 export function createModelClient(endpoint: ModelEndpoint): ModelClient {
   switch (endpoint.type) {
     case "scripted":
-      return scriptedModel(endpoint.script?.turns ?? loadScriptFile(endpoint.script?.file ?? ""));
+      if (!endpoint.script) throw new Error(`scripted provider ${endpoint.name} has no turns`);
+      return scriptedModel(endpoint.script.turns);
     case "replay":
       if (!endpoint.replay) throw new Error(`replay provider ${endpoint.name} has no recording`);
       return replayModel(endpoint.replay);

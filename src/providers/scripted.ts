@@ -1,13 +1,17 @@
-import { readFileSync } from "node:fs";
+import { constants } from "node:fs";
+import { open, realpath } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
 import { z } from "zod";
-import { scriptedTurnSchema, type ScriptedTurn } from "../resources/provider.ts";
-import { parseWith } from "../resources/validate.ts";
 import { parse } from "yaml";
+import { scriptedTurnSchema, type ScriptedTurn } from "../resources/provider.ts";
+import { OrkaError } from "../util/errors.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
 /** Stands, in a scripted turn's text, for the last tool result in the conversation. */
 const TOOL_RESULT_PLACEHOLDER = "{{toolResult}}";
+/** A script is a handful of turns; anything bigger is not one (and /dev/zero never ends). */
+const MAX_SCRIPT_BYTES = 1024 * 1024;
 
 /**
  * Orka's offline model: answers the n-th request of a conversation with the n-th scripted turn,
@@ -37,9 +41,68 @@ function lastToolResult(request: ModelRequest): string {
   return message?.content ?? "(no tool was called)";
 }
 
-/** Reads scripted turns from a YAML or JSON file: a list of turns, or `{turns: [...]}`. */
-export function loadScriptFile(path: string): ScriptedTurn[] {
-  const doc: unknown = parse(readFileSync(path, "utf8"));
-  const list = Array.isArray(doc) ? doc : (doc as { turns?: unknown })?.turns;
-  return parseWith(z.array(scriptedTurnSchema), list, "turns");
+const refuse = (message: string) => new OrkaError("invalid_argument", message, { field: "spec.scripted.file" });
+const isInside = (path: string, dir: string) => {
+  const rest = relative(dir, path);
+  return rest !== "" && !rest.startsWith("..") && !isAbsolute(rest);
+};
+
+/**
+ * Where a script file named in a Provider lives: inside ORKA_SCRIPTED_DIR (relative names are
+ * taken from there), or nowhere. Only the name is judged; `loadScriptFile` judges the real file.
+ */
+export function scriptPath(file: string, scriptedDir: string | undefined): string {
+  if (!scriptedDir) throw refuse("spec.scripted.file needs ORKA_SCRIPTED_DIR: set it to the directory that holds script files, or use spec.scripted.turns");
+  const path = resolve(scriptedDir, file);
+  if (!isInside(path, resolve(scriptedDir))) throw refuse(`spec.scripted.file must name a file inside ORKA_SCRIPTED_DIR (${scriptedDir})`);
+  return path;
+}
+
+/**
+ * Reads scripted turns from a YAML or JSON file (a list of turns, or `{turns: [...]}`) inside
+ * ORKA_SCRIPTED_DIR: symlinks may not lead out of it, only a regular file of at most 1 MiB is read,
+ * and no error quotes what the file holds.
+ */
+export async function loadScriptFile(file: string, scriptedDir: string | undefined): Promise<ScriptedTurn[]> {
+  const path = scriptPath(file, scriptedDir);
+  const [real, realDir] = await Promise.all([realpath(path), realpath(scriptedDir!)]).catch(() => {
+    throw refuse(`scripted file "${file}" was not found in ORKA_SCRIPTED_DIR`);
+  });
+  if (!isInside(real, realDir)) throw refuse(`scripted file "${file}" leads outside ORKA_SCRIPTED_DIR`);
+  return parseScript(await readCapped(real, file), file);
+}
+
+/** Opens without following a last-moment symlink and without waiting on a FIFO, then reads at most the cap. */
+async function readCapped(path: string, file: string): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
+    throw refuse(`scripted file "${file}" cannot be opened`);
+  });
+  try {
+    if (!(await handle.stat()).isFile()) throw refuse(`scripted file "${file}" is not a regular file`);
+    const buffer = Buffer.alloc(MAX_SCRIPT_BYTES + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > MAX_SCRIPT_BYTES) throw refuse(`scripted file "${file}" is larger than ${MAX_SCRIPT_BYTES} bytes`);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Errors name the place (line, or path of the turn) and what was expected, never the text: the file may not be a script at all. */
+function parseScript(text: string, file: string): ScriptedTurn[] {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    const at = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    throw refuse(`scripted file "${file}" is not valid YAML or JSON${at ? ` (line ${at.line}, column ${at.col})` : ""}`);
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { turns?: unknown } | null)?.turns;
+  const parsed = z.array(scriptedTurnSchema).safeParse(list);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = ["turns", ...issue.path].join(".");
+    throw refuse(`scripted file "${file}": ${where}: ${issue.message}`);
+  }
+  return parsed.data;
 }

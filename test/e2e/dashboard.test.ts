@@ -97,7 +97,7 @@ describe("dashboard in a real browser", () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    orka = await startOrkaServer();
+    orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" }); // the deploy Tool calls this server
     const applied = await orka.cli(["apply", "-f", "-"], resources(orka.url));
     if (applied.code !== 0) throw new Error(applied.stderr);
     browser = await launchChromium();

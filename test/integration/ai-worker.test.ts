@@ -33,7 +33,7 @@ describe.each(["openai", "anthropic"] as const)("P3 AI worker over the %s wire f
     });
     await new Promise<void>((r) => toolServer.listen(0, "127.0.0.1", r));
     toolURL = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
-    orka = await startOrkaServer();
+    orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" }); // the Tool endpoint is on loopback
     const apply = await orka.cli(["apply", "-f", "-"], `
 apiVersion: v1
 kind: Secret

@@ -62,7 +62,7 @@ spec:
   model: {name: m-hasty}
   tools: [{name: payment}]
   coordination: {enabled: true, autonomous: true, maxIterations: 5, approvalRequiredTools: [payment], approvalTimeout: 1s}
-`));
+`, { ORKA_ALLOW_LOOPBACK_EGRESS: "true" }));
   });
   afterAll(async () => {
     await stop();

@@ -126,6 +126,7 @@ describe("crash-exact durability", () => {
     const { orka, peer, stop } = await startOrkaWithPeer(AGENTS(notify.url), {
       ORKA_FAULT_INJECTION: JSON.stringify({ where: "worker", steps, markerDir }),
       ORKA_WORKER_PROCESSES: "1",
+      ORKA_ALLOW_LOOPBACK_EGRESS: "true",
     });
     try {
       peer.script("m-helper", [{ text: "helper done" }]);
@@ -153,6 +154,7 @@ describe("crash-exact durability", () => {
     const steps = Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [`s-${i + 1}`, i + 1]));
     const { orka, peer, stop } = await startOrkaWithPeer(AGENTS(notify.url), {
       ORKA_FAULT_INJECTION: JSON.stringify({ where: "server", steps, markerDir }),
+      ORKA_ALLOW_LOOPBACK_EGRESS: "true",
     });
     try {
       peer.script("m-helper", [{ text: "helper done" }]);

@@ -42,6 +42,8 @@ export interface InjectedFailure {
   status: number;
   message?: string;
   retryAfterSeconds?: number;
+  /** Quote the credential the request carried in the message, as real providers do on a 401. */
+  echoCredential?: boolean;
 }
 
 export interface LlmPeer {
@@ -87,7 +89,8 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       const failureIndex = failures.findIndex((f) => f.model === undefined || f.model === model);
       if (failureIndex >= 0) {
         const [{ failure }] = failures.splice(failureIndex, 1);
-        return sendFailure(res, format, failure);
+        const credential = req.headers.authorization ?? req.headers["x-api-key"];
+        return sendFailure(res, format, failure.echoCredential ? { ...failure, message: `Incorrect API key provided: ${credential}` } : failure);
       }
       const turns = scripts.get(model);
       const messages = (body.messages as { role: string }[] | undefined) ?? [];

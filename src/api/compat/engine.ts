@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
-import { applyAgentTimeout, resolveEndpoint } from "../../controller/resolve.ts";
+import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
 import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../providers/model.ts";
 import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
@@ -16,6 +16,7 @@ import { toolDefinition, type ToolSettings } from "../../tools/define.ts";
 import { createToolContext } from "../../tools/context.ts";
 import { builtinTool } from "../../tools/registry.ts";
 import { CORE_TOOLS } from "../../tools/names.ts";
+import { redactValues } from "../../policy/redact.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
 import { modelWithFallbacks, type ModelCallSettings } from "../../worker/models.ts";
@@ -29,6 +30,7 @@ export interface CompatSettings {
   workDir: string;
   toolSettings: ToolSettings;
   modelCalls: ModelCallSettings;
+  providers: ProviderSettings;
 }
 
 export interface CompatRequest {
@@ -63,17 +65,17 @@ export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\
  * Resolves a compat `model`: an Agent of that name, else `provider/model`, else a model of the
  * Provider named `default`.
  */
-export async function resolveCompatModel(store: ResourceStore, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
+export async function resolveCompatModel(store: ResourceStore, providers: ProviderSettings, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
   const agent = await store.get<AgentSpec, unknown>("Agent", namespace, model);
   if (agent?.spec.providerRef) {
     const provider = await providerOf(store, namespace, agent.spec.providerRef.name, model);
-    const endpoint = await endpointFor(store, provider, agent.spec.model?.name);
+    const endpoint = await endpointFor(store, providers, provider, agent.spec.model?.name);
     applyAgentTimeout(agent, [endpoint]);
     return { endpoint, system: agent.spec.systemPrompt?.inline };
   }
   const slash = model.indexOf("/");
   const [providerName, upstream] = slash > 0 ? [model.slice(0, slash), model.slice(slash + 1)] : ["default", model];
-  return { endpoint: await endpointFor(store, await providerOf(store, namespace, providerName, model), upstream) };
+  return { endpoint: await endpointFor(store, providers, await providerOf(store, namespace, providerName, model), upstream) };
 }
 
 async function providerOf(store: ResourceStore, namespace: string, name: string, model: string): Promise<Resource<ProviderSpec, ProviderStatus>> {
@@ -84,8 +86,8 @@ async function providerOf(store: ResourceStore, namespace: string, name: string,
   return provider;
 }
 
-async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
-  const endpoint = await resolveEndpoint(store, provider, model, []);
+async function endpointFor(store: ResourceStore, providers: ProviderSettings, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
+  const endpoint = await resolveEndpoint(store, provider, model, [], providers);
   if (!endpoint.model) throw new OrkaError("invalid_argument", `no model given and Provider ${provider.metadata.name} has no defaultModel`);
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
   return endpoint;
@@ -98,8 +100,18 @@ async function endpointFor(store: ResourceStore, provider: Resource<ProviderSpec
  */
 export async function prepareCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<() => Promise<CompatAnswer>> {
   if (!request.passthrough && request.clientTools.length > 0) throw new OrkaError("invalid_argument", CLIENT_TOOLS_REFUSED, { field: "tools" });
-  const { endpoint, system } = await resolveCompatModel(store, request.namespace, request.model);
-  return () => runCompat(settings, request, endpoint, system);
+  const { endpoint, system } = await resolveCompatModel(store, settings.providers, request.namespace, request.model);
+  // An upstream may echo the key it was sent: neither a progress note nor an error may carry it to the caller.
+  const scrub = (text: string) => redactValues(text, endpoint.apiKey ? [endpoint.apiKey] : []);
+  const onProgress = request.onProgress && ((note: string) => request.onProgress!(scrub(note)));
+  return async () => {
+    try {
+      return await runCompat(settings, { ...request, onProgress }, endpoint, system);
+    } catch (err) {
+      if (err instanceof Error) err.message = scrub(err.message);
+      throw err;
+    }
+  };
 }
 
 /** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */

@@ -92,10 +92,13 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     }
     const gate = await approvalGate(ctx, attempt, tool, args);
     if ("parked" in gate) return { result: gate.parked, parked: true };
+    // What the Tool answers goes to the model and into events: an endpoint that echoes the credential must not leak it.
+    const known = authValue ? [authValue] : [];
     try {
-      return { result: await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue }) };
+      const result = await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue, egress: ctx.egress });
+      return { result: ctx.secrets.redact(ns, attempt.task, result, known) };
     } catch (err) {
-      throw new OrkaError("invalid_argument", redact(errorMessage(err), authValue ? [authValue] : []));
+      throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
     }
   });
 }

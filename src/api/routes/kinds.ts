@@ -7,6 +7,7 @@ import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
 import { BUILTIN_TOOLS, builtinTool } from "../../tools/registry.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { checkEgressUrl } from "../../policy/ssrf.ts";
+import { scriptPath } from "../../providers/scripted.ts";
 import { isOperator } from "../auth.ts";
 import type { Principal } from "../../auth/principal.ts";
 import type { ApiContext } from "../context.ts";
@@ -41,9 +42,14 @@ function describeCustom(tool: Resource<ToolSpec, ToolStatus>) {
 export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
   registerKindRoutes(app, ctx, {
     kind: "Provider",
-    check: (object, principal) => {
+    check: (object, principal, ctx) => {
       const spec = object.spec as ProviderSpec;
       if (spec.baseURL !== undefined) operatorOnly(principal, "spec.baseURL");
+      // The server reads the file; a namespace user may not make it read one. Read time checks the real file again.
+      if (spec.scripted?.file !== undefined) {
+        operatorOnly(principal, "spec.scripted.file");
+        scriptPath(spec.scripted.file, ctx.providers.scriptedDir);
+      }
     },
   });
   registerKindRoutes(app, ctx, { kind: "Agent" });

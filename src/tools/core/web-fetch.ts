@@ -1,7 +1,5 @@
-import { Agent, fetch, type Response } from "undici";
 import { z } from "zod";
-import { checkEgressUrl, EgressRefused, guardedLookup, type EgressPolicy } from "../../policy/ssrf.ts";
-import { errorMessage } from "../../util/errors.ts";
+import { guardedRequest, headerOf, readCapped, type EgressPolicy } from "../../policy/ssrf.ts";
 import { defineTool } from "../define.ts";
 import { htmlToMarkdown } from "./html.ts";
 
@@ -26,66 +24,17 @@ interface Page {
 
 const isText = (type: string) => type === "" || /^text\/|json|xml|javascript/.test(type);
 
-/** GET with the SSRF guard on every hop (WF-5, WF-6) and the body capped after decompression (WF-7). */
-export async function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Page> {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(settings.egress) }, pipelining: 0 });
-  const signal = AbortSignal.timeout(settings.timeoutMs);
-  try {
-    let url = checkEgressUrl(rawUrl, settings.egress);
-    for (let hop = 0; ; hop++) {
-      let response: Response;
-      try {
-        response = await fetch(url, { dispatcher, redirect: "manual", signal, headers: { "user-agent": USER_AGENT, accept: ACCEPT } });
-      } catch (err) {
-        throw unwrap(err, settings.timeoutMs);
-      }
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location) {
-        await response.body?.cancel();
-        if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects (max ${MAX_REDIRECTS})`);
-        url = checkEgressUrl(new URL(location, url).toString(), settings.egress);
-        continue;
-      }
-      const contentType = (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-      if (!isText(contentType)) {
-        await response.body?.cancel();
-        throw new Error(`unsupported content type: ${contentType}`);
-      }
-      const { body, capped } = await readCapped(response, settings.timeoutMs);
-      return { finalUrl: url.toString(), status: response.status, contentType: response.headers.get("content-type") ?? "", body, capped };
-    }
-  } finally {
-    await dispatcher.close().catch(() => undefined);
-  }
-}
-
-async function readCapped(response: Response, timeoutMs: number): Promise<{ body: Buffer; capped: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  if (!response.body) return { body: Buffer.alloc(0), capped: false };
-  const reader = response.body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { body: Buffer.concat(chunks), capped: false };
-      const room = MAX_BODY_BYTES - size;
-      chunks.push(Buffer.from(value.subarray(0, room)));
-      size += Math.min(room, value.length);
-      if (value.length >= room) {
-        await reader.cancel();
-        return { body: Buffer.concat(chunks), capped: true };
-      }
-    }
-  } catch (err) {
-    throw unwrap(err, timeoutMs);
-  }
-}
-
-function unwrap(err: unknown, timeoutMs: number): Error {
-  const cause = (err as { cause?: unknown }).cause;
-  if (err instanceof EgressRefused || cause instanceof EgressRefused) return (cause instanceof EgressRefused ? cause : err) as Error;
-  if ((err as Error).name === "TimeoutError" || (cause as Error | undefined)?.name === "TimeoutError") return new Error(`request timed out after ${timeoutMs} ms`);
-  return new Error(`fetch failed: ${errorMessage(cause ?? err)}`);
+/** GET through the egress guard (every hop checked), the body capped after decompression. */
+export function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Page> {
+  const headers = { "user-agent": USER_AGENT, accept: ACCEPT, "accept-encoding": "gzip, deflate, br" };
+  const request = { headers, maxRedirects: MAX_REDIRECTS, timeoutMs: settings.timeoutMs };
+  return guardedRequest(rawUrl, settings.egress, request, async (response, url) => {
+    const fullType = headerOf(response, "content-type") ?? "";
+    const contentType = fullType.split(";")[0].trim().toLowerCase();
+    if (!isText(contentType)) throw new Error(`unsupported content type: ${contentType}`);
+    const { body, capped } = await readCapped(response, MAX_BODY_BYTES);
+    return { finalUrl: url.toString(), status: response.statusCode, contentType: fullType, body, capped };
+  });
 }
 
 function decode(page: Page): string {

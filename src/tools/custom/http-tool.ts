@@ -1,7 +1,6 @@
-import http from "node:http";
-import https from "node:https";
 import { z } from "zod";
 import type { ToolSpec } from "../../resources/tool.ts";
+import { guardedRequest, readCapped, type EgressPolicy } from "../../policy/ssrf.ts";
 import { redact } from "../../policy/redact.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { describeZodError } from "../../resources/validate.ts";
@@ -15,6 +14,8 @@ export interface HttpToolCall {
   arguments: Record<string, unknown>;
   /** The value of authSecretRef, when the Tool has one. */
   authValue?: string;
+  /** Where the call may go: the same guard as web_fetch, applied to the URL after interpolation. */
+  egress: EgressPolicy;
   signal?: AbortSignal;
 }
 
@@ -32,9 +33,11 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
     if (call.spec.authInject === "body") body[call.spec.authBodyKey!] = call.authValue;
     else headers.authorization = `Bearer ${call.authValue}`;
   }
-  const secrets = call.authValue ? [call.authValue] : [];
-  const response = await send(url, call.spec.method, headers, JSON.stringify(body), parseDuration(call.spec.timeout), call.signal);
+  // A redirect is answered, not followed: the request carries the Tool's credential, which must not travel on.
+  const request = { method: call.spec.method, headers, body: JSON.stringify(body), maxRedirects: 0, timeoutMs: parseDuration(call.spec.timeout), signal: call.signal };
+  const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer, MAX_RESPONSE_BYTES)) }));
   if (response.status < 200 || response.status >= 300) {
+    const secrets = call.authValue ? [call.authValue] : [];
     throw new Error(`tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
   }
   return response.body.toString("utf8");
@@ -49,38 +52,4 @@ function validateArguments(parameters: Record<string, unknown>, args: Record<str
   }
   const result = schema.safeParse(args);
   if (!result.success) throw new Error(`invalid arguments: ${describeZodError(result.error).message}`);
-}
-
-function send(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<{ status: number; body: Buffer }> {
-  const target = new URL(url);
-  const transport = target.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = transport.request(
-      target,
-      { method, headers: { ...headers, "content-length": Buffer.byteLength(body) }, timeout: timeoutMs, signal },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on("data", (chunk: Buffer) => {
-          if (size >= MAX_RESPONSE_BYTES) return response.destroy();
-          chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
-          size += chunk.length;
-        });
-        const done = () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) });
-        response.on("end", done);
-        response.on("close", done);
-        response.on("error", reject);
-      },
-    );
-    request.on("timeout", () => request.destroy(new Error(`tool did not answer within ${timeoutMs} ms`)));
-    request.on("error", reject);
-    request.end(body);
-  });
 }
