@@ -26,6 +26,7 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   "npm run demo": "test/integration/demo.test.ts runs scripts/demo.ts",
   "npm test": "it runs this suite",
   "npm start": "builds the dashboard, then runs `orka serve`, which startOrkaServer starts",
+  "ORKA_ALLOW_LOOPBACK_EGRESS=true npm start": "startOrkaServer starts `orka serve` with the same setting",
   "bin/orka serve": "startOrkaServer starts it, on a free port",
   "npm run bench": "bench/ prints figures; it asserts nothing",
 };
@@ -58,7 +59,7 @@ describe("the README, as a new user runs it", () => {
 
   beforeAll(async () => {
     // No ORKA_ADMIN_TOKEN: the server generates one and writes the CLI config, as on a first start.
-    orka = await startOrkaServer({ ORKA_ADMIN_TOKEN: undefined });
+    orka = await startOrkaServer({ ORKA_ADMIN_TOKEN: undefined, ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
     cliConfig = join(orka.dataDir, "cli-config.yaml");
   });
   afterAll(() => orka.stop());
