@@ -11,7 +11,7 @@ import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
-import { openDatabase } from "./store/sqlite/db.ts";
+import { openDatabase, storeWriteProblem } from "./store/sqlite/db.ts";
 import { SqliteTaskDataStore } from "./store/sqlite/data-store.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
 import { SqliteMemoryStore } from "./store/sqlite/memory-store.ts";
@@ -101,7 +101,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       grants,
       isolation: config.auth.isolation,
       childTokenExchange: config.auth.childTokenExchange,
-      isReady: () => ready,
+      readiness: () => (ready ? storeWriteProblem(db) : "controller is starting"),
       egress,
       compat: { workDir: config.workDir, toolSettings, retryBaseMs: config.modelRetryBaseMs },
     },
