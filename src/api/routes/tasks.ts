@@ -281,7 +281,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post<{ Params: { name: string; id: string } }>("/api/v1/tasks/:name/approvals/:id/decision", async (request) => {
     const namespace = namespaceOf(request);
     const task = await load(namespace, request.params.name);
-    const body = parseWith(z.strictObject({ decision: z.unknown(), reason: z.unknown() }), request.body ?? {});
+    const body = parseWith(z.strictObject({ decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
     const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
     if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
     const approval = ctx.approvals.get(namespace, request.params.id);
