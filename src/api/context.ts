@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
@@ -82,6 +83,9 @@ function askedNamespace(request: FastifyRequest): string | undefined {
   if (flat && nested && flat !== nested) throw new OrkaError("invalid_argument", `namespace "${flat}" and metadata.namespace "${nested}" differ; set one`);
   return flat ?? nested;
 }
+
+/** Every body may name its namespace (P4.1); a strict body schema spreads this in. */
+export const namespaceField = { namespace: z.string().optional() };
 
 /** The body a create or update needs. The API's content-type parsing has already refused anything but a JSON object. */
 export function requiredBody(request: FastifyRequest): Record<string, unknown> {

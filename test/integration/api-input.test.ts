@@ -33,6 +33,9 @@ describe("API input", () => {
       ["/api/v1/skills", { metadata: { name: "sk" }, spec: { description: "d", content: { inline: "x" } }, extra: 1 }, 'unknown field "extra": remove it or correct the spelling'],
       ["/api/v1/secrets", { name: "s-typo", stringData: { a: "b" }, immutable: true }, 'unknown field "immutable": remove it or correct the spelling'],
       ["/api/v1/tasks/none/fork", { at: 1, modell: "x" }, 'unknown field "modell": remove it or correct the spelling'],
+      ["/api/v1/tasks/none/cancel", { namespace: "default", reson: "x" }, 'unknown field "reson": remove it or correct the spelling'],
+      ["/api/v1/memories", { content: "a fact", title: "t" }, 'unknown field "title": remove it or correct the spelling'],
+      ["/api/v1/auth/tokens", { name: "ci", namespace: "team-a", rol: "user" }, 'unknown field "rol": remove it or correct the spelling'],
     ];
     for (const [path, body, message] of cases) expect(await orka.api("POST", path, body), path).toEqual(errorOf(400, message));
     for (const path of ["/api/v1/tasks/t-flat", "/api/v1/tasks/t-spec", "/api/v1/tasks/t-meta", "/api/v1/providers/p", "/api/v1/tools/tl", "/api/v1/skills/sk", "/api/v1/secrets/s-typo"]) {

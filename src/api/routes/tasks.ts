@@ -8,7 +8,7 @@ import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { listResponse, nameFromBody, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
+import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
 import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
@@ -90,7 +90,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/fork", async (request, reply) => {
     const namespace = namespaceOf(request);
     const body = parseWith(
-      z.strictObject({ name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
+      z.strictObject({ ...namespaceField, name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
       request.body ?? {},
     );
     const source = await load(namespace, request.params.name);
@@ -178,7 +178,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
 
   app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/cancel", async (request) => {
     const namespace = namespaceOf(request);
-    const { reason } = parseWith(z.strictObject({ reason: z.string().max(1024).optional() }), request.body ?? {});
+    const { reason } = parseWith(z.strictObject({ ...namespaceField, reason: z.string().max(1024).optional() }), request.body ?? {});
     await load(namespace, request.params.name);
     const phase = await ctx.controller.cancel(namespace, request.params.name, reason ? `cancelled: ${reason}` : "task cancelled");
     return { taskName: request.params.name, phase };
@@ -281,7 +281,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post<{ Params: { name: string; id: string } }>("/api/v1/tasks/:name/approvals/:id/decision", async (request) => {
     const namespace = namespaceOf(request);
     const task = await load(namespace, request.params.name);
-    const body = parseWith(z.strictObject({ decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
+    const body = parseWith(z.strictObject({ ...namespaceField, decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
     const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
     if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
     const approval = ctx.approvals.get(namespace, request.params.id);
