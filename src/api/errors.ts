@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { OrkaError } from "../util/errors.ts";
 import { storeWriteFailure } from "../store/sqlite/db.ts";
+import { MAX_NAME_LENGTH } from "../resources/meta.ts";
 
 /** Every API error has one shape: {"error":{"code":<HTTP status>,"message":"…"}}. */
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
@@ -16,7 +17,7 @@ const FRAMEWORK_ERRORS: Record<string, (request: FastifyRequest) => OrkaError> =
       "unsupported_media_type",
       `content type "${request.headers["content-type"] ?? "(none)"}" is not accepted: send a JSON object with Content-Type: application/json`,
     ),
-  FST_ERR_MAX_PARAM_LENGTH: () => new OrkaError("uri_too_long", "a segment of the URL path is too long (object names are at most 253 characters)"),
+  FST_ERR_MAX_PARAM_LENGTH: () => new OrkaError("uri_too_long", `a segment of the URL path is too long (object names are at most ${MAX_NAME_LENGTH} characters)`),
   FST_ERR_BAD_URL: () => new OrkaError("invalid_argument", "the URL path is not valid percent-encoding"),
 };
 

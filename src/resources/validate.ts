@@ -31,7 +31,10 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = ""):
   return result.data;
 }
 
-/** The top level of every document; `status` is written by the controller only, so it is accepted and ignored. */
+/** Enough of a document to know which schema checks the rest. */
+const kindSchema = z.looseObject({ kind: z.string({ message: "is required" }) });
+
+/** The top level of every document but a Secret; `status` is written by the controller only, so it is accepted and ignored. */
 const envelopeSchema = z.strictObject({
   apiVersion: z.string({ message: "is required" }),
   kind: z.string({ message: "is required" }),
@@ -42,7 +45,7 @@ const envelopeSchema = z.strictObject({
 
 /** Validates one document of any kind (Secrets included) and fills its defaults. */
 export function parseResource(doc: unknown): Resource {
-  const { kind } = parseWith(z.looseObject({ kind: z.string({ message: "is required" }) }), doc);
+  const { kind } = parseWith(kindSchema, doc);
   if (kind === "Secret") {
     const secret = parseWith(secretDocumentSchema, doc);
     return {
