@@ -5,7 +5,7 @@ import { API_VERSION, objectMetaSchema, type Resource } from "../../resources/me
 import { parseSpec, parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Principal } from "../../auth/principal.ts";
-import { listResponse, nameFromBody, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
+import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
 export interface KindRoutes {
@@ -24,8 +24,8 @@ const bodySchema = (kind: KindName) =>
   z.strictObject({
     apiVersion: z.literal(API_VERSION).optional(),
     kind: z.literal(kind).optional(),
+    ...namespaceField,
     name: z.string().optional(),
-    namespace: z.string().optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
     spec: z.unknown().optional(),
     status: z.unknown().optional(),

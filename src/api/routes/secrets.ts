@@ -5,11 +5,11 @@ import { parseWith } from "../../resources/validate.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { requireOperator } from "../auth.ts";
-import { namespaceOf, nameFromBody, principalOf, requiredBody, type ApiContext } from "../context.ts";
+import { namespaceField, namespaceOf, nameFromBody, principalOf, requiredBody, type ApiContext } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
 /** The flat `name` and `namespace` a body may give; everything else is the Secret document, checked field by field. */
-const secretBody = z.looseObject({ name: z.string().optional(), namespace: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional() });
+const secretBody = z.looseObject({ ...namespaceField, name: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional() });
 
 /** Secrets are written by admin and operator tokens and read back as names, keys and types, never values. */
 export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): void {
