@@ -154,6 +154,7 @@ describe("API input", () => {
     expect((await orka.api("DELETE", `/api/v1/agents/${longest}`)).status).toBe(204);
     expect((await orka.api("POST", "/api/v1/agents", { metadata: { name: `${longest}x` }, spec: {} })).body.error.message).toBe("metadata.name: must be at most 253 characters");
     expect(await send("GET", `/api/v1/tasks/${"a".repeat(2000)}`)).toEqual(errorOf(414, "a segment of the URL path is too long (object names are at most 253 characters)"));
+    expect(await send("DELETE", "/api/v1/tasks/%zz")).toEqual(errorOf(400, "the URL path is not valid percent-encoding"));
   });
 
   it("caps labels and annotations as Kubernetes does", async () => {
