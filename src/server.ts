@@ -11,7 +11,7 @@ import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
-import { openDatabase } from "./store/sqlite/db.ts";
+import { openDatabase, storeWriteProblem } from "./store/sqlite/db.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
 import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
@@ -110,7 +110,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       isolation: config.auth.isolation,
       signInLimit: config.auth.signInLimit,
       childTokenExchange: config.auth.childTokenExchange,
-      isReady: () => ready,
+      readiness: () => (ready ? storeWriteProblem(db) : "controller is starting"),
       egress,
       secrets,
       providers,

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { Controller } from "../controller/controller.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
@@ -40,7 +41,8 @@ export interface ApiContext {
   signInLimit: SignInLimit;
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
-  isReady: () => boolean;
+  /** Why the server cannot serve yet (starting, a store that cannot be written), or undefined when it is ready. */
+  readiness: () => string | undefined;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
   /** Where scripted Providers may read files. */
@@ -88,6 +90,23 @@ function askedNamespace(request: FastifyRequest): string | undefined {
   const nested = text(body.metadata?.namespace);
   if (flat && nested && flat !== nested) throw new OrkaError("invalid_argument", `namespace "${flat}" and metadata.namespace "${nested}" differ; set one`);
   return flat ?? nested;
+}
+
+/** Every body may name its namespace (P4.1); a strict body schema spreads this in. */
+export const namespaceField = { namespace: z.string().optional() };
+
+/** The body a create or update needs. The API's content-type parsing has already refused anything but a JSON object. */
+export function requiredBody(request: FastifyRequest): Record<string, unknown> {
+  if (request.body === undefined) throw new OrkaError("invalid_argument", "request body is required: send a JSON object with Content-Type: application/json");
+  return request.body as Record<string, unknown>;
+}
+
+/** The name a create or update body gives (flat or in metadata); on update it is the URL's, and a different one is refused. */
+export function nameFromBody(given: unknown, urlName?: string): unknown {
+  if (urlName !== undefined && given !== undefined && given !== urlName) {
+    throw new OrkaError("invalid_argument", `metadata.name "${String(given)}" does not match the name in the URL "${urlName}"; they must agree`);
+  }
+  return urlName ?? given;
 }
 
 export interface ListQuery {

@@ -1,17 +1,44 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { OrkaError } from "../util/errors.ts";
+import { storeWriteFailure } from "../store/sqlite/db.ts";
+import { MAX_NAME_LENGTH } from "../resources/meta.ts";
 
 /** Every API error has one shape: {"error":{"code":<HTTP status>,"message":"…"}}. */
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).send({ error: { code: status, message } });
 }
 
-export function errorHandler(error: FastifyError | OrkaError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** Fastify's own refusals, in words that say what to send instead. */
+const FRAMEWORK_ERRORS: Record<string, (request: FastifyRequest) => OrkaError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new OrkaError("payload_too_large", "request body is too large"),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new OrkaError("invalid_argument", "empty request body: send a JSON object"),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (request) =>
+    new OrkaError(
+      "unsupported_media_type",
+      `content type "${request.headers["content-type"] ?? "(none)"}" is not accepted: send a JSON object with Content-Type: application/json`,
+    ),
+  FST_ERR_MAX_PARAM_LENGTH: () => new OrkaError("uri_too_long", `a segment of the URL path is too long (object names are at most ${MAX_NAME_LENGTH} characters)`),
+  FST_ERR_BAD_URL: () => new OrkaError("invalid_argument", "the URL path is not valid percent-encoding"),
+};
+
+/**
+ * The error as an OrkaError when we can explain it: Fastify's refusals, and a store that cannot be
+ * written (503, with the SQLite detail logged rather than returned). Anything else stays as it is.
+ */
+export function knownError(error: Error, request: FastifyRequest): Error {
+  if (error instanceof OrkaError) return error;
+  const framework = FRAMEWORK_ERRORS[(error as FastifyError).code]?.(request);
+  if (framework) return framework;
+  const storeFailure = storeWriteFailure(error);
+  if (storeFailure) request.log.error({ err: error }, "store write failed");
+  return storeFailure ?? error;
+}
+
+export function errorHandler(thrown: Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const error = knownError(thrown, request);
   if (error instanceof OrkaError) return sendError(reply, error.httpStatus, error.message);
-  const fastifyError = error as FastifyError;
-  if (fastifyError.code === "FST_ERR_CTP_BODY_TOO_LARGE") return sendError(reply, 413, "request body is too large");
-  if (fastifyError.code === "FST_ERR_CTP_EMPTY_JSON_BODY") return sendError(reply, 400, "empty request body: send a JSON object");
-  if (fastifyError.statusCode && fastifyError.statusCode < 500) return sendError(reply, fastifyError.statusCode, error.message);
+  const statusCode = (error as FastifyError).statusCode;
+  if (statusCode && statusCode < 500) return sendError(reply, statusCode, error.message);
   request.log.error({ err: error }, "request failed");
   return sendError(reply, 500, "internal error; see the server log");
 }

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Logger } from "../util/logger.ts";
 import { parseWith } from "../resources/validate.ts";
@@ -9,7 +9,8 @@ import { isPublicRoute, routeAction } from "./actions.ts";
 import { checkIsolation } from "../auth/isolation.ts";
 import { registerDashboard, wantsDashboard } from "./dashboard.ts";
 import { principalOf, requestedNamespace, type ApiContext } from "./context.ts";
-import { errorHandler, sendError } from "./errors.ts";
+import { errorHandler, knownError, sendError } from "./errors.ts";
+import { refuseNonObjectBody, refuseRepeatedQuery, registerJsonParser } from "./request-input.ts";
 import { registerInternalRoutes } from "./internal/routes.ts";
 import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
 import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
@@ -31,17 +32,19 @@ export interface ApiRoute {
   url: string;
 }
 
+/** Route parameters reach every valid object name (253 characters) and a percent-encoded file name (255 bytes). */
+const MAX_PARAM_LENGTH = 3 * 255;
+
 export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
-  app.setErrorHandler((error: Error, request, reply) => {
-    if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) {
-      request.refusal = error instanceof GrantRefused ? error.auditReason : error.message;
-    }
-    const compat = compatErrorReply(request.url);
-    if (!compat) return errorHandler(error, request, reply);
-    const status = error instanceof OrkaError ? error.httpStatus : ((error as { statusCode?: number }).statusCode ?? 500);
-    return compat(reply, status, status >= 500 ? "internal error" : error.message);
-  });
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 12 * 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A URL the router refuses (too long a segment, bad encoding) is answered like any other error.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+  }) as unknown as FastifyInstance;
+  app.setErrorHandler(handleError);
   const dashboard = registerDashboard(app);
   app.setNotFoundHandler((request, reply) => {
     if (wantsDashboard(request)) return dashboard(request, reply);
@@ -49,7 +52,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     return notFound(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`);
   });
   app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+  registerJsonParser(app);
   app.decorateRequest("principal", undefined);
   app.decorateRequest("refusal", undefined);
   app.addHook("onRoute", (route) => {
@@ -60,6 +63,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     }
   });
 
+  app.addHook("onRequest", refuseRepeatedQuery);
   registerAuthentication(app, ctx, compatErrorReply);
 
   // Namespace isolation for everyone (B9); for transaction-token callers also the route's scope and namespace (B3).
@@ -81,7 +85,10 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));
-  app.get("/readyz", async (_request, reply) => (ctx.isReady() ? { status: "ready" } : sendError(reply, 503, "controller is starting")));
+  app.get("/readyz", async (_request, reply) => {
+    const problem = ctx.readiness();
+    return problem ? sendError(reply, 503, problem) : { status: "ready" };
+  });
 
   app.get("/api/v1/auth/validate", async () => ({ authenticated: true }));
   app.get("/api/v1/auth/whoami", async (request) => {
@@ -94,21 +101,40 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
       ...(principal.transaction ? { transaction: { id: principal.transaction.id, scopes: principal.transaction.scopes } } : {}),
     };
   });
-  registerTokenRoutes(app, ctx);
-  registerTaskRoutes(app, ctx);
-  registerTaskWatch(app, ctx);
-  registerKinds(app, ctx);
-  registerSecretRoutes(app, ctx);
-  registerMemoryRoutes(app, ctx);
-  registerEffectLedger(app, ctx);
-  registerInternalRoutes(app, ctx);
-  registerInternalMemoryRoutes(app, ctx);
-  registerInternalCoordinationRoutes(app, ctx);
-  registerInternalApprovalRoutes(app, ctx);
-  registerInternalJournalRoutes(app, ctx);
+  // The REST API takes JSON objects only; the worker API also takes raw results and artifacts.
+  void app.register(async (api) => {
+    api.addHook("preValidation", refuseNonObjectBody);
+    registerTokenRoutes(api, ctx);
+    registerTaskRoutes(api, ctx);
+    registerTaskWatch(api, ctx);
+    registerKinds(api, ctx);
+    registerSecretRoutes(api, ctx);
+    registerMemoryRoutes(api, ctx);
+  });
+  void app.register(async (internal) => {
+    internal.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+    registerEffectLedger(internal, ctx);
+    registerInternalRoutes(internal, ctx);
+    registerInternalMemoryRoutes(internal, ctx);
+    registerInternalCoordinationRoutes(internal, ctx);
+    registerInternalApprovalRoutes(internal, ctx);
+    registerInternalJournalRoutes(internal, ctx);
+  });
   registerOpenAICompat(app, ctx);
   registerAnthropicCompat(app, ctx);
   return app;
+}
+
+/** Every error, the router's included, in the API's shape or the compatible endpoint's own. */
+function handleError(error: Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) {
+    request.refusal = error instanceof GrantRefused ? error.auditReason : error.message;
+  }
+  const compat = compatErrorReply(request.url);
+  if (!compat) return errorHandler(error, request, reply);
+  const known = knownError(error, request);
+  const status = known instanceof OrkaError ? known.httpStatus : ((known as { statusCode?: number }).statusCode ?? 500);
+  return compat(reply, status, status === 500 ? "internal error" : known.message);
 }
 
 /** The compatible endpoints answer errors in their own protocol's shape. */

@@ -5,30 +5,30 @@ import { modelCallTimeout } from "./provider.ts";
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
 export const agentSpecSchema = z
-  .object({
+  .strictObject({
     providerRef: namespacedRef.optional(),
     model: z
-      .object({
+      .strictObject({
         provider: z.string().optional(),
         name: z.string().optional(),
         temperature: z.number().min(0).max(2).optional(),
         maxTokens: z.number().int().positive().optional(),
-        fallbacks: z.array(z.object({ providerRef: z.string().min(1), model: z.string().optional() })).optional(),
+        fallbacks: z.array(z.strictObject({ providerRef: z.string().min(1), model: z.string().optional() })).optional(),
         /** How long one model call may take, for this Agent's Provider and fallbacks alike; wins over the Provider's. */
         timeout: modelCallTimeout.optional(),
       })
       .optional(),
     systemPrompt: z
-      .object({ inline: z.string().optional(), configMapRef: z.object({ name: z.string(), key: z.string() }).optional() })
+      .strictObject({ inline: z.string().optional(), configMapRef: z.strictObject({ name: z.string(), key: z.string() }).optional() })
       .refine((p) => (p.inline === undefined) !== (p.configMapRef === undefined), {
         message: "set exactly one of inline and configMapRef",
       })
       .optional(),
-    tools: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().default(true) })).optional(),
+    tools: z.array(z.strictObject({ name: z.string().min(1), enabled: z.boolean().default(true) })).optional(),
     skills: z.array(localRef).optional(),
     secretRef: localRef.optional(),
     coordination: z
-      .object({
+      .strictObject({
         enabled: z.boolean().default(false),
         autonomous: z.boolean().default(false),
         maxIterations: z.number().int().min(0).default(0),
@@ -45,7 +45,7 @@ export const agentSpecSchema = z
       })
       .optional(),
     runtime: z
-      .object({
+      .strictObject({
         type: z.enum(RUNTIME_TYPES).optional(),
         runtimeRef: localRef.optional(),
         defaultMaxTurns: z.number().int().positive().default(50),

@@ -1,19 +1,21 @@
 import { sha256Hex } from "../util/hash.ts";
+import { MAX_DURATION_MS, parseDuration } from "../util/duration.ts";
 import { z } from "zod";
 
 export const API_GROUP = "core.orka.ai";
 export const API_VERSION = `${API_GROUP}/v1alpha1`;
 export const DEFAULT_NAMESPACE = "default";
 
+/** The longest object name (an RFC 1123 subdomain); every route that takes a name must reach it. */
+export const MAX_NAME_LENGTH = 253;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 /** RFC 1123 subdomain: what Kubernetes accepts as an object name. */
 export const objectName = z
   .string()
   .min(1, "must not be empty")
-  .max(253, "must be at most 253 characters")
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    "must be lowercase letters, digits, '-' or '.', starting and ending with a letter or digit",
-  );
+  .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
+  .regex(DNS_SUBDOMAIN, "must be lowercase letters, digits, '-' or '.', starting and ending with a letter or digit");
 
 /** RFC 1123 label: what Kubernetes accepts as a namespace. */
 export const namespaceName = z
@@ -21,7 +23,7 @@ export const namespaceName = z
   .max(63, "must be at most 63 characters")
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be lowercase letters, digits or '-', starting and ending with a letter or digit");
 
-export const ownerReferenceSchema = z.object({
+export const ownerReferenceSchema = z.strictObject({
   apiVersion: z.string(),
   kind: z.string(),
   name: z.string(),
@@ -31,7 +33,49 @@ export const ownerReferenceSchema = z.object({
 });
 export type OwnerReference = z.infer<typeof ownerReferenceSchema>;
 
-export const objectMetaSchema = z.object({
+/** A label value, and the name part of a label or annotation key: at most 63 characters (Kubernetes). */
+const LABEL_TEXT = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const MAX_LABELS = 64;
+const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+/** Kubernetes' qualified name: `[prefix/]name`, the prefix a DNS subdomain, the name 1–63 characters. */
+function qualifiedNameProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf("/");
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length > MAX_NAME_LENGTH || !DNS_SUBDOMAIN.test(prefix))) {
+    return `key "${key}": the prefix must be a lowercase DNS subdomain such as example.com`;
+  }
+  if (name.length === 0 || name.length > 63 || !LABEL_TEXT.test(name)) {
+    return `key "${key}": the name must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
+  }
+  return undefined;
+}
+
+const keysProblem = (map: Record<string, string>) => Object.keys(map).map(qualifiedNameProblem).find(Boolean);
+
+function labelsProblem(labels: Record<string, string>): string | undefined {
+  const count = Object.keys(labels).length;
+  if (count > MAX_LABELS) return `${count} labels; at most ${MAX_LABELS} are allowed`;
+  const bad = Object.entries(labels).find(([, value]) => value.length > 63 || !LABEL_TEXT.test(value));
+  const badValue = bad && `value of "${bad[0]}": at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
+  return keysProblem(labels) ?? badValue;
+}
+
+function annotationsProblem(annotations: Record<string, string>): string | undefined {
+  const bytes = Object.entries(annotations).reduce((sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value), 0);
+  if (bytes > MAX_ANNOTATIONS_BYTES) return `${bytes} bytes in total; annotations may hold at most ${MAX_ANNOTATIONS_BYTES} (256 KiB)`;
+  return keysProblem(annotations);
+}
+
+/** A string map (labels, annotations) with the rules Kubernetes gives it. */
+const checkedMap = (problem: (map: Record<string, string>) => string | undefined) =>
+  z.record(z.string(), z.string()).superRefine((map, ctx) => {
+    const message = problem(map);
+    if (message) ctx.addIssue({ code: "custom", message });
+  });
+
+export const objectMetaSchema = z.strictObject({
   name: objectName,
   namespace: namespaceName.default(DEFAULT_NAMESPACE),
   uid: z.string().optional(),
@@ -39,20 +83,26 @@ export const objectMetaSchema = z.object({
   generation: z.number().int().optional(),
   creationTimestamp: z.string().optional(),
   deletionTimestamp: z.string().optional(),
-  labels: z.record(z.string(), z.string()).optional(),
-  annotations: z.record(z.string(), z.string()).optional(),
+  labels: checkedMap(labelsProblem).optional(),
+  annotations: checkedMap(annotationsProblem).optional(),
   finalizers: z.array(z.string()).optional(),
   ownerReferences: z.array(ownerReferenceSchema).optional(),
 });
 export type ObjectMeta = z.infer<typeof objectMetaSchema>;
 
 /** A namespaced reference to another object; the namespace defaults to the referrer's. */
-export const namespacedRef = z.object({ name: objectName, namespace: namespaceName.optional() });
-export const localRef = z.object({ name: objectName });
-export const secretKeyRef = z.object({ name: objectName, key: z.string().min(1).default("api-key") });
+export const namespacedRef = z.strictObject({ name: objectName, namespace: namespaceName.optional() });
+export const localRef = z.strictObject({ name: objectName });
+export const secretKeyRef = z.strictObject({ name: objectName, key: z.string().min(1).default("api-key") });
 
-/** Go-syntax duration such as 30s or 1h30m, kept as text in the spec. */
-export const durationText = z.string().regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$/, "must be a duration such as 30s, 5m or 1h30m");
+/** Go-syntax duration such as 30s or 1h30m, kept as text in the spec; longer than any timer Orka should arm is refused. */
+export const durationText = z
+  .string()
+  .regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$/, "must be a duration such as 30s, 5m or 1h30m")
+  .refine((text) => parseDuration(text) <= MAX_DURATION_MS, `must be at most ${MAX_DURATION_MS / 3_600_000}h (30 days)`);
+
+/** An http(s) URL; other schemes (javascript:, file:) are refused. */
+export const httpURL = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" });
 
 /** Labels, annotations and finalizers Orka gives meaning to (spec P1.2). */
 export const LABEL = {
@@ -98,7 +148,7 @@ export const FINALIZER_CLEANUP = "orka.ai/cleanup";
  * normalized prefix, `-` and 12 hex of its SHA-256 — at most 63 characters either way.
  */
 export function labelValue(text: string): string {
-  if (text.length <= 63 && /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(text)) return text;
+  if (text.length <= 63 && LABEL_TEXT.test(text)) return text;
   const hash = sha256Hex(text).slice(0, 12);
   const prefix = text.slice(0, 50).replace(/[^-A-Za-z0-9_.]+/g, "-").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
   return prefix ? `${prefix}-${hash}` : hash;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { durationText, secretKeyRef } from "./meta.ts";
+import { durationText, httpURL, secretKeyRef } from "./meta.ts";
 import { parseDuration } from "../util/duration.ts";
 
 const DAY_MS = 86_400_000;
@@ -16,28 +16,28 @@ export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted"
 export const OFFLINE_PROVIDER_TYPES: readonly string[] = ["scripted", "replay"];
 
 /** One recorded model turn: the digest of the request it answered, and the answer, bit for bit. */
-export const replayTurnSchema = z.object({
+export const replayTurnSchema = z.strictObject({
   requestDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 hex>"),
   text: z.string(),
-  toolCalls: z.array(z.object({ id: z.string().min(1), name: z.string().min(1), arguments: z.string() })).default([]),
+  toolCalls: z.array(z.strictObject({ id: z.string().min(1), name: z.string().min(1), arguments: z.string() })).default([]),
 });
 export type ReplayTurn = z.infer<typeof replayTurnSchema>;
 
-export const replaySpecSchema = z.object({
+export const replaySpecSchema = z.strictObject({
   /** Fail at the first request that differs from the recording (the default), or answer it anyway. */
   strict: z.boolean().default(true),
   /** Where the recording came from. */
-  source: z.object({ task: z.string(), namespace: z.string(), run: z.number().int(), exportedAt: z.string() }).optional(),
+  source: z.strictObject({ task: z.string(), namespace: z.string(), run: z.number().int(), exportedAt: z.string() }).optional(),
   turns: z.array(replayTurnSchema).min(1, "a replay needs at least one recorded turn"),
 });
 export type ReplaySpec = z.infer<typeof replaySpecSchema>;
 
 /** One scripted model turn: text, tool calls, or both. */
 export const scriptedTurnSchema = z
-  .object({
+  .strictObject({
     text: z.string().optional(),
     toolCalls: z
-      .array(z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }))
+      .array(z.strictObject({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).default({}) }))
       .optional(),
   })
   .refine((turn) => turn.text !== undefined || (turn.toolCalls?.length ?? 0) > 0, {
@@ -46,20 +46,20 @@ export const scriptedTurnSchema = z
 export type ScriptedTurn = z.infer<typeof scriptedTurnSchema>;
 
 export const providerSpecSchema = z
-  .object({
+  .strictObject({
     type: z.enum(PROVIDER_TYPES),
     secretRef: secretKeyRef.optional(),
-    baseURL: z.url({ message: "must be an http(s) URL" }).optional(),
+    baseURL: httpURL.optional(),
     defaultModel: z.string().optional(),
     rateLimit: z
-      .object({ requestsPerMinute: z.number().int().positive().optional(), tokensPerMinute: z.number().int().positive().optional() })
+      .strictObject({ requestsPerMinute: z.number().int().positive().optional(), tokensPerMinute: z.number().int().positive().optional() })
       .optional(),
-    azure: z.object({ deploymentName: z.string().optional(), apiVersion: z.string().optional() }).optional(),
+    azure: z.strictObject({ deploymentName: z.string().optional(), apiVersion: z.string().optional() }).optional(),
     /** How long one model call may take before it counts as failed (default: ORKA_MODEL_TIMEOUT_MS). */
     timeout: modelCallTimeout.optional(),
     /** Orka's own offline model: plays these turns in order, or the turns in a YAML/JSON file. */
     scripted: z
-      .object({ turns: z.array(scriptedTurnSchema).optional(), file: z.string().optional() })
+      .strictObject({ turns: z.array(scriptedTurnSchema).optional(), file: z.string().optional() })
       .refine((s) => (s.turns === undefined) !== (s.file === undefined), { message: "set exactly one of turns and file" })
       .optional(),
     /** A recorded run (`orka task export`), played back offline. */

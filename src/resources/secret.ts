@@ -2,7 +2,7 @@ import { z } from "zod";
 import { objectMetaSchema } from "./meta.ts";
 
 /** A `v1 Secret` as users write it: `data` base64-encoded, or `stringData` in plain text. */
-export const secretDocumentSchema = z.object({
+export const secretDocumentSchema = z.strictObject({
   apiVersion: z.literal("v1"),
   kind: z.literal("Secret"),
   metadata: objectMetaSchema,

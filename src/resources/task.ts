@@ -1,5 +1,6 @@
+import { Cron } from "croner";
 import { z } from "zod";
-import { durationText, localRef, namespacedRef } from "./meta.ts";
+import { durationText, httpURL, localRef, namespacedRef } from "./meta.ts";
 
 export const TASK_TYPES = ["ai", "agent", "container"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -9,7 +10,7 @@ export type TaskPhase = (typeof TASK_PHASES)[number];
 export const TERMINAL_PHASES: readonly TaskPhase[] = ["Succeeded", "Failed", "Cancelled"];
 
 /** Types only: the rules between fields (intent, credentials, PR text) live in workspace.ts. */
-export const workspaceSchema = z.object({
+export const workspaceSchema = z.strictObject({
   intent: z.string().optional(),
   gitRepo: z.string().optional(),
   branch: z.string().optional(),
@@ -27,7 +28,7 @@ export const workspaceSchema = z.object({
 });
 export type Workspace = z.infer<typeof workspaceSchema>;
 
-export const requestedBySchema = z.object({
+export const requestedBySchema = z.strictObject({
   subject: z.string().optional(),
   issuer: z.string().optional(),
   username: z.string(),
@@ -36,7 +37,7 @@ export const requestedBySchema = z.object({
   roles: z.array(z.string()).optional(),
 });
 
-export const transactionSchema = z.object({
+export const transactionSchema = z.strictObject({
   profile: z.literal("transaction-token"),
   id: z.string(),
   issuer: z.string(),
@@ -53,12 +54,31 @@ export const transactionSchema = z.object({
 /** Spec fields the server stamps at creation; a client never sets them. */
 export const SERVER_STAMPED_TASK_FIELDS = ["requestedBy", "transaction"] as const;
 
-export const taskSpecSchema = z.object({
+function isCronExpression(text: string): boolean {
+  try {
+    new Cron(text, { paused: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What croner and Intl accept as `timezone`, checked with the same Intl. */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const taskSpecSchema = z.strictObject({
   type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),
   agentRef: namespacedRef.optional(),
   prompt: z.string().optional(),
   ai: z
-    .object({
+    .strictObject({
       providerRef: namespacedRef.optional(),
       provider: z.string().optional(),
       model: z.string().optional(),
@@ -73,25 +93,25 @@ export const taskSpecSchema = z.object({
   image: z.string().optional(),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
-  env: z.array(z.object({ name: z.string().min(1), value: z.string().default("") })).optional(),
+  env: z.array(z.strictObject({ name: z.string().min(1), value: z.string().default("") })).optional(),
   timeout: durationText.optional(),
   priority: z.number().int().min(0).max(1000).default(500),
   retryPolicy: z
-    .object({
+    .strictObject({
       maxRetries: z.number().int().min(0).max(100).default(0),
       backoffMultiplier: z.number().min(1).default(2),
       initialDelay: durationText.optional(),
     })
     .optional(),
-  schedule: z.string().optional(),
-  timeZone: z.string().optional(),
+  schedule: z.string().refine(isCronExpression, "must be a cron expression such as \"0 9 * * 1-5\" (minute hour day-of-month month day-of-week)").optional(),
+  timeZone: z.string().refine(isTimeZone, "must be an IANA time zone such as UTC or Europe/Berlin").optional(),
   concurrencyPolicy: z.enum(["Forbid", "Allow"]).optional(),
   startingDeadlineSeconds: z.number().int().positive().optional(),
   successfulJobsHistoryLimit: z.number().int().min(0).optional(),
   failedJobsHistoryLimit: z.number().int().min(0).optional(),
   suspend: z.boolean().optional(),
   sessionRef: z
-    .object({
+    .strictObject({
       name: z.string().min(1),
       create: z.boolean().default(false),
       append: z.boolean().default(true),
@@ -100,7 +120,7 @@ export const taskSpecSchema = z.object({
     .optional(),
   workspace: workspaceSchema.optional(),
   agentRuntime: z
-    .object({
+    .strictObject({
       maxTurns: z.number().int().positive().optional(),
       allowedTools: z.array(z.string()).optional(),
       disallowedTools: z.array(z.string()).optional(),
@@ -109,7 +129,7 @@ export const taskSpecSchema = z.object({
     .optional(),
   priorTaskRef: localRef.optional(),
   secretRef: localRef.optional(),
-  webhookURL: z.url().optional(),
+  webhookURL: httpURL.optional(),
   /** Stamped by the server from the caller's identity; clients may not set it. */
   requestedBy: requestedBySchema.optional(),
   /** Stamped by the server from a verified transaction token; clients may not set it. */

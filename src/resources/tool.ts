@@ -1,18 +1,18 @@
 import { z } from "zod";
-import { durationText, objectName } from "./meta.ts";
+import { durationText, httpURL, objectName } from "./meta.ts";
 
 export const toolSpecSchema = z
-  .object({
+  .strictObject({
     description: z.string().min(1, "is required"),
     parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
     enabled: z.boolean().default(true),
     http: z
-      .object({
-        url: z.url({ message: "must be an http(s) URL" }),
+      .strictObject({
+        url: httpURL,
         method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("POST"),
         headers: z.record(z.string(), z.string()).optional(),
         timeout: durationText.default("30s"),
-        authSecretRef: z.object({ name: objectName, key: z.string().min(1) }).optional(),
+        authSecretRef: z.strictObject({ name: objectName, key: z.string().min(1) }).optional(),
         authInject: z.enum(["header", "body"]).default("header"),
         authBodyKey: z.string().optional(),
       })
@@ -21,7 +21,7 @@ export const toolSpecSchema = z
         path: ["authBodyKey"],
       })
       .optional(),
-    mcp: z.object({ url: z.url().optional(), path: z.string().default("/mcp") }).optional(),
+    mcp: z.strictObject({ url: httpURL.optional(), path: z.string().default("/mcp") }).optional(),
   })
   .refine((spec) => (spec.http === undefined) !== (spec.mcp === undefined), {
     message: "a Tool needs exactly one of http and mcp",

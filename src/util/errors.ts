@@ -7,6 +7,8 @@ export type ErrorCode =
   | "already_exists"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
+  | "uri_too_long"
   | "unavailable"
   | "internal";
 
@@ -18,6 +20,8 @@ const httpStatusByCode: Record<ErrorCode, number> = {
   already_exists: 409,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  uri_too_long: 414,
   unavailable: 503,
   internal: 500,
 };

@@ -80,7 +80,7 @@ spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordinatio
   });
 
   it("recalls only the Task's own namespace, whatever namespace the model asks for", async () => {
-    const created = await orka.api("POST", "/api/v1/memories", { namespace: "team-a", title: "Other team", content: "Team A keeps its secrets here", tags: ["elsewhere"] });
+    const created = await orka.api("POST", "/api/v1/memories", { namespace: "team-a", content: "Team A keeps its secrets here", tags: ["elsewhere"] });
     expect(created.status).toBe(201);
     await runTask("cross-recaller", "m-cross", [{ toolCalls: [{ name: "recall_memory", arguments: { namespace: "team-a", query: "Team A" } }] }, { text: "nothing" }]);
     const recalled = JSON.parse(toolResults("m-cross", 1)[0]) as any[];

@@ -15,6 +15,18 @@ describe("resource validation", () => {
     );
   });
 
+  it("names every unknown field, at every level, before any other complaint", () => {
+    const task = { apiVersion: "core.orka.ai/v1alpha1", kind: "Task", metadata: { name: "t", lables: {} }, spec: { type: "ai", promt: "hi", ai: { modle: "m" } }, extra: 1 };
+    expect(() => parseResource(task)).toThrow('unknown field "extra": remove it or correct the spelling');
+    const { extra: _extra, ...inside } = task;
+    expect(() => parseResource(inside)).toThrow('unknown field "metadata.lables": remove it or correct the spelling');
+    // The missing prompt follows from the misspelt one, so the misspellings are what is reported.
+    expect(() => parseResource({ ...inside, metadata: { name: "t" } })).toThrow('unknown fields "spec.ai.modle", "spec.promt": remove them or correct the spelling');
+    expect(() => parseResource({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, stringData: { "any key": "v" }, immutable: true })).toThrow(
+      'unknown field "immutable": remove it or correct the spelling',
+    );
+  });
+
   it("decodes Secret data and merges stringData", () => {
     const secret = parseResource({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: Buffer.from("one").toString("base64") }, stringData: { b: "two" } });
     expect(secret.spec).toEqual({ type: "Opaque", data: { a: "one", b: "two" } });

@@ -4,7 +4,7 @@ import { createProposal, MAX_CONTENT_CHARS, proposalInputSchema, redactRequired,
 import { parseWith } from "../../resources/validate.ts";
 import { canReviewMemory } from "../../auth/principal.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { namespaceOf, principalOf, type ApiContext } from "../context.ts";
+import { namespaceField, namespaceOf, principalOf, type ApiContext } from "../context.ts";
 
 type IdParams = { id: string };
 
@@ -36,7 +36,8 @@ const memoryQuery = z.object({
   limit: limitText(100, 500),
 });
 
-const memoryBody = z.object({
+const memoryBody = z.strictObject({
+  ...namespaceField,
   content: z.string().max(MAX_CONTENT_CHARS, `content must be at most ${MAX_CONTENT_CHARS} characters`).optional(),
   tags: stringList.optional(),
   agentName: z.string().optional(),
@@ -45,6 +46,8 @@ const memoryBody = z.object({
   disabled: z.boolean().optional(),
   deleted: z.boolean().optional(),
 });
+
+const proposalBody = z.strictObject({ ...namespaceField, ...proposalInputSchema.shape });
 
 const proposalQuery = z.object({
   taskName: z.string().optional(),
@@ -56,7 +59,7 @@ const proposalQuery = z.object({
   limit: limitText(100, 500),
 });
 
-const reviewBody = z.object({ status: z.string().optional(), reviewer: z.string().max(200).optional(), reviewNote: z.string().max(4000).optional() });
+const reviewBody = z.strictObject({ ...namespaceField, status: z.string().optional(), reviewer: z.string().max(200).optional(), reviewNote: z.string().max(4000).optional() });
 
 /** Review and apply are a person's decision: admin, reviewer or `orka:memory:review`, never a worker's credential. */
 function requireReviewer(request: FastifyRequest): string {
@@ -124,8 +127,8 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post("/api/v1/memory-proposals", async (request, reply) => {
-    const body = (request.body ?? {}) as { namespace?: string };
-    return reply.code(201).send(createProposal(memory, namespaceOf(request), parseWith(proposalInputSchema, body)));
+    const { namespace: _namespace, ...proposal } = parseWith(proposalBody, request.body ?? {});
+    return reply.code(201).send(createProposal(memory, namespaceOf(request), proposal));
   });
 
   app.get<{ Params: IdParams }>("/api/v1/memory-proposals/:id", async (request) => {
@@ -149,7 +152,7 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/apply", async (request) => {
     const namespace = namespaceOf(request);
     const reviewer = requireReviewer(request);
-    const body = parseWith(z.object({ appliedBy: z.string().max(200).optional() }), request.body ?? {});
+    const body = parseWith(z.strictObject({ ...namespaceField, appliedBy: z.string().max(200).optional() }), request.body ?? {});
     return memory.applyProposal(namespace, request.params.id, body.appliedBy ?? reviewer);
   });
 

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { pluralOf, type KindName } from "../../resources/kinds.ts";
 import { API_VERSION, objectMetaSchema, type Resource } from "../../resources/meta.ts";
 import { parseSpec, parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Principal } from "../../auth/principal.ts";
-import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
+import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
 export interface KindRoutes {
@@ -19,21 +19,22 @@ export interface KindRoutes {
   reserved?: (name: string) => string | undefined;
 }
 
-const bodySchema = z.looseObject({
-  name: z.string().optional(),
-  namespace: z.string().optional(),
-  metadata: z.looseObject({}).optional(),
-  spec: z.unknown().optional(),
-});
+/** A request body: {metadata, spec} or {name, spec}, optionally the whole object as GET returned it (its status is ignored). */
+const bodySchema = (kind: KindName) =>
+  z.strictObject({
+    apiVersion: z.literal(API_VERSION).optional(),
+    kind: z.literal(kind).optional(),
+    ...namespaceField,
+    name: z.string().optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    spec: z.unknown().optional(),
+    status: z.unknown().optional(),
+  });
 
-/** Builds the stored form of a Provider/Agent/Tool/Skill from a request body: {metadata, spec} or {name, spec}. */
+/** Builds the stored form of a Provider/Agent/Tool/Skill from a request body; `name` is the URL's, on update. */
 export function objectFromBody(kind: KindName, body: unknown, namespace: string, name?: string): Resource {
-  const parsed = parseWith(bodySchema, body ?? {});
-  const metadata = parseWith(
-    objectMetaSchema,
-    { ...parsed.metadata, name: name ?? parsed.metadata?.name ?? parsed.name, namespace },
-    "metadata",
-  );
+  const parsed = parseWith(bodySchema(kind), body);
+  const metadata = parseWith(objectMetaSchema, { ...parsed.metadata, name: nameFromBody(parsed.metadata?.name ?? parsed.name, name), namespace }, "metadata");
   if (metadata.name === undefined) throw new OrkaError("invalid_argument", "name is required");
   return { apiVersion: API_VERSION, kind, metadata: metadata as Resource["metadata"], spec: parseSpec(kind, parsed.spec) };
 }
@@ -45,6 +46,15 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
   const refuseReserved = (name: string) => {
     const message = routes.reserved?.(name);
     if (message) throw new OrkaError("conflict", message);
+  };
+  /** Create and update admit an object the same way; on update the name is the URL's. */
+  const admit = (request: FastifyRequest, name?: string): Resource => {
+    const body = requiredBody(request) as { name?: unknown; metadata?: { name?: unknown } };
+    refuseReserved(String(name ?? body.metadata?.name ?? body.name ?? ""));
+    const object = objectFromBody(kind, body, namespaceOf(request), name);
+    checkReservedMetadata(object.metadata);
+    routes.check?.(object, principalOf(request), ctx);
+    return object;
   };
 
   app.get(base, async (request) => {
@@ -62,23 +72,11 @@ export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes
     return object;
   });
 
-  app.post(base, async (request, reply) => {
-    const body = request.body as { name?: unknown; metadata?: { name?: unknown } };
-    const namespace = namespaceOf(request);
-    refuseReserved(String(body?.metadata?.name ?? body?.name ?? ""));
-    const object = objectFromBody(kind, request.body, namespace);
-    checkReservedMetadata(object.metadata);
-    routes.check?.(object, principalOf(request), ctx);
-    return reply.code(201).send(await ctx.store.create(object));
-  });
+  app.post(base, async (request, reply) => reply.code(201).send(await ctx.store.create(admit(request))));
 
   app.put<{ Params: { name: string } }>(`${base}/:name`, async (request) => {
-    const namespace = namespaceOf(request);
-    refuseReserved(request.params.name);
-    const object = objectFromBody(kind, request.body, namespace, request.params.name);
-    checkReservedMetadata(object.metadata);
-    routes.check?.(object, principalOf(request), ctx);
-    const current = await ctx.store.get(kind, namespace, request.params.name);
+    const object = admit(request, request.params.name);
+    const current = await ctx.store.get(kind, object.metadata.namespace, request.params.name);
     if (!current) throw new OrkaError("not_found", `${label} not found`);
     return ctx.store.update({
       ...current,

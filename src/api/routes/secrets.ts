@@ -1,25 +1,27 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { describeSecret, secretDocumentSchema, secretSpecFromDocument, type SecretSpec } from "../../resources/secret.ts";
 import { parseWith } from "../../resources/validate.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { requireOperator } from "../auth.ts";
-import { namespaceOf, principalOf, type ApiContext } from "../context.ts";
+import { namespaceField, namespaceOf, nameFromBody, principalOf, requiredBody, type ApiContext } from "../context.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
 
-const secretBody = z.looseObject({ name: z.string().optional(), namespace: z.string().optional(), metadata: z.looseObject({}).optional() });
+/** The flat `name` and `namespace` a body may give; everything else is the Secret document, checked field by field. */
+const secretBody = z.looseObject({ ...namespaceField, name: z.string().optional(), metadata: z.record(z.string(), z.unknown()).optional() });
 
 /** Secrets are written by admin and operator tokens and read back as names, keys and types, never values. */
 export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const load = (request: { body: unknown }, namespace: string, name?: string): Resource<SecretSpec> => {
-    const body = parseWith(secretBody, request.body ?? {});
+  /** Create and update admit a Secret the same way; on update the name is the URL's. */
+  const load = (request: FastifyRequest, namespace: string, name?: string): Resource<SecretSpec> => {
+    const { name: flatName, namespace: _namespace, ...body } = parseWith(secretBody, requiredBody(request));
     const document = parseWith(secretDocumentSchema, {
       apiVersion: "v1",
       kind: "Secret",
       type: "Opaque",
       ...body,
-      metadata: { ...body.metadata, name: name ?? body.metadata?.name ?? body.name, namespace },
+      metadata: { ...body.metadata, name: nameFromBody(body.metadata?.name ?? flatName, name), namespace },
     });
     checkReservedMetadata(document.metadata);
     return { apiVersion: "v1", kind: "Secret", metadata: document.metadata as Resource["metadata"], spec: secretSpecFromDocument(document) };

@@ -8,7 +8,7 @@ import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { listResponse, namespaceOf, pageLimit, principalOf, type ApiContext, type ListQuery } from "../context.ts";
+import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
 import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
@@ -17,17 +17,31 @@ import { stampTransaction } from "../../auth/provenance.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const SPEC_FIELDS = Object.keys(taskSpecSchema.shape);
-const bodySchema = z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}).optional() });
+const anyValue = z.unknown().optional();
+/** Flat fields (spec fields, name, namespace, labels, annotations) or {metadata, spec}, or the Task as GET returned it (its status and plan are ignored). */
+const bodySchema = z.strictObject({
+  ...Object.fromEntries(SPEC_FIELDS.map((field) => [field, anyValue])),
+  apiVersion: z.literal(API_VERSION).optional(),
+  kind: z.literal("Task").optional(),
+  ...namespaceField,
+  name: anyValue,
+  labels: anyValue,
+  annotations: anyValue,
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  spec: z.record(z.string(), z.unknown()).optional(),
+  status: anyValue,
+  plan: anyValue,
+});
 
-/** A Task from a create body: flat fields (which win) or {metadata, spec} (P4.3), checked in the spec's order. */
-export function taskFromBody(body: unknown, namespace: string): Task {
-  const parsed = parseWith(bodySchema, body ?? {}) as Record<string, unknown> & { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
+/** A Task from a create or update body: flat fields (which win) or {metadata, spec} (P4.3), checked in the spec's order; `name` is the URL's, on update. */
+export function taskFromBody(body: unknown, namespace: string, name?: string): Task {
+  const parsed = parseWith(bodySchema, body) as Record<string, unknown> & { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
   const spec: Record<string, unknown> = { ...parsed.spec };
   for (const field of SPEC_FIELDS) if (parsed[field] !== undefined) spec[field] = parsed[field];
   if (typeof spec.agentRef === "string") spec.agentRef = { name: spec.agentRef };
   const metadata = {
     ...parsed.metadata,
-    name: parsed.name ?? parsed.metadata?.name,
+    name: nameFromBody(parsed.name ?? parsed.metadata?.name, name),
     namespace,
     labels: parsed.labels ?? parsed.metadata?.labels,
     annotations: parsed.annotations ?? parsed.metadata?.annotations,
@@ -70,16 +84,16 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return ctx.store.create(task);
   };
 
-  app.post("/api/v1/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(request.body, namespaceOf(request)))));
+  app.post("/api/v1/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(requiredBody(request), namespaceOf(request)))));
 
   // A new Task that continues a journalled run from one of its steps, optionally with another model.
   app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/fork", async (request, reply) => {
     const namespace = namespaceOf(request);
-    const source = await load(namespace, request.params.name);
     const body = parseWith(
-      z.object({ name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
+      z.strictObject({ ...namespaceField, name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
       request.body ?? {},
     );
+    const source = await load(namespace, request.params.name);
     if (source.spec.type !== "ai") throw new OrkaError("invalid_argument", "only ai Tasks have a journal to fork");
     const run = body.run ?? source.status?.journalRun;
     const steps = run === undefined ? 0 : ctx.journal.steps(source.metadata.uid!, run).length;
@@ -141,7 +155,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.put<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
     const namespace = namespaceOf(request);
     const current = await load(namespace, request.params.name);
-    const next = taskFromBody({ ...(request.body as object), name: request.params.name }, namespace);
+    const next = taskFromBody(requiredBody(request), namespace, request.params.name);
     if (next.spec.type !== current.spec.type) throw new OrkaError("invalid_argument", "spec.type is immutable");
     const protectedLabels = Object.fromEntries(Object.entries(current.metadata.labels ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
     const protectedAnnotations = Object.fromEntries(Object.entries(current.metadata.annotations ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
@@ -162,10 +176,10 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return reply.code(204).send();
   });
 
-  app.post<{ Params: { name: string }; Body: { reason?: string } | undefined }>("/api/v1/tasks/:name/cancel", async (request) => {
+  app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/cancel", async (request) => {
     const namespace = namespaceOf(request);
+    const { reason } = parseWith(z.strictObject({ ...namespaceField, reason: z.string().max(1024).optional() }), request.body ?? {});
     await load(namespace, request.params.name);
-    const reason = request.body?.reason;
     const phase = await ctx.controller.cancel(namespace, request.params.name, reason ? `cancelled: ${reason}` : "task cancelled");
     return { taskName: request.params.name, phase };
   });
@@ -267,7 +281,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.post<{ Params: { name: string; id: string } }>("/api/v1/tasks/:name/approvals/:id/decision", async (request) => {
     const namespace = namespaceOf(request);
     const task = await load(namespace, request.params.name);
-    const body = (request.body ?? {}) as { decision?: unknown; reason?: unknown };
+    const body = parseWith(z.strictObject({ ...namespaceField, decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
     const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
     if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
     const approval = ctx.approvals.get(namespace, request.params.id);

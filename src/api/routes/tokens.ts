@@ -7,7 +7,7 @@ import { requireAdmin } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 
 const tokenName = z.string().min(1).max(100);
-const createBody = z.object({ name: tokenName, namespace: namespaceName, role: z.enum(TOKEN_ROLES).default("user") });
+const createBody = z.strictObject({ name: tokenName, namespace: namespaceName, role: z.enum(TOKEN_ROLES).default("user") });
 
 /** Namespace-bound API tokens: the admin creates, lists and revokes them; a value is shown once, at creation. */
 export function registerTokenRoutes(app: FastifyInstance, ctx: ApiContext): void {
