@@ -127,8 +127,9 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   app.post("/api/v1/memory-proposals", async (request, reply) => {
+    const namespace = namespaceOf(request);
     const { namespace: _namespace, ...proposal } = parseWith(proposalBody, request.body ?? {});
-    return reply.code(201).send(createProposal(memory, namespaceOf(request), proposal));
+    return reply.code(201).send(createProposal(memory, namespace, proposal));
   });
 
   app.get<{ Params: IdParams }>("/api/v1/memory-proposals/:id", async (request) => {
