@@ -102,6 +102,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       grants,
       isolation: config.auth.isolation,
       signInLimit: config.auth.signInLimit,
+      trustProxy: config.auth.trustProxy,
       childTokenExchange: config.auth.childTokenExchange,
       isReady: () => ready,
       egress,

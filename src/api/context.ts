@@ -11,7 +11,7 @@ import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { CompatSettings } from "./compat/engine.ts";
-import { resolveNamespace, type SignInLimit } from "./auth.ts";
+import { resolveNamespace, type SignInLimit, type TrustProxy } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
 import type { ApiAuthenticator } from "../auth/authenticator.ts";
@@ -36,6 +36,8 @@ export interface ApiContext {
   isolation: NamespaceIsolation;
   /** Failed sign-ins allowed per client and window. */
   signInLimit: SignInLimit;
+  /** Whose `X-Forwarded-For` names the client (Fastify's trustProxy). */
+  trustProxy: TrustProxy;
   /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;

@@ -32,7 +32,7 @@ export interface ApiRoute {
 }
 
 export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024 }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: 12 * 1024 * 1024, trustProxy: ctx.trustProxy }) as unknown as FastifyInstance;
   app.setErrorHandler((error: Error, request, reply) => {
     if (error instanceof OrkaError && (error.code === "unauthenticated" || error.code === "permission_denied")) {
       request.refusal = error instanceof GrantRefused ? error.auditReason : error.message;

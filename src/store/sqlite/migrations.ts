@@ -197,4 +197,11 @@ export const migrations: string[] = [
   CREATE INDEX audit_events_last_at ON audit_events (last_at);
   CREATE INDEX audit_events_seq ON audit_events (seq);
   `,
+  // Refusals of no signed-in caller are counted apart (their own row quota), each pool numbered in insert order.
+  `
+  ALTER TABLE audit_events ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0;
+  UPDATE audit_events SET anonymous = 1 WHERE principal IS NULL;
+  DROP INDEX audit_events_seq;
+  CREATE INDEX audit_events_pool_seq ON audit_events (anonymous, seq);
+  `,
 ];
