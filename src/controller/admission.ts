@@ -36,8 +36,8 @@ export function parentTaskName(task: Task): string | undefined {
 }
 
 /**
- * Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider; then a Task
- * with a transaction is checked against its stamped grant as it would start now.
+ * Whether a Task can start now: its Agent, whether the Agent suits the Task's type, a child's coordination
+ * limits, its Provider; then a Task with a transaction is checked against its stamped grant as it would start.
  */
 export async function admit(store: ResourceStore, task: Task, grants: GrantGate): Promise<Admission> {
   const { spec, metadata } = task;
