@@ -1,6 +1,6 @@
 import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Principal } from "../auth/principal.ts";
+import { boundNamespace, canReadNamespace, type Principal } from "../auth/principal.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { parseBearer } from "../auth/authenticator.ts";
 import type { Attempt, TaskDataStore } from "../store/data-store.ts";
@@ -104,11 +104,16 @@ export function bearerToken(request: FastifyRequest): string {
   return parseBearer(request.headers.authorization);
 }
 
-/** The namespace a request acts in (P4.1): query, then body, then the token's, then default. */
+/** The namespace a caller acts in when it asks for `requested` (from the query or the body): that one, else its own, else default. */
+export function actingNamespace(principal: Principal, requested: string | undefined): string {
+  return requested || principal.namespace || principal.transaction?.context.namespace || DEFAULT_NAMESPACE;
+}
+
+/** The namespace a request acts in, refused when the caller may not read it. */
 export function resolveNamespace(principal: Principal, requested: string | undefined): string {
-  const namespace = requested || principal.namespace || principal.transaction?.context.namespace || DEFAULT_NAMESPACE;
-  if (principal.namespace && namespace !== principal.namespace) {
-    throw new OrkaError("permission_denied", `namespace "${namespace}" not allowed, restricted to "${principal.namespace}"`);
+  const namespace = actingNamespace(principal, requested);
+  if (!canReadNamespace(principal, namespace)) {
+    throw new OrkaError("permission_denied", `namespace "${namespace}" not allowed, restricted to "${boundNamespace(principal)}"`);
   }
   return namespace;
 }

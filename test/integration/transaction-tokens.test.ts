@@ -443,4 +443,11 @@ describe("transaction tokens in audit mode", () => {
       }),
     ]);
   });
+
+  it("keeps a token bound by tctx.namespace to that namespace, as every namespace-bound caller is", async () => {
+    const token = await issuer.mint(SCOPES, { tctx: { namespace: "default" } });
+    const elsewhere = await txnCall(orka, token, "GET", "/api/v1/tasks?namespace=team-b");
+    expect([elsewhere.status, elsewhere.body.error.message]).toEqual([403, 'namespace "team-b" not allowed, restricted to "default"']);
+    expect((await txnCall(orka, token, "GET", "/api/v1/tasks")).status).toBe(200);
+  });
 });
