@@ -37,7 +37,7 @@ export interface ApiContext {
   signInLimit: SignInLimit;
   /** Whose `X-Forwarded-For` names the client (Fastify's trustProxy). */
   trustProxy: TrustProxy;
-  /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
+  /** RFC 8693 exchange of a narrower transaction token for each delegated child, when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   isReady: () => boolean;
   /** What server-side calls made for non-admin users may reach. */

@@ -64,7 +64,7 @@ export class ApiAuthenticator {
   }
 }
 
-/** The token of an `Authorization: Bearer <token>` header, refused with B1's messages. */
+/** The token of an `Authorization: Bearer <token>` header; a missing or malformed header is refused, saying which. */
 export function parseBearer(header: string | undefined): string {
   if (!header) throw new OrkaError("unauthenticated", "missing authorization header");
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());

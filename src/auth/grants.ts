@@ -53,7 +53,7 @@ export function operationFailures(
   return failures;
 }
 
-/** The resolved facts of a Task about to be created, for the checks of B4. */
+/** The resolved facts of a Task about to be created or started, for the grant and reference checks. */
 export interface TaskFacts {
   name: string;
   namespace: string;
@@ -62,7 +62,7 @@ export interface TaskFacts {
   /** Primary provider first, then fallbacks. */
   models: { provider: string; providerNamespace: string; model?: string }[];
   workspace?: { repo?: string; branch?: string; ref?: string };
-  /** The effective tool set (B5), or "unrestricted" for a coding-agent runtime without a tool list. */
+  /** The effective tool set (selected and automatically added tools), or "unrestricted" for a coding-agent runtime without a tool list. */
   tools: string[] | "unrestricted";
   /** Secrets that would supply credentials: workspace credential refs and HTTP Tool auth Secrets. */
   credentialSecrets: string[];
