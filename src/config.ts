@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
@@ -9,7 +10,7 @@ import { TOKEN_ROLES } from "./auth/principal.ts";
 import { GRANT_MODES, type TransactionTokenConfig } from "./auth/transaction-token.ts";
 import type { OidcConfig } from "./auth/oidc.ts";
 import type { NamespaceIsolation } from "./auth/isolation.ts";
-import type { SignInLimit } from "./api/auth.ts";
+import type { SignInLimit, TrustProxy } from "./api/auth.ts";
 import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
@@ -53,6 +54,8 @@ export interface AuditRetention {
 export interface AuthConfig {
   isolation: NamespaceIsolation;
   signInLimit: SignInLimit;
+  /** Whose `X-Forwarded-For` names the client the limiter and the audit log count. */
+  trustProxy: TrustProxy;
   transaction?: TransactionTokenConfig;
   oidc?: OidcConfig;
   tokenReview?: TokenReviewConfig;
@@ -64,6 +67,28 @@ const csv = (text: string) => text.split(",").map((v) => v.trim()).filter(Boolea
 
 const intText = (name: string, min: number) =>
   z.coerce.number({ message: `${name} must be a number` }).int(`${name} must be an integer`).min(min, `${name} must be at least ${min}`);
+
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split("/");
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
+const trustProxyText = z.string().transform((text, ctx): TrustProxy => {
+  if (text === "true" || text === "false") return text === "true";
+  const entries = csv(text);
+  const wrong = entries.find((entry) => !isProxyAddress(entry));
+  if (entries.length > 0 && wrong === undefined) return entries;
+  ctx.addIssue({
+    code: "custom",
+    message: `"${wrong ?? text}" is not a proxy address: use true (every proxy), or the proxies' addresses and CIDR ranges such as 10.0.0.0/8,127.0.0.1`,
+  });
+  return z.NEVER;
+});
 
 const durationText = (name: string, example: string) =>
   z.string().refine((text) => isDuration(text) && parseDuration(text) > 0, { message: `${name} must be a positive duration such as ${example}` });
@@ -114,6 +139,7 @@ const envSchema = z.object({
   ORKA_AUTH_FAILURE_WINDOW: durationText("ORKA_AUTH_FAILURE_WINDOW", "1m").default("1m"),
   ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
   ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
+  ORKA_TRUST_PROXY: trustProxyText.default(false),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -122,6 +148,7 @@ function authConfig(env: Env): AuthConfig {
   const auth: AuthConfig = {
     isolation: { enforce: env.ORKA_ENFORCE_NAMESPACE_ISOLATION === "true", watchNamespace: env.ORKA_WATCH_NAMESPACE },
     signInLimit: { maxFailures: env.ORKA_AUTH_FAILURE_LIMIT, windowMs: parseDuration(env.ORKA_AUTH_FAILURE_WINDOW) },
+    trustProxy: env.ORKA_TRUST_PROXY,
   };
   if (env.ORKA_TXN_TOKEN_ISSUER || env.ORKA_TXN_TOKEN_AUDIENCE) {
     if (!env.ORKA_TXN_TOKEN_ISSUER || !env.ORKA_TXN_TOKEN_AUDIENCE) {

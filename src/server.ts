@@ -109,6 +109,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       grants,
       isolation: config.auth.isolation,
       signInLimit: config.auth.signInLimit,
+      trustProxy: config.auth.trustProxy,
       childTokenExchange: config.auth.childTokenExchange,
       readiness: () => (ready ? storeWriteProblem(db) : "controller is starting"),
       egress,

@@ -1,11 +1,11 @@
-import rateLimit from "@fastify/rate-limit";
+import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Principal } from "../auth/principal.ts";
+import { boundNamespace, canReadNamespace, type Principal } from "../auth/principal.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { parseBearer } from "../auth/authenticator.ts";
 import type { Attempt, TaskDataStore } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
-import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
+import { DEFAULT_NAMESPACE, namespaceName } from "../resources/meta.ts";
 import { redact } from "../policy/redact.ts";
 import { isPublicRoute } from "./actions.ts";
 import { requestedNamespace, type ApiContext } from "./context.ts";
@@ -17,8 +17,16 @@ export interface SignInLimit {
   windowMs: number;
 }
 
+/** Fastify's trustProxy: no proxy, every proxy, or the proxies at these addresses and CIDR ranges. */
+export type TrustProxy = boolean | string[];
+
 /** How a surface answers an error: the API's shape, or a compatible protocol's. */
 export type ErrorReply = (reply: FastifyReply, status: number, message: string) => FastifyReply;
+
+/** A client as the sign-in limiter counts it and the audit log files it: its address, an IPv6 one by its /64 network. */
+function clientOf(request: FastifyRequest): string {
+  return normalizeIP(request.ip);
+}
 
 /**
  * Authenticates every /api/v1, /openai/v1 and /anthropic/v1 request, bounds failed sign-ins per client,
@@ -28,8 +36,8 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, pr
   // Counted only on failure (the plugin's manual limiter), so a client's valid requests are never throttled.
   app.register(rateLimit, { global: false });
   let failureCounter: ReturnType<FastifyInstance["createRateLimit"]> | undefined;
-  const countFailure = (request: FastifyRequest) =>
-    (failureCounter ??= app.createRateLimit({ max: ctx.signInLimit.maxFailures, timeWindow: ctx.signInLimit.windowMs }))(request);
+  const failures = (request: FastifyRequest, increment: boolean) =>
+    (failureCounter ??= app.createRateLimit({ max: ctx.signInLimit.maxFailures, timeWindow: ctx.signInLimit.windowMs, keyGenerator: clientOf }))(request, { increment });
 
   app.addHook("onRequest", async (request, reply) => {
     if (!isPublicRoute(request.url)) return;
@@ -39,14 +47,19 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, pr
       txnToken: header("txn-token"),
       apiKey: request.url.startsWith("/anthropic/") ? header("x-api-key") : undefined,
     };
+    // A client already past its limit does not get another server (a JWKS, Kubernetes) asked about yet another token.
+    const mayCallRemote = async () => {
+      const limit = await failures(request, false);
+      return limit.isAllowed || !limit.isExceeded;
+    };
     // The compatible endpoints authenticate like the API, but answer in their own protocol's error shape.
     const compat = protocolErrorReply(request.url);
     try {
-      request.principal = await ctx.authenticator.authenticate(credentials);
+      request.principal = await ctx.authenticator.authenticate(credentials, mayCallRemote);
     } catch (err) {
       const status = err instanceof OrkaError ? err.httpStatus : 401;
       if (status === 401) {
-        const limit = await countFailure(request);
+        const limit = await failures(request, true);
         if (!limit.isAllowed && limit.isExceeded) {
           request.refusal = "too many failed sign-ins";
           reply.header("retry-after", String(limit.ttlInSeconds));
@@ -61,7 +74,6 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, pr
 
   app.addHook("onResponse", async (request, reply) => {
     if (reply.statusCode !== 401 && reply.statusCode !== 403 && reply.statusCode !== 429) return;
-    const namespace = request.principal ? requestedNamespace(request) : (request.query as { namespace?: string } | undefined)?.namespace;
     ctx.audit.record({
       method: request.method,
       path: request.url.split("?")[0],
@@ -69,22 +81,39 @@ export function registerAuthentication(app: FastifyInstance, ctx: ApiContext, pr
       route: request.routeOptions.url ?? "(no route)",
       status: reply.statusCode,
       principal: request.principal?.name,
-      client: request.ip,
-      namespace,
+      client: clientOf(request),
+      namespace: refusedNamespace(request),
       reason: redact(request.refusal ?? (reply.statusCode === 401 ? "unauthenticated" : "forbidden")),
     });
   });
+}
+
+/** The namespace a refusal is filed under: the one asked for (or the caller's) when it is a valid name, else none. */
+function refusedNamespace(request: FastifyRequest): string | undefined {
+  let namespace: string | undefined;
+  try {
+    namespace = requestedNamespace(request);
+  } catch {
+    // A body naming two different namespaces names none; the refusal is kept all the same.
+    return undefined;
+  }
+  return namespaceName.safeParse(namespace).success ? namespace : undefined;
 }
 
 export function bearerToken(request: FastifyRequest): string {
   return parseBearer(request.headers.authorization);
 }
 
-/** The namespace a request acts in (P4.1): query, then body, then the token's, then default. */
+/** The namespace a caller acts in when it asks for `requested` (from the query or the body): that one, else its own, else default. */
+export function actingNamespace(principal: Principal, requested: string | undefined): string {
+  return requested || principal.namespace || principal.transaction?.context.namespace || DEFAULT_NAMESPACE;
+}
+
+/** The namespace a request acts in, refused when the caller may not read it. */
 export function resolveNamespace(principal: Principal, requested: string | undefined): string {
-  const namespace = requested || principal.namespace || principal.transaction?.context.namespace || DEFAULT_NAMESPACE;
-  if (principal.namespace && namespace !== principal.namespace) {
-    throw new OrkaError("permission_denied", `namespace "${namespace}" not allowed, restricted to "${principal.namespace}"`);
+  const namespace = actingNamespace(principal, requested);
+  if (!canReadNamespace(principal, namespace)) {
+    throw new OrkaError("permission_denied", `namespace "${namespace}" not allowed, restricted to "${boundNamespace(principal)}"`);
   }
   return namespace;
 }

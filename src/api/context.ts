@@ -9,12 +9,11 @@ import type { AuditStore } from "../store/audit-store.ts";
 import type { JournalStore } from "../store/journal-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
-import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { TaskSecrets } from "../policy/redact.ts";
 import type { CompatSettings } from "./compat/engine.ts";
 import type { ProviderSettings } from "../controller/resolve.ts";
-import { resolveNamespace, type SignInLimit } from "./auth.ts";
+import { actingNamespace, resolveNamespace, type SignInLimit, type TrustProxy } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { TokenAuthenticator } from "../auth/static-tokens.ts";
 import type { ApiAuthenticator } from "../auth/authenticator.ts";
@@ -39,7 +38,9 @@ export interface ApiContext {
   isolation: NamespaceIsolation;
   /** Failed sign-ins allowed per client and window. */
   signInLimit: SignInLimit;
-  /** RFC 8693 exchange of a narrower transaction token for each delegated child (B8), when configured. */
+  /** Whose `X-Forwarded-For` names the client (Fastify's trustProxy). */
+  trustProxy: TrustProxy;
+  /** RFC 8693 exchange of a narrower transaction token for each delegated child, when configured. */
   childTokenExchange?: ChildTokenExchangeConfig;
   /** Why the server cannot serve yet (starting, a store that cannot be written), or undefined when it is ready. */
   readiness: () => string | undefined;
@@ -73,8 +74,7 @@ export function namespaceOf(request: FastifyRequest): string {
 
 /** The namespace a request asks for, as its handler will resolve it, without refusing anything. */
 export function requestedNamespace(request: FastifyRequest): string | undefined {
-  const principal = request.principal;
-  return askedNamespace(request) || principal?.namespace || principal?.transaction?.context.namespace || (principal ? DEFAULT_NAMESPACE : undefined);
+  return request.principal ? actingNamespace(request.principal, askedNamespace(request)) : askedNamespace(request);
 }
 
 /** ?namespace=, else the body's `namespace` or `metadata.namespace` (which must agree). */

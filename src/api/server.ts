@@ -41,6 +41,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 12 * 1024 * 1024,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    trustProxy: ctx.trustProxy,
     // A URL the router refuses (too long a segment, bad encoding) is answered like any other error.
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   }) as unknown as FastifyInstance;

@@ -21,7 +21,12 @@ export interface AuthenticatorOptions {
   tokenReview?: TokenReviewAuthenticator;
 }
 
-/** B1: transaction token, then OIDC, then the embedded static tokens, then Kubernetes TokenReview. */
+/**
+ * Transaction token, then OIDC, then the embedded static tokens, then Kubernetes TokenReview. Verifying a
+ * transaction or OIDC token (which may fetch a JWKS) and asking TokenReview may reach another server, so each
+ * first asks `mayCallRemote`; when it says no the sign-in is refused, while a static token, checked locally,
+ * still gets in.
+ */
 export class ApiAuthenticator {
   private readonly options: AuthenticatorOptions;
 
@@ -33,29 +38,33 @@ export class ApiAuthenticator {
     return this.options.transaction;
   }
 
-  async authenticate(credentials: PresentedCredentials): Promise<Principal> {
+  async authenticate(credentials: PresentedCredentials, mayCallRemote: () => Promise<boolean>): Promise<Principal> {
     const { transaction, oidc, tokens, tokenReview } = this.options;
+    const remoteCheck = async <T>(check: () => Promise<T>): Promise<T> => {
+      if (!(await mayCallRemote())) throw new OrkaError("unauthenticated", "too many failed sign-ins");
+      return check();
+    };
     if (credentials.txnToken !== undefined) {
       if (!transaction) throw new OrkaError("unauthenticated", "transaction tokens are not enabled on this server");
       const token = credentials.txnToken.trim();
       if (!looksLikeJwt(token)) throw new OrkaError("unauthenticated", "invalid context token header format");
-      return transactionPrincipal(await verifyTransactionToken(token, transaction));
+      return remoteCheck(async () => transactionPrincipal(await verifyTransactionToken(token, transaction)));
     }
     const token = credentials.apiKey ?? parseBearer(credentials.authorization);
     if (looksLikeJwt(token) && unverifiedType(token)?.toLowerCase() === TXN_TOKEN_TYPE) {
       if (!transaction?.bearerAllowed) {
         throw new OrkaError("unauthenticated", "transaction tokens must be sent via the Txn-Token header unless Authorization: Bearer is explicitly enabled");
       }
-      return transactionPrincipal(await verifyTransactionToken(token, transaction));
+      return remoteCheck(async () => transactionPrincipal(await verifyTransactionToken(token, transaction)));
     }
-    if (oidc && looksLikeJwt(token)) return oidc.authenticate(token);
-    const principal = tokens.find(token) ?? (await tokenReview?.find(token));
+    if (oidc && looksLikeJwt(token)) return remoteCheck(() => oidc.authenticate(token));
+    const principal = tokens.find(token) ?? (tokenReview ? await remoteCheck(() => tokenReview.find(token)) : undefined);
     if (!principal) throw new OrkaError("unauthenticated", "invalid token");
     return principal;
   }
 }
 
-/** The token of an `Authorization: Bearer <token>` header, refused with B1's messages. */
+/** The token of an `Authorization: Bearer <token>` header; a missing or malformed header is refused, saying which. */
 export function parseBearer(header: string | undefined): string {
   if (!header) throw new OrkaError("unauthenticated", "missing authorization header");
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());

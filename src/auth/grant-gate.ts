@@ -13,7 +13,7 @@ export interface GrantSite {
 }
 
 /**
- * Applies the configured mode (B3) to transaction-token grant checks: off does nothing, audit records
+ * Applies the configured mode to transaction-token grant checks: off does nothing, audit records
  * and lets the call through, enforce refuses with 403. Only Tasks and callers with a transaction are checked.
  */
 export class GrantGate {
@@ -33,18 +33,18 @@ export class GrantGate {
     this.apply(action, () => operationFailures(claims, scope, namespace, this.overrides), site);
   }
 
-  /** B4: a Task about to be created (by the API, a chat tool or delegation) against the creator's transaction. */
+  /** A Task about to be created (by the API, a chat tool or delegation) against the creator's transaction. */
   task(claims: TransactionClaims, action: string, facts: TaskFacts, site: GrantSite, message?: (failures: GrantFailure[]) => string): void {
     this.apply(action, () => taskGrantFailures(claims, facts, this.overrides), site, message);
   }
 
   /**
-   * A Task's own stamped grant, checked again when an attempt starts: refused here, it is refused for the
-   * Task's owner to read in its status (with what is no longer covered) and kept in the audit log.
-   * Audit mode already recorded the Task's failures at creation; it does not repeat them for every attempt.
+   * A Task's own stamped grant, checked again when an attempt starts, since its Agent, Tools or Providers may
+   * have changed since creation. Enforce mode refuses it, for the Task's owner to read in its status (with what
+   * is no longer covered) and in the audit log; audit mode records it and lets the attempt start (the log's
+   * coalescing keeps a retried Task's repeats to one row a minute).
    */
   attemptStart(claims: TransactionClaims, facts: TaskFacts, site: GrantSite): void {
-    if (this.mode !== "enforce") return;
     try {
       this.task(claims, "startTask", facts, site, (failures) => `context token is not authorized for startTask: ${failures.map((f) => f.detail).join("; ")}`);
     } catch (err) {
@@ -53,12 +53,12 @@ export class GrantGate {
     }
   }
 
-  /** B7: one tool call of a Task with a stamped transaction. */
+  /** One tool call of a Task with a stamped transaction. */
   toolCall(claims: TransactionClaims, tool: string, site: GrantSite): void {
     this.apply("useTool", () => toolCallFailures(claims, tool), site, (failures) => failures[0].detail);
   }
 
-  /** B7: a credential about to be used for a Task with a stamped transaction. */
+  /** A credential about to be used for a Task with a stamped transaction. */
   credentials(claims: TransactionClaims, action: string, namespace: string, secrets: string[], site: GrantSite): void {
     this.apply(action, () => credentialFailures(claims, namespace, secrets, this.overrides), site);
   }

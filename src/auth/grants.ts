@@ -1,4 +1,5 @@
 import { OrkaError } from "../util/errors.ts";
+import type { NamespaceReference } from "./isolation.ts";
 import { contextList, type TransactionClaims } from "./transaction-token.ts";
 
 /** Why a transaction token was refused; these go to the audit log, never to the caller. */
@@ -52,7 +53,7 @@ export function operationFailures(
   return failures;
 }
 
-/** The resolved facts of a Task about to be created, for the checks of B4. */
+/** The resolved facts of a Task about to be created or started, for the grant and reference checks. */
 export interface TaskFacts {
   name: string;
   namespace: string;
@@ -61,12 +62,12 @@ export interface TaskFacts {
   /** Primary provider first, then fallbacks. */
   models: { provider: string; providerNamespace: string; model?: string }[];
   workspace?: { repo?: string; branch?: string; ref?: string };
-  /** The effective tool set (B5), or "unrestricted" for a coding-agent runtime without a tool list. */
+  /** The effective tool set (selected and automatically added tools), or "unrestricted" for a coding-agent runtime without a tool list. */
   tools: string[] | "unrestricted";
   /** Secrets that would supply credentials: workspace credential refs and HTTP Tool auth Secrets. */
   credentialSecrets: string[];
-  /** Namespaces of every dependency (Agent, Providers). */
-  dependencyNamespaces: string[];
+  /** Every dependency (Agent, Provider) as resolved, with the field that leads to it. */
+  dependencies: NamespaceReference[];
   isChild: boolean;
 }
 
@@ -85,7 +86,7 @@ export function taskGrantFailures(claims: TransactionClaims, facts: TaskFacts, o
 
   const bound = context.namespace;
   if (bound !== undefined) {
-    for (const namespace of [facts.namespace, ...facts.dependencyNamespaces]) {
+    for (const namespace of [facts.namespace, ...facts.dependencies.map((d) => d.namespace)]) {
       if (namespace !== bound) fail("namespace_mismatch", `namespace "${namespace}" is outside the token's namespace "${bound}"`);
     }
   }

@@ -27,11 +27,15 @@ export function canReviewMemory(principal: Principal): boolean {
 }
 
 /**
- * Whether a caller may read objects in a namespace: an admin anywhere, a caller bound to a namespace (its
- * token's, OIDC's, its ServiceAccount's or its transaction's `tctx.namespace`) only there.
+ * The one namespace a caller is bound to: its token's, OIDC's, its ServiceAccount's or its transaction's
+ * `tctx.namespace`. An admin and a transaction without `tctx.namespace` are bound to none.
  */
+export function boundNamespace(principal: Principal): string | undefined {
+  return principal.admin ? undefined : (principal.namespace ?? principal.transaction?.context.namespace);
+}
+
+/** Whether a caller may read and act in a namespace (and so refer to its objects): a bound caller only in its own. */
 export function canReadNamespace(principal: Principal, namespace: string): boolean {
-  if (principal.admin) return true;
-  const bound = principal.namespace ?? principal.transaction?.context.namespace;
+  const bound = boundNamespace(principal);
   return bound === undefined || bound === namespace;
 }

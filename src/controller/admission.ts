@@ -50,8 +50,8 @@ export interface AdmissionChecks {
 }
 
 /**
- * Whether a Task may start now: its Agent, compatibility, a child's coordination limits and its
- * Provider; then a Task with a transaction is checked against its stamped grant as it would start now.
+ * Whether a Task can start now: its Agent, whether the Agent suits the Task's type, a child's coordination
+ * limits, its Provider; then a Task with a transaction is checked against its stamped grant as it would start.
  */
 export async function admit(store: ResourceStore, task: Task, { grants, providers }: AdmissionChecks): Promise<Admission> {
   const { spec, metadata } = task;

@@ -26,7 +26,7 @@ export function taskToolset(task: Task, agent: Agent | undefined, customTools: R
   });
 }
 
-/** B5 step 7: a coding-agent runtime adds its own tools (and Bash); without a list it is unrestricted. */
+/** A coding-agent runtime adds its own tools (and Bash); without a list it is unrestricted. */
 function runtimeTools(task: Task, agent: Agent | undefined): string[] | "unrestricted" {
   const runtime = agent?.spec.runtime;
   const allowed = task.spec.agentRuntime?.allowedTools ?? runtime?.defaultAllowedTools;
@@ -41,7 +41,7 @@ export interface ToolSources {
   customTools: Awaited<ReturnType<typeof enabledCustomTools>>;
 }
 
-/** Everything the grant checks of B4 need to know about a Task, resolved from the store (or from sources already read). */
+/** Everything a Task's grant and reference checks need to know about it, resolved from the store (or from sources already read). */
 export async function resolveTaskFacts(store: ResourceStore, task: Task, sources?: ToolSources): Promise<TaskFacts> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
@@ -56,13 +56,14 @@ export async function resolveTaskFacts(store: ResourceStore, task: Task, sources
   }
 
   const models: TaskFacts["models"] = [];
-  const dependencyNamespaces: string[] = spec.agentRef ? [agentNamespace] : [];
+  const dependencies: TaskFacts["dependencies"] = spec.agentRef ? [{ field: "agentRef", namespace: agentNamespace }] : [];
   const providerRef = spec.ai?.providerRef ?? agent?.spec.providerRef;
   if (spec.type === "ai" && providerRef) {
     const providerNamespace = providerRef.namespace ?? namespace;
     const provider = await store.get<ProviderSpec, ProviderStatus>("Provider", providerNamespace, providerRef.name);
     models.push({ provider: providerRef.name, providerNamespace, model: spec.ai?.model ?? agent?.spec.model?.name ?? provider?.spec.defaultModel });
-    dependencyNamespaces.push(providerNamespace);
+    const field = spec.ai?.providerRef ? "ai.providerRef" : `the providerRef of agent "${spec.agentRef?.name}"`;
+    dependencies.push({ field, namespace: providerNamespace });
     for (const fallback of agent?.spec.model?.fallbacks ?? []) models.push({ provider: fallback.providerRef, providerNamespace: namespace, model: fallback.model });
   }
 
@@ -84,7 +85,7 @@ export async function resolveTaskFacts(store: ResourceStore, task: Task, sources
     workspace: workspace ? { repo: workspace.gitRepo, branch: workspace.branch, ref: workspace.ref } : undefined,
     tools,
     credentialSecrets: [...new Set(credentialSecrets)],
-    dependencyNamespaces,
+    dependencies,
     isChild: parentTaskName(task) !== undefined,
   };
 }

@@ -14,7 +14,7 @@ export interface AuditEvent {
   count: number;
   namespace?: string;
   principal?: string;
-  /** The caller's address. */
+  /** The caller's address, as the sign-in limiter counts it (an IPv6 address by its /64 network). */
   client?: string;
   /** Of the latest refusal. */
   method: string;
@@ -25,7 +25,7 @@ export interface AuditEvent {
 }
 
 export interface AuditRecord extends Omit<AuditEvent, "id" | "at" | "lastAt" | "count"> {
-  /** The route pattern (`/api/v1/tasks/:name`); refusals on one route coalesce whatever the concrete path. */
+  /** The route pattern (`/api/v1/tasks/:name`); refusals of no signed-in caller on one route coalesce whatever the concrete path. */
   route?: string;
 }
 

@@ -23,7 +23,7 @@ const facts = (extra: Partial<TaskFacts> = {}): TaskFacts => ({
   models: [{ provider: "openai", providerNamespace: "team", model: "gpt-5" }, { provider: "backup", providerNamespace: "team", model: "small" }],
   tools: ["web_search", "recall_memory"],
   credentialSecrets: [],
-  dependencyNamespaces: ["team"],
+  dependencies: [{ field: "agentRef", namespace: "team" }],
   isChild: false,
   ...extra,
 });

@@ -66,6 +66,50 @@ describe("cross-namespace references by default", () => {
     expect(JSON.stringify(peer.requests.map((r) => r.body))).not.toContain("team-b private instructions");
   });
 
+  it("checks references as they resolve: a team-a Agent an admin pointed at team-b's Provider, on create, PUT and fork", async () => {
+    const bridge = { metadata: { name: "a-bridge", namespace: "team-a" }, spec: { providerRef: { name: "b-provider", namespace: "team-b" }, model: { name: "m-bridge" } } };
+    expect((await orka.api("POST", "/api/v1/agents", bridge)).status).toBe(201);
+    const refused = 'the providerRef of agent "a-bridge" refers to namespace "team-b", which this caller cannot read: refer to an object in namespace "team-a"';
+    const keyRequests = () => peer.requests.filter((r) => JSON.stringify(r.headers).includes(TEAM_B_KEY)).length;
+
+    const viaBridge = await orka.api("POST", "/api/v1/tasks", { name: "via-bridge", namespace: "team-a", type: "ai", prompt: "hi", agentRef: "a-bridge" }, teamA);
+    expect([viaBridge.status, viaBridge.body.error?.message]).toEqual([403, refused]);
+    expect((await orka.api("GET", "/api/v1/tasks/via-bridge?namespace=team-a")).status).toBe(404);
+
+    // A Task of the user's own, then pointed at the bridge by a PUT that names no other namespace.
+    const own = { name: "own-task", namespace: "team-a", type: "ai", prompt: "hi", agentRef: "a-own-missing" };
+    expect((await orka.api("POST", "/api/v1/tasks", own, teamA)).status).toBe(201);
+    const current = (await orka.api("GET", "/api/v1/tasks/own-task?namespace=team-a", undefined, teamA)).body;
+    const put = await orka.api("PUT", "/api/v1/tasks/own-task", { namespace: "team-a", metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { ...current.spec, requestedBy: undefined, agentRef: { name: "a-bridge" } } }, teamA);
+    expect([put.status, put.body.error?.message]).toEqual([403, refused]);
+    expect((await orka.api("GET", "/api/v1/tasks/own-task?namespace=team-a")).body.spec.agentRef).toEqual({ name: "a-own-missing" });
+
+    // The admin may run the bridge; a fork copies its spec, so the team-a user may not fork it.
+    peer.script("m-bridge", [{ text: "bridged answer" }]);
+    expect((await orka.api("POST", "/api/v1/tasks", { name: "bridged", namespace: "team-a", type: "ai", prompt: "hi", agentRef: "a-bridge" })).status).toBe(201);
+    expect((await orka.waitFor("bridged", ["Succeeded", "Failed"], 30_000, "team-a")).status.phase).toBe("Succeeded");
+    const sentBefore = keyRequests();
+    const fork = await orka.api("POST", "/api/v1/tasks/bridged/fork?namespace=team-a", { at: 1, name: "bridged-fork" }, teamA);
+    expect([fork.status, fork.body.error?.message]).toEqual([403, refused]);
+    expect((await orka.api("GET", "/api/v1/tasks/bridged-fork?namespace=team-a")).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(keyRequests()).toBe(sentBefore);
+  });
+
+  it("refuses a flat Agent body (name beside spec) and an Agent PUT that refer into team-b", async () => {
+    const flat = await orka.api("POST", "/api/v1/agents", { name: "a-flat", namespace: "team-a", spec: { providerRef: { name: "b-provider", namespace: "team-b" } } }, teamA);
+    expect([flat.status, flat.body.error?.message]).toEqual([
+      403,
+      'spec.providerRef refers to namespace "team-b", which this caller cannot read: refer to an object in namespace "team-a"',
+    ]);
+    expect((await orka.api("GET", "/api/v1/agents/a-flat?namespace=team-a")).status).toBe(404);
+    const mine = { name: "a-mine", namespace: "team-a", spec: { providerRef: { name: "a-provider" } } };
+    expect((await orka.api("POST", "/api/v1/agents", mine, teamA)).status).toBe(201);
+    const put = await orka.api("PUT", "/api/v1/agents/a-mine", { ...mine, spec: { providerRef: { name: "b-provider", namespace: "team-b" } } }, teamA);
+    expect(put.status).toBe(403);
+    expect((await orka.api("GET", "/api/v1/agents/a-mine?namespace=team-a")).body.spec.providerRef).toEqual({ name: "a-provider" });
+  });
+
   it("still lets a caller refer to its own namespace, and an admin (who reads every namespace) refer across", async () => {
     const own = await orka.api("POST", "/api/v1/agents", { metadata: { name: "a-own", namespace: "team-a" }, spec: { providerRef: { name: "peer", namespace: "team-a" } } }, teamA);
     expect(own.status).toBe(201);

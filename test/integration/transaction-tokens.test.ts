@@ -378,11 +378,12 @@ stringData: {key: lookup-secret-value}
 describe("transaction tokens in audit mode", () => {
   let issuer: TokenIssuer;
   let orka: OrkaUnderTest;
+  let peer: LlmPeer;
   let stop: () => Promise<void>;
 
   beforeAll(async () => {
     issuer = await startTokenIssuer();
-    ({ orka, stop } = await startOrkaWithPeer(AGENTS, { ORKA_TXN_TOKEN_ISSUER: issuer.url, ORKA_TXN_TOKEN_AUDIENCE: issuer.audience, ORKA_TXN_TOKEN_MODE: "audit" }));
+    ({ orka, peer, stop } = await startOrkaWithPeer(AGENTS, { ORKA_TXN_TOKEN_ISSUER: issuer.url, ORKA_TXN_TOKEN_AUDIENCE: issuer.audience, ORKA_TXN_TOKEN_MODE: "audit" }));
   });
   afterAll(async () => {
     await stop();
@@ -396,12 +397,57 @@ describe("transaction tokens in audit mode", () => {
     const coordinator = await txnCall(orka, token, "POST", "/api/v1/tasks", { name: "audited-boss", type: "ai", agentRef: "boss", prompt: "x" });
     expect(coordinator.status).toBe(201);
     const audit = (await orka.api("GET", "/api/v1/audit?limit=10")).body.items as any[];
-    const allowed = audit.filter((e) => e.outcome === "allowed-in-audit-mode");
+    // Creation's records; each Task's start, rechecked, may add its own (tested below).
+    const allowed = audit.filter((e) => e.outcome === "allowed-in-audit-mode" && e.path === "/api/v1/tasks");
     expect(allowed).toHaveLength(2);
     expect(allowed.map((e) => e.reason).join("\n")).toContain('tool "delegate_task" is not allowed by token context');
     expect(allowed[0]).toMatchObject({ status: 200, path: "/api/v1/tasks", principal: "alice@example.com" });
     expect(orka.output()).toContain("transaction grant failure allowed in audit mode");
     const bad = await issuer.mint(SCOPES, { alg: "none" });
     expect((await txnCall(orka, bad, "GET", "/api/v1/tasks")).status).toBe(401);
+  });
+
+  it("rechecks the grant when an attempt starts and records what an Agent gained since creation, letting the Task run", async () => {
+    const agent = { metadata: { name: "audit-searcher" }, spec: { providerRef: { name: "peer" }, model: { name: "m-audit-searcher" }, tools: [{ name: "web_search" }] } };
+    expect((await orka.api("POST", "/api/v1/agents", agent)).status).toBe(201);
+    // A Task holding the session keeps the granted Task Pending while its Agent changes.
+    peer.setDelay(3000, "m-audit-holder");
+    peer.script("m-audit-holder", [{ text: "held" }]);
+    const holder = { name: "audit-holder", type: "ai", prompt: "hold", ai: { providerRef: { name: "peer" }, model: "m-audit-holder" }, sessionRef: { name: "audit-held", create: true } };
+    expect((await orka.api("POST", "/api/v1/tasks", holder)).status).toBe(201);
+    await orka.waitFor("audit-holder", ["Running"]);
+
+    // The peer counts turns over the whole conversation, and the session already holds the holder's turn.
+    peer.script("m-audit-searcher", [{ text: "searched" }, { text: "searched" }]);
+    const token = await issuer.mint(SCOPES, { tctx: { namespace: "default", allowedTools: ["web_search", ...MEMORY_TOOLS] } });
+    const task = { name: "audit-recheck", type: "ai", agentRef: "audit-searcher", prompt: "search", sessionRef: { name: "audit-held" } };
+    expect((await txnCall(orka, token, "POST", "/api/v1/tasks", task)).status).toBe(201);
+    const current = (await orka.api("GET", "/api/v1/agents/audit-searcher")).body;
+    const widened = await orka.api("PUT", "/api/v1/agents/audit-searcher", {
+      metadata: { name: "audit-searcher", resourceVersion: current.metadata.resourceVersion },
+      spec: { ...current.spec, tools: [{ name: "web_search" }, { name: "code_exec" }] },
+    });
+    expect(widened.status).toBe(200);
+    expect((await orka.api("GET", "/api/v1/tasks/audit-recheck")).body.status.phase).toBe("Pending");
+
+    const done = await orka.waitFor("audit-recheck", ["Succeeded", "Failed", "Cancelled"], 30_000);
+    peer.setDelay(0, "m-audit-holder");
+    expect(done.status.phase).toBe("Succeeded");
+    const audit = (await orka.api("GET", "/api/v1/audit?limit=50")).body.items as any[];
+    expect(audit.filter((e) => e.path === "tasks/audit-recheck")).toEqual([
+      expect.objectContaining({
+        status: 200,
+        outcome: "allowed-in-audit-mode",
+        principal: "alice@example.com",
+        reason: expect.stringMatching(/^startTask: tool_not_allowed: tool "code_exec" is not allowed by token context/),
+      }),
+    ]);
+  });
+
+  it("keeps a token bound by tctx.namespace to that namespace, as every namespace-bound caller is", async () => {
+    const token = await issuer.mint(SCOPES, { tctx: { namespace: "default" } });
+    const elsewhere = await txnCall(orka, token, "GET", "/api/v1/tasks?namespace=team-b");
+    expect([elsewhere.status, elsewhere.body.error.message]).toEqual([403, 'namespace "team-b" not allowed, restricted to "default"']);
+    expect((await txnCall(orka, token, "GET", "/api/v1/tasks")).status).toBe(200);
   });
 });

@@ -14,6 +14,7 @@ import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
+import { checkReferences } from "../../auth/isolation.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const SPEC_FIELDS = Object.keys(taskSpecSchema.shape);
@@ -71,14 +72,25 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   };
   const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
 
-  /** Every way a person creates a Task ends here: provenance stamped, the grant checked (B4), then stored. */
+  /** The Task's references as they resolve now (its Agent's Provider included), which the caller must be allowed to make. */
+  const checkResolvedReferences = async (request: FastifyRequest, task: Task) => {
+    const facts = await resolveTaskFacts(ctx.store, task);
+    checkReferences(ctx.isolation, principalOf(request), task.metadata.namespace, facts.dependencies);
+    return facts;
+  };
+
+  /**
+   * Every way a person creates a Task (a create body or a fork of another Task) ends here: its references checked
+   * as resolved, provenance stamped, the transaction's grant checked, then stored.
+   */
   const createAs = async (request: FastifyRequest, task: Task) => {
     const principal = principalOf(request);
+    const facts = await checkResolvedReferences(request, task);
     // Provenance is stamped by the server (clients may not set it); children inherit it.
     task.spec.requestedBy = principal.requestedBy;
     if (principal.transaction) {
       const site = { method: request.method, path: request.url.split("?")[0], principal: principal.name, namespace: task.metadata.namespace };
-      ctx.grants.task(principal.transaction, "createTask", await resolveTaskFacts(ctx.store, task), site);
+      ctx.grants.task(principal.transaction, "createTask", facts, site);
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
     return ctx.store.create(task);
@@ -157,6 +169,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const current = await load(namespace, request.params.name);
     const next = taskFromBody(requiredBody(request), namespace, request.params.name);
     if (next.spec.type !== current.spec.type) throw new OrkaError("invalid_argument", "spec.type is immutable");
+    await checkResolvedReferences(request, next);
     const protectedLabels = Object.fromEntries(Object.entries(current.metadata.labels ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
     const protectedAnnotations = Object.fromEntries(Object.entries(current.metadata.annotations ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
     return ctx.store.update({

@@ -5,7 +5,7 @@ import type { Db } from "./db.ts";
 export interface AuditLimits {
   /** Rows whose latest refusal is older than this are deleted. */
   maxAgeMs: number;
-  /** At most this many rows are kept, the newest. */
+  /** At most this many rows of refusals without a signed-in caller are kept, the newest, and as many of all others. */
   maxRows: number;
   /** Repeats within one window of this length coalesce into one row. */
   coalesceWindowMs?: number;
@@ -23,15 +23,21 @@ export class SqliteAuditStore implements AuditStore {
 
   constructor(db: Db, limits: AuditLimits) {
     this.limits = { coalesceWindowMs: DEFAULT_COALESCE_WINDOW_MS, ...limits };
+    // Each pool (anonymous or not) numbers its rows in insert order; a repeat keeps its row's number, so the newest
+    // `maxRows` of a pool are exactly those numbered above its highest number minus `maxRows`.
     this.upsert = db.prepare(`
-      INSERT INTO audit_events (at, last_at, namespace, principal, client, method, path, status, reason, outcome, coalesce_key, seq)
-      VALUES (@at, @at, @namespace, @principal, @client, @method, @path, @status, @reason, @outcome, @key, (SELECT COALESCE(MAX(seq), 0) + 1 FROM audit_events))
-      ON CONFLICT (coalesce_key) DO UPDATE SET count = count + 1, last_at = excluded.last_at, method = excluded.method, path = excluded.path, seq = excluded.seq`);
+      INSERT INTO audit_events (at, last_at, namespace, principal, client, method, path, status, reason, outcome, coalesce_key, anonymous, seq)
+      VALUES (@at, @at, @namespace, @principal, @client, @method, @path, @status, @reason, @outcome, @key, @anonymous,
+        (SELECT COALESCE(MAX(seq), 0) + 1 FROM audit_events WHERE anonymous = @anonymous))
+      ON CONFLICT (coalesce_key) DO UPDATE SET count = count + 1, last_at = excluded.last_at, method = excluded.method, path = excluded.path`);
     this.pruneByAge = db.prepare("DELETE FROM audit_events WHERE last_at < ?");
-    this.pruneByCount = db.prepare("DELETE FROM audit_events WHERE seq <= (SELECT seq FROM audit_events ORDER BY seq DESC LIMIT 1 OFFSET ?)");
-    this.newest = db.prepare("SELECT * FROM audit_events ORDER BY seq DESC LIMIT ?");
+    this.pruneByCount = db.prepare(
+      "DELETE FROM audit_events WHERE anonymous = @anonymous AND seq <= (SELECT MAX(seq) FROM audit_events WHERE anonymous = @anonymous) - @maxRows",
+    );
+    this.newest = db.prepare("SELECT * FROM audit_events ORDER BY last_at DESC, id DESC LIMIT ?");
     this.recordAndPrune = db.transaction((event: AuditRecord) => {
       const now = Date.now();
+      const anonymous = event.principal === undefined ? 1 : 0;
       this.upsert.run({
         at: new Date(now).toISOString(),
         namespace: event.namespace ?? null,
@@ -43,9 +49,10 @@ export class SqliteAuditStore implements AuditStore {
         reason: event.reason,
         outcome: event.outcome ?? "refused",
         key: this.coalesceKey(event, now),
+        anonymous,
       });
       this.pruneByAge.run(new Date(now - this.limits.maxAgeMs).toISOString());
-      this.pruneByCount.run(this.limits.maxRows);
+      this.pruneByCount.run({ anonymous, maxRows: this.limits.maxRows });
     });
   }
 
@@ -70,10 +77,15 @@ export class SqliteAuditStore implements AuditStore {
     }));
   }
 
-  /** The same client refused the same way on the same route in the same window. */
+  /**
+   * The same client refused the same way in the same window. A signed-in caller's refusals are told apart by
+   * the concrete path and namespace; refusals of no caller coalesce per route whatever path or namespace they
+   * name, or made-up values would be a row each.
+   */
   private coalesceKey(event: AuditRecord, now: number): string {
     const window = Math.floor(now / this.limits.coalesceWindowMs);
     const { client, method, route, path, status, reason, outcome, principal, namespace } = event;
-    return sha256Hex(JSON.stringify([window, client, method, route ?? path, status, reason, outcome ?? "refused", principal, namespace]));
+    const target = principal === undefined ? [route ?? path] : [path, namespace];
+    return sha256Hex(JSON.stringify([window, client, method, status, reason, outcome ?? "refused", principal, ...target]));
   }
 }

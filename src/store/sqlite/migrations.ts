@@ -199,4 +199,11 @@ export const migrations: string[] = [
   `,
   // The journal step an ai run's event happened at, so a fork can start there.
   `ALTER TABLE events ADD COLUMN journal_run INTEGER; ALTER TABLE events ADD COLUMN journal_step INTEGER;`,
+  // Refusals of no signed-in caller are counted apart (their own row quota), each pool numbered in insert order.
+  `
+  ALTER TABLE audit_events ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0;
+  UPDATE audit_events SET anonymous = 1 WHERE principal IS NULL;
+  DROP INDEX audit_events_seq;
+  CREATE INDEX audit_events_pool_seq ON audit_events (anonymous, seq);
+  `,
 ];
