@@ -53,7 +53,7 @@ describe("what a resumed attempt does with an interrupted tool call", () => {
     expect(code).toMatch(/^outcome unknown: .* code_exec/);
     expect(readFileSync(join(tools.workspaceDir, "log.txt"), "utf8")).toBe("one\n");
     const write = await tools.resumeCall("file_write", { path: "log.txt", content: "replaced\n" }, { key: KEY, interrupted: true });
-    expect(JSON.parse(write)).toEqual({ path: "log.txt", size: 9, mode: "write" });
+    expect(JSON.parse(write)).toEqual({ path: "log.txt", size: 9, mode: "write", created: false });
     expect(readFileSync(join(tools.workspaceDir, "log.txt"), "utf8")).toBe("replaced\n");
   });
 });

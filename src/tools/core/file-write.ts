@@ -41,7 +41,7 @@ export const fileWrite = defineTool({
       } finally {
         await handle.close();
       }
-      return { path, size: bytes.length, mode };
+      return { path, size: bytes.length, mode, created: !exists };
     }
 
     // Write a sibling temp file, then rename it over the target: a failed write leaves the old content.
@@ -57,7 +57,7 @@ export const fileWrite = defineTool({
     }
     await handle.close();
     await rename(temp, target);
-    // The result does not depend on what was there before, so a call repeated after a lost worker answers the same.
-    return { path, size: bytes.length, mode };
+    // A write repeated after a lost worker finds its own file and answers created: false; the content is the same.
+    return { path, size: bytes.length, mode, created: !exists };
   },
 });
