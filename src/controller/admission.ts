@@ -33,6 +33,11 @@ export function parentTaskName(task: Task): string | undefined {
   return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
 }
 
+/** The namespace a child's parent lives in: its own, unless it was delegated to another one. */
+export function parentNamespaceOf(task: Task): string {
+  return task.metadata.annotations?.[ANNOTATION.parentTaskNamespace] ?? task.metadata.namespace;
+}
+
 /** Steps 5–8 of spec P2.1: agent, compatibility, coordination limits of a child, provider. */
 export async function admit(store: ResourceStore, task: Task): Promise<Admission> {
   const { spec, metadata } = task;
@@ -71,10 +76,10 @@ async function checkChild(store: ResourceStore, task: Task): Promise<Admission> 
   const depth = Number(depthText);
   if (!Number.isInteger(depth) || depth < 1) return fail("coordination depth annotation is invalid");
   const parentName = parentTaskName(task);
-  const parent = parentName ? await store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, parentName) : undefined;
+  const parent = parentName ? await store.get<TaskSpec, TaskStatus>("Task", parentNamespaceOf(task), parentName) : undefined;
   const parentAgentRef = parent?.spec.agentRef;
   const parentAgent = parentAgentRef
-    ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? task.metadata.namespace, parentAgentRef.name)
+    ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? parentNamespaceOf(task), parentAgentRef.name)
     : undefined;
   const coordination = parentAgent?.spec.coordination;
   if (!coordination?.enabled) return fail("parent agent does not have coordination enabled");
@@ -166,7 +171,7 @@ async function assembleTools(store: ResourceStore, task: Task, plan: StartPlan):
   plan.notices.push(...toolset.warnings);
   const custom = new Set(toolset.custom);
   const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));
-  if (notBuilt.length > 0) plan.notices.push(`built-in tools not available in this build, not offered: ${notBuilt.join(", ")}`);
+  if (notBuilt.length > 0) plan.notices.push(`not offered to the model because this Orka build does not implement them yet: ${notBuilt.join(", ")}`);
   return {
     tools: toolset.names.filter((name) => custom.has(name) || builtinTool(name)),
     customTools: toolset.custom.map((name) => {

@@ -20,6 +20,7 @@ import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
 import { providerReadiness } from "./resolve.ts";
@@ -318,7 +319,9 @@ export class Controller {
       resuming: undefined,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     });
-    for (const notice of plan.notices) this.event(running, { type: "Warning", severity: "warning", summary: notice });
+    // Notices describe the Task's configuration, not this attempt: each is said once per Task, not on every run and iteration.
+    const said = new Set(this.data.listEvents(running.metadata.namespace, running.metadata.name, { type: "Warning" }).map((e) => e.summary));
+    for (const notice of plan.notices) if (!said.has(notice)) this.event(running, { type: "Warning", severity: "warning", summary: notice });
     this.activeAttempts.add(attemptId);
     this.attemptOwners.set(attemptId, { namespace: task.metadata.namespace, task: task.metadata.name, number });
     this.runner.start(attemptId, attemptEnv(config));
@@ -605,7 +608,8 @@ export class Controller {
     const childTasks = children.items
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
       .map((child) => {
-        const result = this.data.getResult(child.metadata.namespace, child.metadata.name);
+        const stored = this.data.getResult(child.metadata.namespace, child.metadata.name);
+        const result = stored === undefined ? undefined : resultWithoutDiff(stored).text;
         return {
           name: child.metadata.name,
           agent: child.spec.agentRef?.name,

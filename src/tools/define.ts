@@ -7,7 +7,7 @@ import type { SearchSettings } from "./core/web-search.ts";
 export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
-  delete(path: string): Promise<unknown>;
+  delete(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   /** The same control plane, sending one tool call's idempotency key, so a repeated call is answered from its ledger. */
   withIdempotencyKey(key: string): ControlPlane;
 }

@@ -1,13 +1,14 @@
 import { z } from "zod";
+import { namespaceName } from "../../resources/meta.ts";
 import { workspaceSchema } from "../../resources/task.ts";
 
 /** Arguments of delegate_task, checked by the tool and again by the control plane. */
 export const delegateArgs = z.object({
   agent: z.string().describe("Name of the Agent to delegate to"),
   prompt: z.string().describe("The child Task's prompt"),
-  taskNamespace: z.string().optional().describe("Namespace of the child Task (defaults to this Task's)"),
-  agentNamespace: z.string().optional().describe("Namespace of the Agent (defaults to taskNamespace)"),
-  namespace: z.string().optional().describe("Legacy: sets both namespaces"),
+  taskNamespace: namespaceName.optional().describe("Namespace of the child Task (defaults to this Task's)"),
+  agentNamespace: namespaceName.optional().describe("Namespace of the Agent (defaults to taskNamespace)"),
+  namespace: namespaceName.optional().describe("Legacy: sets both namespaces"),
   priority: z.number().int().optional().describe("0-1000; defaults to this Task's priority"),
   timeout: z.string().optional().describe("Child timeout, such as 20m"),
   workspace: workspaceSchema.optional().describe("Repository settings for a coding-agent child"),
@@ -26,7 +27,7 @@ export const containerArgs = z.object({
   args: z.array(z.string()).optional(),
   workspace: workspaceSchema.optional(),
   prior_task: z.string().optional(),
-  namespace: z.string().optional(),
+  namespace: namespaceName.optional(),
   timeout: z.string().optional(),
   priority: z.number().int().optional(),
   schedule: z.string().optional(),
