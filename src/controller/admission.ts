@@ -141,6 +141,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
   if (agent?.spec.systemPrompt?.configMapRef && !spec.ai?.systemPrompt) {
     return fail("systemPrompt.configMapRef needs the Kubernetes backend; use systemPrompt.inline");
   }
+  if (agent?.spec.soul?.configMapRef) return fail("soul.configMapRef needs the Kubernetes backend; use soul.inline");
 
   const skills: string[] = [];
   for (const ref of [...(agent?.spec.skills ?? []), ...(spec.ai?.skills ?? [])]) {
@@ -156,6 +157,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan): Promi
     fallbacks,
     prompt,
     systemPrompt: spec.ai?.systemPrompt ?? agent?.spec.systemPrompt?.inline ?? "",
+    soul: agent?.spec.soul?.inline,
     skills,
     ...tools,
     temperature: spec.ai?.temperature ?? agent?.spec.model?.temperature,

@@ -41,6 +41,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
       providerRef: { name: args.provider },
       model,
       ...(args.systemPrompt ? { systemPrompt: { inline: args.systemPrompt } } : {}),
+      ...(args.soul !== undefined ? { soul: typeof args.soul === "string" ? { inline: args.soul } : args.soul } : {}),
       ...(args.tools?.length ? { tools: args.tools.map((name) => ({ name })) } : {}),
       ...(args.coordination ? { coordination: args.coordination } : {}),
     },

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { durationText, localRef, namespacedRef } from "./meta.ts";
+import { soulSchema } from "./soul.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
@@ -23,6 +24,7 @@ export const agentSpecSchema = z
       .optional(),
     tools: z.array(z.object({ name: z.string().min(1), enabled: z.boolean().default(true) })).optional(),
     skills: z.array(localRef).optional(),
+    soul: soulSchema.optional(),
     secretRef: localRef.optional(),
     coordination: z
       .object({

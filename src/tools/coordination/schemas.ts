@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { namespaceName } from "../../resources/meta.ts";
+import { soulFields } from "../../resources/soul.ts";
 import { workspaceSchema } from "../../resources/task.ts";
 
 /** Arguments of delegate_task, checked by the tool and again by the control plane. */
@@ -46,6 +47,7 @@ export const createAgentArgs = z.object({
     .union([z.string(), z.object({ name: z.string(), temperature: z.number().min(0).max(2).optional(), maxTokens: z.number().int().positive().optional() })])
     .describe('Model name, or "provider/model", or {name, temperature, maxTokens}'),
   systemPrompt: z.string().max(32 * 1024).optional().describe("Role instructions"),
+  soul: z.union([z.string(), soulFields]).optional().describe("Persona: its text, {inline}, or {configMapRef: {name, key}, digest}"),
   tools: z.array(z.string()).optional(),
   coordination: z
     .object({ enabled: z.boolean().optional(), maxDepth: z.number().int().min(1).max(10).optional(), maxConcurrentChildren: z.number().int().min(1).optional(), allowedAgents: z.array(z.object({ name: z.string(), namespace: z.string().optional() })).optional() })
