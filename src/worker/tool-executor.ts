@@ -62,7 +62,7 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
     if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
-    const context = how.key && !tool.readOnly ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
+    const context = how.key && !tool.readOnly ? { ...options.context, callKey: how.key, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
   }
