@@ -19,7 +19,7 @@ import { SANDBOX_UID } from "../sandbox/bwrap.ts";
 import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
-import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { admit, isTerminal, parentNamespaceOf, parentTaskName, type StartPlan, type Task } from "./admission.ts";
 import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
@@ -143,7 +143,7 @@ export class Controller {
     if (kind === "Task") {
       this.work.add(taskKey(metadata.namespace, metadata.name));
       const parent = parentTaskName(event.object as Task);
-      if (parent) this.work.add(taskKey(metadata.namespace, parent), 200);
+      if (parent) this.work.add(taskKey(parentNamespaceOf(event.object as Task), parent), 200);
     } else if (kind === "Provider" || kind === "Tool") {
       if (event.type !== "DELETED") this.work.add(`${kind}/${metadata.namespace}/${metadata.name}`);
     }
@@ -544,12 +544,13 @@ export class Controller {
     await this.releaseExitedAttempt(completed);
     await this.refreshChildren(completed);
     const parent = parentTaskName(completed);
-    if (parent) await this.wakeFamily(completed.metadata.namespace, parent);
+    if (parent) await this.wakeFamily(completed, parent);
   }
 
   /** A child ended: its parent's summary changes, and a sibling waiting for a child slot may start. */
-  private async wakeFamily(namespace: string, parent: string): Promise<void> {
-    this.work.add(taskKey(namespace, parent));
+  private async wakeFamily(child: Task, parent: string): Promise<void> {
+    this.work.add(taskKey(parentNamespaceOf(child), parent));
+    const namespace = child.metadata.namespace;
     const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: childrenOf(parent) });
     for (const sibling of siblings.items) if (sibling.status?.phase === "Pending") this.work.add(taskKey(namespace, sibling.metadata.name));
   }
@@ -600,12 +601,12 @@ export class Controller {
   /** Mirrors the children's phases and results into a top-level Task's status (P2.2). */
   private async refreshChildren(task: Task): Promise<void> {
     if (parentTaskName(task)) return;
-    const children = await this.store.list<TaskSpec, TaskStatus>("Task", {
-      namespace: task.metadata.namespace,
-      labelSelector: childrenOf(task.metadata.name),
-    });
-    if (children.items.length === 0 && !task.status?.childTasks) return;
-    const childTasks = children.items
+    // Children delegated to other namespaces are its children too.
+    const children = (await this.store.list<TaskSpec, TaskStatus>("Task", { labelSelector: childrenOf(task.metadata.name) })).items.filter(
+      (child) => parentNamespaceOf(child) === task.metadata.namespace,
+    );
+    if (children.length === 0 && !task.status?.childTasks) return;
+    const childTasks = children
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
       .map((child) => {
         const stored = this.data.getResult(child.metadata.namespace, child.metadata.name);

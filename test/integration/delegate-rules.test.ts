@@ -110,6 +110,18 @@ describe("delegate_task rules", () => {
     expect(await taskCount()).toBe(before);
   });
 
+  it("deletes an Agent in the namespace asked for, within the task's scope and ownership", async () => {
+    const admin = await stored("admin-top");
+    await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "made-by-hub", namespace: "default", ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: "admin-top", uid: admin.metadata.uid, controller: true }] }, spec: {} });
+    expect((await deleteAgent("top", "helper", "team-b")).body.error.message).toBe('namespace "team-b" is not permitted for this task: its requester is bound to namespace "default"');
+    expect((await deleteAgent("admin-top", "helper", "team-b")).body.error.message).toBe("cannot delete agent team-b/helper: not owned by current task");
+    expect((await deleteAgent("admin-top", "made-by-hub", "team-b")).body.error.message).toBe("failed to get agent team-b/made-by-hub: not found");
+    expect(await orka.store.get("Agent", "team-b", "helper")).toBeDefined();
+    expect(await orka.store.get("Agent", "default", "made-by-hub")).toBeDefined();
+    expect((await deleteAgent("admin-top", "made-by-hub", "default")).body).toEqual({ name: "made-by-hub", status: "deleted" });
+    expect(await orka.store.get("Agent", "default", "made-by-hub")).toBeUndefined();
+  });
+
   it("delegates into the namespaces the parent's identity may use, as taskNamespace, agentNamespace and the legacy namespace say", async () => {
     const inTeamB = (await delegate("admin-top", { agent: "helper", prompt: "over there", taskNamespace: "team-b" })).body.taskName;
     const legacy = (await delegate("admin-top", { agent: "helper", prompt: "legacy", namespace: "team-b" })).body.taskName;
@@ -136,6 +148,12 @@ describe("delegate_task rules", () => {
       body: JSON.stringify({ tasks: [inTeamB] }),
     });
     expect(((await waited.json()) as any).results[0]).toMatchObject({ task: inTeamB, phase: "Failed", agent: "helper" });
+
+    // The parent's status mirrors its children in every namespace (here when it is cancelled and completes).
+    const cancel = await fetch(`${orka.url}/api/v1/tasks/admin-top/cancel`, { method: "POST", headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" }, body: "{}" });
+    expect(cancel.status).toBe(200);
+    const mirrored = (await stored("admin-top")).status.childTasks.map((c: any) => c.name);
+    expect(mirrored).toEqual([inTeamB, legacy, agentOnly, split].sort());
   });
 
   it("refuses a namespace the parent's identity may not use, naming it, and creates nothing", async () => {
@@ -145,20 +163,8 @@ describe("delegate_task rules", () => {
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toBe('namespace "team-b" is not permitted for this task: its requester is bound to namespace "default"');
     }
-    expect((await delegate("admin-top", { agent: "helper", prompt: "go", taskNamespace: "Team_B" })).body.error.message).toMatch(/^taskNamespace: must be lowercase/);
+    expect((await delegate("top", { agent: "helper", prompt: "go", taskNamespace: "Team_B" })).body.error.message).toMatch(/^taskNamespace: must be lowercase/);
     expect(await taskCount()).toBe(before);
-  });
-
-  it("deletes an Agent in the namespace asked for, within the task's scope and ownership", async () => {
-    const admin = await stored("admin-top");
-    await orka.store.create({ apiVersion: API_VERSION, kind: "Agent", metadata: { name: "made-by-hub", namespace: "default", ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: "admin-top", uid: admin.metadata.uid, controller: true }] }, spec: {} });
-    expect((await deleteAgent("top", "helper", "team-b")).body.error.message).toBe('namespace "team-b" is not permitted for this task: its requester is bound to namespace "default"');
-    expect((await deleteAgent("admin-top", "helper", "team-b")).body.error.message).toBe("cannot delete agent team-b/helper: not owned by current task");
-    expect((await deleteAgent("admin-top", "made-by-hub", "team-b")).body.error.message).toBe("failed to get agent team-b/made-by-hub: not found");
-    expect(await orka.store.get("Agent", "team-b", "helper")).toBeDefined();
-    expect(await orka.store.get("Agent", "default", "made-by-hub")).toBeDefined();
-    expect((await deleteAgent("admin-top", "made-by-hub", "default")).body).toEqual({ name: "made-by-hub", status: "deleted" });
-    expect(await orka.store.get("Agent", "default", "made-by-hub")).toBeUndefined();
   });
 
   it("finds the child a repeated call already created (a call cut off after its create), instead of creating another", async () => {
