@@ -19,6 +19,7 @@ export function checkNamespaceForTask(task: Task, namespace: string, isolation: 
   if (transaction) {
     const bound = transaction.context.namespace;
     if (bound !== undefined && bound !== namespace) refuse(`its transaction token is bound to namespace "${bound}"`);
+    if (bound === undefined && isolation.enforce) refuse("namespace isolation needs a namespace-bound transaction token");
     return;
   }
   if (!isStaticAdmin(task.spec.requestedBy)) refuse(`its requester is bound to namespace "${task.metadata.namespace}"`);
