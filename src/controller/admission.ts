@@ -41,6 +41,11 @@ export function parentTaskName(task: Task): string | undefined {
   return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
 }
 
+/** The namespace a child's parent lives in: its own, unless it was delegated to another one. */
+export function parentNamespaceOf(task: Task): string {
+  return task.metadata.annotations?.[ANNOTATION.parentTaskNamespace] ?? task.metadata.namespace;
+}
+
 /** What admission checks a Task against besides the store. */
 export interface AdmissionChecks {
   /** Transaction grants, checked again as the attempt would start now. */
@@ -108,10 +113,10 @@ async function checkChild(store: ResourceStore, task: Task): Promise<Admission> 
   const depth = Number(depthText);
   if (!Number.isInteger(depth) || depth < 1) return fail("coordination depth annotation is invalid");
   const parentName = parentTaskName(task);
-  const parent = parentName ? await store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, parentName) : undefined;
+  const parent = parentName ? await store.get<TaskSpec, TaskStatus>("Task", parentNamespaceOf(task), parentName) : undefined;
   const parentAgentRef = parent?.spec.agentRef;
   const parentAgent = parentAgentRef
-    ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? task.metadata.namespace, parentAgentRef.name)
+    ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? parentNamespaceOf(task), parentAgentRef.name)
     : undefined;
   const coordination = parentAgent?.spec.coordination;
   if (!coordination?.enabled) return fail("parent agent does not have coordination enabled");
@@ -180,6 +185,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
   if (agent?.spec.systemPrompt?.configMapRef && !spec.ai?.systemPrompt) {
     return fail("systemPrompt.configMapRef needs the Kubernetes backend; use systemPrompt.inline");
   }
+  if (agent?.spec.soul?.configMapRef) return fail("soul.configMapRef needs the Kubernetes backend; use soul.inline");
 
   const skills: string[] = [];
   for (const ref of [...(agent?.spec.skills ?? []), ...(spec.ai?.skills ?? [])]) {
@@ -195,6 +201,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
     fallbacks,
     prompt,
     systemPrompt: spec.ai?.systemPrompt ?? agent?.spec.systemPrompt?.inline ?? "",
+    soul: agent?.spec.soul?.inline,
     skills,
     ...tools,
     temperature: spec.ai?.temperature ?? agent?.spec.model?.temperature,
@@ -209,7 +216,7 @@ function assembleTools(task: Task, plan: StartPlan, customByName: ToolSources["c
   plan.notices.push(...toolset.warnings);
   const custom = new Set(toolset.custom);
   const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));
-  if (notBuilt.length > 0) plan.notices.push(`built-in tools not available in this build, not offered: ${notBuilt.join(", ")}`);
+  if (notBuilt.length > 0) plan.notices.push(`not offered to the model because this Orka build does not implement them yet: ${notBuilt.join(", ")}`);
   return {
     tools: toolset.names.filter((name) => custom.has(name) || builtinTool(name)),
     customTools: toolset.custom.map((name) => {

@@ -6,6 +6,8 @@ import { parseWith } from "../resources/validate.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { CreateAgentArgs } from "../tools/coordination/schemas.ts";
+import type { NamespaceIsolation } from "../auth/isolation.ts";
+import { checkNamespaceForTask } from "./task-identity.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 
@@ -39,6 +41,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
       providerRef: { name: args.provider },
       model,
       ...(args.systemPrompt ? { systemPrompt: { inline: args.systemPrompt } } : {}),
+      ...(args.soul !== undefined ? { soul: typeof args.soul === "string" ? { inline: args.soul } : args.soul } : {}),
       ...(args.tools?.length ? { tools: args.tools.map((name) => ({ name })) } : {}),
       ...(args.coordination ? { coordination: args.coordination } : {}),
     },
@@ -60,10 +63,14 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
   return { agentName: name, namespace, status: "created" };
 }
 
-/** delete_agent: only an Agent this Task created (its owner), never a person's (core-tools AM-7). */
-export async function deleteAgentForTask(store: ResourceStore, task: Task, name: string) {
-  const namespace = task.metadata.namespace;
+/**
+ * delete_agent: only an Agent this Task created (its owner), never a person's (core-tools AM-7), in
+ * the namespace asked for when the Task's identity may act there.
+ */
+export async function deleteAgentForTask(store: ResourceStore, isolation: NamespaceIsolation, task: Task, name: string, requestedNamespace?: string) {
+  const namespace = requestedNamespace || task.metadata.namespace;
   if (!name.trim()) throw new OrkaError("invalid_argument", "agent name is required");
+  checkNamespaceForTask(task, namespace, isolation);
   const agent = await store.get("Agent", namespace, name);
   if (!agent) throw new OrkaError("not_found", `failed to get agent ${namespace}/${name}: not found`);
   const owned = agent.metadata.ownerReferences?.some((o) => o.uid === task.metadata.uid);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { GrantGate } from "../auth/grant-gate.ts";
+import type { NamespaceIsolation } from "../auth/isolation.ts";
 import { exchangeForTransactionToken, readSubjectTokenFile, TXN_TOKEN_TYPE_URN, type ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
 import { ANNOTATION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
 import type { SecretSpec } from "../resources/secret.ts";
@@ -14,6 +15,8 @@ const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 /** What a parent's transaction lets its children do: the grant gate and, when configured, token exchange (B8). */
 export interface ChildGrants {
   gate: GrantGate;
+  /** The server's namespace isolation: which namespaces a child may be created in. */
+  isolation: NamespaceIsolation;
   exchange?: ChildTokenExchangeConfig;
   /** The effect-ledger key of the tool call creating the child: a repeat finds the child it created. */
   effectKey?: string;

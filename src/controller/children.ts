@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
 import type { AgentSpec } from "../resources/agent.ts";
-import { ANNOTATION, API_VERSION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, API_VERSION, LABEL, childrenOf, labelValue, type Resource } from "../resources/meta.ts";
 import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../resources/task.ts";
 import { parseWith } from "../resources/validate.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
@@ -9,10 +9,11 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import type { ContainerArgs, DelegateArgs } from "../tools/coordination/schemas.ts";
 import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
-import { parentTaskName } from "./admission.ts";
+import { parentNamespaceOf, parentTaskName } from "./admission.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
 import { stampTransaction } from "../auth/provenance.ts";
 import { createChildUnderGrant, type ChildGrants } from "./child-transaction.ts";
+import { checkNamespaceForTask } from "./task-identity.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const fail = (message: string) => new OrkaError("invalid_argument", message);
@@ -22,12 +23,26 @@ function childName(parent: string): string {
   return `${parent.slice(0, 200)}-child-${randomBytes(3).toString("hex").slice(0, 5)}`;
 }
 
-function provenance(parent: Task, extraLabels: Record<string, string>, extraAnnotations: Record<string, string>) {
+/** The parent link; an owner reference only within one namespace (owners cannot reach across). */
+function provenance(parent: Task, namespace: string, extraLabels: Record<string, string>, extraAnnotations: Record<string, string>) {
+  const sameNamespace = namespace === parent.metadata.namespace;
   return {
     labels: { [LABEL.parentTask]: labelValue(parent.metadata.name), [LABEL.coordinator]: "true", ...extraLabels },
-    annotations: { [ANNOTATION.parentTaskName]: parent.metadata.name, ...extraAnnotations },
-    ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid!, controller: true }],
+    annotations: {
+      [ANNOTATION.parentTaskName]: parent.metadata.name,
+      ...(sameNamespace ? {} : { [ANNOTATION.parentTaskNamespace]: parent.metadata.namespace }),
+      ...extraAnnotations,
+    },
+    ...(sameNamespace ? { ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid!, controller: true }] } : {}),
   };
+}
+
+/** A child of `parent` by name: in the parent's namespace, else one delegated to another namespace. */
+export async function findChild(store: ResourceStore, parent: Task, name: string): Promise<Task | undefined> {
+  const local = await store.get<TaskSpec, TaskStatus>("Task", parent.metadata.namespace, name);
+  if (local) return local;
+  const elsewhere = await store.list<TaskSpec, TaskStatus>("Task", { labelSelector: childrenOf(parent.metadata.name) });
+  return elsewhere.items.find((child) => child.metadata.name === name && parentNamespaceOf(child) === parent.metadata.namespace);
 }
 
 function checkTimeout(timeout: string | undefined): string | undefined {
@@ -47,10 +62,12 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   if (!args.agent.trim()) throw fail("agent is required");
   if (!args.prompt.trim()) throw fail("prompt is required");
   const namespace = parent.metadata.namespace;
+  // The legacy `namespace` sets both, unless agentNamespace is given too: then the child stays here.
   const taskNamespace = args.taskNamespace ?? (args.agentNamespace ? namespace : args.namespace) ?? namespace;
   const agentNamespace = args.agentNamespace ?? args.namespace ?? taskNamespace;
-  if (taskNamespace !== namespace || agentNamespace !== namespace) {
-    throw new OrkaError("permission_denied", `children must stay in this task's namespace "${namespace}"`);
+  for (const target of new Set([taskNamespace, agentNamespace])) checkNamespaceForTask(parent, target, grants.isolation);
+  if (grants.isolation.enforce && agentNamespace !== taskNamespace) {
+    throw new OrkaError("permission_denied", `cross-namespace references are not allowed: agent namespace "${agentNamespace}" for a task in "${taskNamespace}"`);
   }
   const parentAgent = parent.spec.agentRef ? await store.get<AgentSpec, unknown>("Agent", parent.spec.agentRef.namespace ?? namespace, parent.spec.agentRef.name) : undefined;
   const coordination = parentAgent?.spec.coordination;
@@ -58,7 +75,8 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   const maxDepth = coordination?.maxDepth ?? 3;
   if (depth + 1 > maxDepth) throw fail(`coordination depth exceeded: current depth ${depth}, max depth ${maxDepth}`);
   const allowed = coordination?.allowedAgents ?? [];
-  if (allowed.length > 0 && !allowed.some((a) => a.name === args.agent && (a.namespace ?? namespace) === agentNamespace)) {
+  // A bare name stands for an Agent in the child's own namespace.
+  if (allowed.length > 0 && !allowed.some((a) => a.name === args.agent && (a.namespace ?? taskNamespace) === agentNamespace)) {
     throw fail(`agent "${agentNamespace}/${args.agent}" is not in the allowed agents list`);
   }
   const agent = await store.get<AgentSpec, unknown>("Agent", agentNamespace, args.agent);
@@ -73,8 +91,8 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   const annotations: Record<string, string> = { [ANNOTATION.coordinationDepth]: String(depth + 1) };
   let workspace = args.workspace && validateWorkspace(args.workspace);
   let priorTaskRef: TaskSpec["priorTaskRef"];
+  const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", taskNamespace, args.prior_task) : undefined;
   if (args.prior_task) {
-    const prior = await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task);
     if (!prior) throw fail(`prior task "${args.prior_task}" not found`);
     const iteration = Number(prior.metadata.labels?.[LABEL.iteration]);
     labels[LABEL.iteration] = String(Number.isInteger(iteration) && iteration > 0 ? iteration + 1 : 2);
@@ -82,13 +100,13 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
     workspace ??= prior.spec.workspace;
     priorTaskRef = { name: prior.metadata.name };
   }
-  if (args.auto_retry) Object.assign(annotations, await retryAnnotations(store, namespace, args));
+  if (args.auto_retry) Object.assign(annotations, retryAnnotations(prior, args));
   const prompt = args.feedback ? `FEEDBACK FROM REVIEW:\n${args.feedback}\n\nTASK:\n${args.prompt}` : args.prompt;
   const spec = parseWith(
     taskSpecSchema,
     {
       type: codingAgent ? "agent" : "ai",
-      agentRef: { name: args.agent },
+      agentRef: { name: args.agent, ...(agentNamespace !== taskNamespace ? { namespace: agentNamespace } : {}) },
       ...(codingAgent ? { prompt, workspace, agentRuntime: { maxTurns: args.maxTurns, allowBash: args.allowBash } } : { ai: { prompt } }),
       priority: checkPriority(args.priority, parent),
       timeout: checkTimeout(args.timeout),
@@ -97,22 +115,40 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
     },
     "spec",
   );
-  const child = await createChild(store, grants, parent, spec, { labels, annotations }, "delegateTask");
+  const child = await createChild(store, grants, parent, taskNamespace, spec, { labels, annotations }, "delegateTask");
+  if (prior) await labelFirstIteration(store, prior);
   return { taskName: child.metadata.name, status: "created" };
+}
+
+/**
+ * The Task a loop started from learns it was iteration 1 of its group once a second iteration
+ * exists (after the child, so a refused delegation changes nothing; a repeated call does it again).
+ */
+async function labelFirstIteration(store: ResourceStore, prior: Task): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = await store.get<TaskSpec, TaskStatus>("Task", prior.metadata.namespace, prior.metadata.name);
+    if (!current || current.metadata.labels?.[LABEL.iteration]) return;
+    const labels = { ...current.metadata.labels, [LABEL.iteration]: "1", [LABEL.iterationGroup]: current.metadata.uid! };
+    try {
+      await store.update({ ...current, metadata: { ...current.metadata, labels } });
+      return;
+    } catch (err) {
+      if (!(err instanceof OrkaError && err.code === "conflict")) throw err;
+    }
+  }
 }
 
 /**
  * auto_retry bookkeeping (§2.4, §5): a fresh budget, or, when re-delegating a failed auto-retry
  * Task of the same Agent as prior_task, the next retry of the same budget.
  */
-async function retryAnnotations(store: ResourceStore, namespace: string, args: DelegateArgs): Promise<Record<string, string>> {
+function retryAnnotations(prior: Task | undefined, args: DelegateArgs): Record<string, string> {
   const fresh = {
     [ANNOTATION.autoRetry]: "true",
     [ANNOTATION.maxRetries]: String(args.max_retries !== undefined && args.max_retries >= 0 ? args.max_retries : 2),
     [ANNOTATION.retryCount]: "0",
     [ANNOTATION.originalPrompt]: args.prompt.slice(0, 32 * 1024),
   };
-  const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task) : undefined;
   const annotations = prior?.metadata.annotations ?? {};
   if (!prior || annotations[ANNOTATION.autoRetry] !== "true" || prior.status?.phase !== "Failed" || prior.spec.agentRef?.name !== args.agent) return fresh;
   const count = Number(annotations[ANNOTATION.retryCount] ?? 0) || 0;
@@ -131,7 +167,7 @@ async function retryAnnotations(store: ResourceStore, namespace: string, args: D
 export async function createContainerChild(store: ResourceStore, grants: ChildGrants, parent: Task, args: ContainerArgs) {
   const namespace = args.namespace ?? parent.metadata.namespace;
   try {
-    if (namespace !== parent.metadata.namespace) throw new OrkaError("permission_denied", `children must stay in this task's namespace "${parent.metadata.namespace}"`);
+    checkNamespaceForTask(parent, namespace, grants.isolation);
     const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task) : undefined;
     if (args.prior_task && !prior) throw fail(`prior task "${args.prior_task}" not found`);
     const spec = parseWith(
@@ -149,7 +185,7 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
       },
       "spec",
     );
-    const child = await createChild(store, grants, parent, spec, { labels: {}, annotations: {} }, "createContainerTask");
+    const child = await createChild(store, grants, parent, namespace, spec, { labels: {}, annotations: {} }, "createContainerTask");
     const message = args.schedule ? `Recurring task scheduled (schedule: ${args.schedule})` : "Task created";
     return { success: true, data: { name: child.metadata.name, namespace, phase: "Pending", message } };
   } catch (err) {
@@ -165,6 +201,7 @@ async function createChild(
   store: ResourceStore,
   grants: ChildGrants,
   parent: Task,
+  namespace: string,
   spec: TaskSpec,
   extra: { labels: Record<string, string>; annotations: Record<string, string> },
   operation: string,
@@ -172,14 +209,14 @@ async function createChild(
   // A call repeated after the control plane died mid-call finds the child it already created.
   const keyLabel = grants.effectKey && sha256Hex(grants.effectKey).slice(0, 40);
   if (keyLabel) {
-    const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace: parent.metadata.namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
+    const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
     if (existing.items[0]) return existing.items[0];
     extra.labels[LABEL.effectKey] = keyLabel;
   }
   const child: Task = {
     apiVersion: API_VERSION,
     kind: "Task",
-    metadata: { name: childName(parent.metadata.name), namespace: parent.metadata.namespace, ...provenance(parent, extra.labels, extra.annotations) },
+    metadata: { name: childName(parent.metadata.name), namespace, ...provenance(parent, namespace, extra.labels, extra.annotations) },
     spec,
   };
   if (parent.spec.transaction) stampTransaction(child.spec, child.metadata, parent.spec.transaction);
@@ -198,17 +235,38 @@ export interface WaitResult {
   agent?: string;
   result?: string;
   failureDetails?: { message: string; retryCount: number; maxRetries: number };
+  /** Every other field of a structured result (summary, verdict, feedback, baseSHA, files, data, ...). */
+  [field: string]: unknown;
 }
 
-/** One entry of wait_for_tasks (§4): results from the store, `diff` stripped, summaries capped. */
+const DATA_LIMIT_BYTES = 32 * 1024;
+
+/**
+ * A child's stored result as its coordinator may see it: a structured result (a JSON object) loses
+ * only its `diff`, which would flood the coordinator's context; anything else is plain text.
+ */
+export function resultWithoutDiff(stored: string): { text: string; fields?: Record<string, unknown> } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stored);
+  } catch {
+    return { text: stored };
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return { text: stored };
+  const { diff, ...fields } = parsed as Record<string, unknown>;
+  return { text: diff === undefined ? stored : JSON.stringify(fields), fields };
+}
+
+/** One entry of wait_for_tasks (§4): results from the store, `diff` stripped, summaries and data capped. */
 export function describeChild(data: TaskDataStore, parent: Task, name: string, child: Task | undefined): WaitResult {
   if (!child) return { task: name, phase: "Error", result: `error: task "${name}" not found` };
-  if (parentTaskName(child) !== parent.metadata.name) return { task: name, phase: "Error", result: `error: task "${name}" is not a child of the current task` };
+  if (parentTaskName(child) !== parent.metadata.name || parentNamespaceOf(child) !== parent.metadata.namespace) return { task: name, phase: "Error", result: `error: task "${name}" is not a child of the current task` };
   const phase = child.status?.phase ?? "Pending";
-  const entry: WaitResult = { task: name, phase, ...(child.spec.agentRef ? { agent: child.spec.agentRef.name } : {}) };
+  let entry: WaitResult = { task: name, phase, ...(child.spec.agentRef ? { agent: child.spec.agentRef.name } : {}) };
   if (TERMINAL_PHASES.includes(phase)) {
     const stored = data.getResult(child.metadata.namespace, name);
-    entry.result = stored === undefined ? (phase === "Failed" ? `error: ${child.status?.message ?? "failed"}` : child.status?.message) : summarize(stored);
+    if (stored === undefined) entry.result = phase === "Failed" ? `error: ${child.status?.message ?? "failed"}` : child.status?.message;
+    else entry = { ...resultEntry(stored), ...entry };
     if (phase === "Failed" && child.metadata.annotations?.[ANNOTATION.autoRetry] === "true") {
       entry.failureDetails = {
         message: child.status?.message ?? "",
@@ -220,17 +278,21 @@ export function describeChild(data: TaskDataStore, parent: Task, name: string, c
   return entry;
 }
 
-function summarize(stored: string): string {
-  let summary = stored;
-  try {
-    const envelope = JSON.parse(stored);
-    if (envelope && typeof envelope === "object" && !Array.isArray(envelope)) {
-      delete envelope.diff;
-      summary = typeof envelope.summary === "string" ? envelope.summary : JSON.stringify(envelope);
-    }
-  } catch {
-    // plain text is the summary
+/**
+ * What a coordinator reads of a stored result: a structured result's fields without `diff`, an
+ * oversized `data` replaced by a note, and its summary as `result`; plain text is the summary.
+ */
+function resultEntry(stored: string): Record<string, unknown> {
+  const { fields } = resultWithoutDiff(stored);
+  if (!fields) return { result: capSummary(stored) };
+  const dataBytes = fields.data === undefined ? 0 : Buffer.byteLength(JSON.stringify(fields.data));
+  if (dataBytes > DATA_LIMIT_BYTES) {
+    fields.data = { truncated: true, originalBytes: dataBytes, message: "structured data payload exceeded wait_for_tasks inline limit; use artifact references for large outputs" };
   }
+  return { ...fields, ...(typeof fields.summary === "string" ? { result: capSummary(fields.summary) } : {}) };
+}
+
+function capSummary(summary: string): string {
   return summary.length > RESULT_LIMIT ? `${summary.slice(0, RESULT_LIMIT)}\n[summary truncated, full summary: ${summary.length} chars]` : summary;
 }
 
@@ -238,7 +300,7 @@ function summarize(stored: string): string {
 export async function waitForChildren(store: ResourceStore, data: TaskDataStore, parent: Task, names: string[], maxWaitMs: number): Promise<{ completed: boolean; results: WaitResult[] }> {
   const read = async () => {
     const results: WaitResult[] = [];
-    for (const name of names) results.push(describeChild(data, parent, name, await store.get<TaskSpec, TaskStatus>("Task", parent.metadata.namespace, name)));
+    for (const name of names) results.push(describeChild(data, parent, name, await findChild(store, parent, name)));
     const completed = results.every((r) => r.phase === "Error" || TERMINAL_PHASES.includes(r.phase as never));
     return { completed, results };
   };

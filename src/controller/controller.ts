@@ -20,7 +20,8 @@ import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
 import type { ModelCallSettings } from "../worker/models.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
-import { admit, isTerminal, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { admit, isTerminal, parentNamespaceOf, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue } from "./queue.ts";
 import { providerReadiness, type ProviderSettings } from "./resolve.ts";
@@ -151,7 +152,7 @@ export class Controller {
     if (kind === "Task") {
       this.work.add(taskKey(metadata.namespace, metadata.name));
       const parent = parentTaskName(event.object as Task);
-      if (parent) this.work.add(taskKey(metadata.namespace, parent), 200);
+      if (parent) this.work.add(taskKey(parentNamespaceOf(event.object as Task), parent), 200);
     } else if (kind === "Provider" || kind === "Tool") {
       if (event.type !== "DELETED") this.work.add(`${kind}/${metadata.namespace}/${metadata.name}`);
     }
@@ -328,7 +329,9 @@ export class Controller {
       resuming: undefined,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     });
-    for (const notice of plan.notices) this.event(running, { type: "Warning", severity: "warning", summary: notice });
+    // Notices describe the Task's configuration, not this attempt: each is said once per Task, not on every run and iteration.
+    const said = new Set(this.data.listEvents(running.metadata.namespace, running.metadata.name, { type: "Warning" }).map((e) => e.summary));
+    for (const notice of plan.notices) if (!said.has(notice)) this.event(running, { type: "Warning", severity: "warning", summary: notice });
     this.activeAttempts.add(attemptId);
     this.attemptOwners.set(attemptId, { namespace: task.metadata.namespace, task: task.metadata.name, number });
     this.runner.start(attemptId, attemptEnv(config));
@@ -560,12 +563,13 @@ export class Controller {
     await this.releaseExitedAttempt(completed);
     await this.refreshChildren(completed);
     const parent = parentTaskName(completed);
-    if (parent) await this.wakeFamily(completed.metadata.namespace, parent);
+    if (parent) await this.wakeFamily(completed, parent);
   }
 
   /** A child ended: its parent's summary changes, and a sibling waiting for a child slot may start. */
-  private async wakeFamily(namespace: string, parent: string): Promise<void> {
-    this.work.add(taskKey(namespace, parent));
+  private async wakeFamily(child: Task, parent: string): Promise<void> {
+    this.work.add(taskKey(parentNamespaceOf(child), parent));
+    const namespace = child.metadata.namespace;
     const siblings = await this.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: childrenOf(parent) });
     for (const sibling of siblings.items) if (sibling.status?.phase === "Pending") this.work.add(taskKey(namespace, sibling.metadata.name));
   }
@@ -616,15 +620,16 @@ export class Controller {
   /** Mirrors the children's phases and results into a top-level Task's status (P2.2). */
   private async refreshChildren(task: Task): Promise<void> {
     if (parentTaskName(task)) return;
-    const children = await this.store.list<TaskSpec, TaskStatus>("Task", {
-      namespace: task.metadata.namespace,
-      labelSelector: childrenOf(task.metadata.name),
-    });
-    if (children.items.length === 0 && !task.status?.childTasks) return;
-    const childTasks = children.items
+    // Children delegated to other namespaces are its children too.
+    const children = (await this.store.list<TaskSpec, TaskStatus>("Task", { labelSelector: childrenOf(task.metadata.name) })).items.filter(
+      (child) => parentNamespaceOf(child) === task.metadata.namespace,
+    );
+    if (children.length === 0 && !task.status?.childTasks) return;
+    const childTasks = children
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
       .map((child) => {
-        const result = this.data.getResult(child.metadata.namespace, child.metadata.name);
+        const stored = this.data.getResult(child.metadata.namespace, child.metadata.name);
+        const result = stored === undefined ? undefined : resultWithoutDiff(stored).text;
         return {
           name: child.metadata.name,
           agent: child.spec.agentRef?.name,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { durationText, localRef, namespacedRef } from "./meta.ts";
 import { modelCallTimeout } from "./provider.ts";
+import { soulSchema } from "./soul.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
@@ -26,6 +27,7 @@ export const agentSpecSchema = z
       .optional(),
     tools: z.array(z.strictObject({ name: z.string().min(1), enabled: z.boolean().default(true) })).optional(),
     skills: z.array(localRef).optional(),
+    soul: soulSchema.optional(),
     secretRef: localRef.optional(),
     coordination: z
       .strictObject({

@@ -121,6 +121,8 @@ export const LABEL = {
 
 export const ANNOTATION = {
   parentTaskName: "orka.ai/parent-task-name",
+  /** Set on a child created in another namespace than its parent's: where the parent lives. */
+  parentTaskNamespace: "orka.ai/parent-task-namespace",
   coordinationDepth: "orka.ai/coordination-depth",
   disableCoordinationToolInjection: "orka.ai/disable-coordination-tool-injection",
   autoRetry: "orka.ai/auto-retry",

@@ -7,7 +7,10 @@ const fail = (message: string): never => {
 
 const REPO_HINT = "(Use a credential-free HTTPS URL such as https://github.com/owner/repo)";
 
-/** `git@github.com:o/r[.git]` becomes `https://github.com/o/r`; anything but credential-free HTTPS is refused. */
+/**
+ * The canonical form of a repository URL: `git@github.com:o/r[.git]` and `https://github.com/o/r.git`
+ * both become `https://github.com/o/r`; anything but credential-free HTTPS is refused.
+ */
 export function normalizeRepoURL(field: string, value: string): string {
   const ssh = /^git@([^:]+):(.+?)(\.git)?$/.exec(value.trim());
   if (ssh) return `https://${ssh[1]}/${ssh[2]}`;
@@ -20,7 +23,7 @@ export function normalizeRepoURL(field: string, value: string): string {
   if (url.protocol !== "https:") fail(`workspace.${field} must use https ${REPO_HINT}`);
   if (url.username || url.password) fail(`workspace.${field} must not contain credentials ${REPO_HINT}`);
   if (url.search || url.hash) fail(`workspace.${field} must not contain a query or fragment ${REPO_HINT}`);
-  return url.toString().replace(/\/$/, "");
+  return url.toString().replace(/\/$/, "").replace(/\.git$/, "");
 }
 
 /** git check-ref-format, the parts that matter for names users type. */
@@ -29,6 +32,22 @@ export function refProblem(name: string): string | undefined {
   if (/[\s~^:?*[\\]|\.\.|@\{|\/\/|\.lock(\/|$)/.test(name)) return "it contains a character or sequence git does not allow";
   if (/^[/.]|[/.]$/.test(name)) return "it starts or ends with '/' or '.'";
   return undefined;
+}
+
+/**
+ * `ref` names an exact commit, a tag, or a branch as `refs/heads/...`; the branch fields name a branch.
+ * Other ref namespaces (`refs/remotes/...`, `refs/pull/...`) name something that moves under the Task.
+ */
+function checkRefName(field: "branch" | "ref" | "pushBranch" | "prBaseBranch", name: string): void {
+  const namespaces = field === "ref" ? /^refs\/(heads|tags)\// : /^refs\/heads\//;
+  const short = name.replace(namespaces, "");
+  if (short.startsWith("refs/")) {
+    fail(field === "ref"
+      ? `workspace.ref must be an exact commit, a tag, or a refs/heads/... ref; "${name}" is in another ref namespace`
+      : `workspace.${field} must be a branch name or a refs/heads/... ref; "${name}" is not a branch`);
+  }
+  const problem = refProblem(short);
+  if (problem) fail(`workspace.${field} is invalid: ${problem}`);
 }
 
 /** One detector for secret-like text (PR-3). */
@@ -58,8 +77,7 @@ export function validateWorkspace(input: Workspace): Workspace {
   }
   if (ws.branch && ws.ref) fail("set at most one of workspace.branch and workspace.ref");
   for (const field of ["branch", "ref", "pushBranch", "prBaseBranch"] as const) {
-    const problem = ws[field] !== undefined ? refProblem(ws[field]!.replace(/^refs\/(heads|tags)\//, "")) : undefined;
-    if (problem) fail(`workspace.${field} is invalid: ${problem}`);
+    if (ws[field] !== undefined) checkRefName(field, ws[field]!);
   }
   // Publication settings ask for write; an explicit read is a contradiction, not an upgrade.
   for (const field of ["publicationGitRepo", "pushBranch", "prBaseBranch", "createPR"] as const) {

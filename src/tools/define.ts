@@ -7,7 +7,7 @@ import type { SearchSettings } from "./core/web-search.ts";
 export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
-  delete(path: string): Promise<unknown>;
+  delete(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   /** The same control plane, sending one tool call's idempotency key, so a repeated call is answered from its ledger. */
   withIdempotencyKey(key: string): ControlPlane;
 }
@@ -33,6 +33,8 @@ export interface ToolContext {
   agentName?: string;
   /** The Task's session (`spec.sessionRef.name`), if it has one. */
   sessionName?: string;
+  /** The journal's key of this call: the same when a resumed attempt runs the call again. */
+  callKey?: string;
   /** The control plane, as this attempt: paths are under /internal/v1 and checked against the attempt. */
   controlPlane: ControlPlane;
   /** Ends this iteration after the current tool call (an approval was requested). */

@@ -41,6 +41,8 @@ export interface AiRun {
   fallbacks: ModelEndpoint[];
   prompt: string;
   systemPrompt: string;
+  /** The Agent's persona text, if it has one. */
+  soul?: string;
   skills: string[];
   tools: string[];
   customTools: ToolDefinition[];
@@ -106,6 +108,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
       ORKA_AI_FALLBACKS: json(ai.fallbacks),
       ORKA_AI_PROMPT: ai.prompt,
       ORKA_AI_SYSTEM_PROMPT: ai.systemPrompt,
+      ORKA_AI_SOUL: ai.soul ?? "",
       ORKA_AI_SKILLS: json(ai.skills),
       ORKA_AI_TOOLS: csv(ai.tools),
       ORKA_AI_CUSTOM_TOOLS: json(ai.customTools),
@@ -180,6 +183,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
       fallbacks: JSON.parse(env.ORKA_AI_FALLBACKS || "[]"),
       prompt: env.ORKA_AI_PROMPT ?? "",
       systemPrompt: env.ORKA_AI_SYSTEM_PROMPT ?? "",
+      soul: env.ORKA_AI_SOUL || undefined,
       skills: JSON.parse(env.ORKA_AI_SKILLS || "[]"),
       tools: splitCsv(env.ORKA_AI_TOOLS),
       customTools: JSON.parse(env.ORKA_AI_CUSTOM_TOOLS || "[]"),

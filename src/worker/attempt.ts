@@ -150,6 +150,7 @@ async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, 
   const system = assembleSystemPrompt({
     skills: ai.skills,
     systemPrompt: ai.systemPrompt,
+    soul: ai.soul,
     autonomous: config.autonomous.mode ? config.autonomous : undefined,
     memories,
     reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),

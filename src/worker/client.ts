@@ -36,12 +36,11 @@ export class ControlPlaneClient implements ControlPlane {
 
   /** GET under /internal/v1, answering parsed JSON. */
   get(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
-    const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
-    return this.send("GET", `${path}${search.size ? `?${search}` : ""}`);
+    return this.send("GET", withQuery(path, query));
   }
 
-  delete(path: string): Promise<unknown> {
-    return this.send("DELETE", path);
+  delete(path: string, query: Record<string, string | undefined> = {}): Promise<unknown> {
+    return this.send("DELETE", withQuery(path, query));
   }
 
   post(path: string, body: unknown): Promise<unknown> {
@@ -81,4 +80,10 @@ export class ControlPlaneClient implements ControlPlane {
     }
     return text ? JSON.parse(text) : undefined;
   }
+}
+
+/** The path with the query's set, non-empty entries. */
+function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
+  return `${path}${search.size ? `?${search}` : ""}`;
 }

@@ -30,7 +30,8 @@ export const outcomeUnknown = (tool: string) =>
   `outcome unknown: the worker running this ${tool} call was lost after it started, so it may or may not have taken effect. It was not run again; check its effects before repeating it.`;
 
 /**
- * Runs one model tool call: allowed-list check, argument validation, then the tool. Errors are thrown.
+ * Runs one model tool call: allowed-list check, argument validation, then the tool; arguments the tool
+ * does not take are named back in its result (or error). Errors are thrown.
  * A call carries its idempotency key to the control plane; a resumed call of a tool that is not safe
  * to repeat is answered with `outcome unknown` instead of being run.
  */
@@ -48,13 +49,34 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
       if (args[alias] !== undefined && args[name] === undefined) args[name] = args[alias];
       delete args[alias];
     }
+    // Validation drops arguments the tool does not take; the model is told, so it learns rather than guesses.
+    const ignored = ignoredNote(Object.keys(args).filter((key) => !Object.hasOwn(tool.parameters.shape, key)));
+    try {
+      return (await runBuiltin(tool, args, call.name, how)) + ignored;
+    } catch (err) {
+      if (ignored && err instanceof Error) err.message += ignored;
+      throw err;
+    }
+  };
+
+  async function runBuiltin(tool: BuiltinTool, args: Record<string, unknown>, name: string, how: ToolCallContext): Promise<string> {
     const parsed = tool.parameters.safeParse(args);
     if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
-    if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(call.name);
-    const context = how.key && !tool.readOnly ? { ...options.context, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
+    if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
+    const context = how.key && !tool.readOnly ? { ...options.context, callKey: how.key, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
-  };
+  }
+}
+
+const MAX_IGNORED_NAMES = 20;
+
+/** The line that names ignored arguments (a bounded list, however many a model sends), or "". */
+function ignoredNote(names: string[]): string {
+  if (names.length === 0) return "";
+  const shown = names.slice(0, MAX_IGNORED_NAMES).map((name) => (name.length > 64 ? `${name.slice(0, 64)}…` : name));
+  const more = names.length > shown.length ? `, and ${names.length - shown.length} more` : "";
+  return `\n[ignored arguments this tool does not take: ${shown.join(", ")}${more}]`;
 }
 
 function resumeRule(tool: BuiltinTool, args: unknown): ResumeRule {

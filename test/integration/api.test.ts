@@ -111,8 +111,17 @@ describe("P4 REST API", () => {
     expect(tools.find((t: any) => t.name === "gone")).toMatchObject({ available: false });
     expect((await orka.api("GET", "/api/v1/tools/gone")).body.spec).toBeDefined();
     expect((await orka.api("GET", "/api/v1/tools/gone")).body).toMatchObject({ available: false });
-    expect(tools.map((t: any) => t.name)).not.toContain("delegate_task");
+    // The six listed built-ins of the seed, then the namespace's Tools: no coordination, memory, GitHub or agent tools.
+    expect(tools.map((t: any) => t.name)).toEqual(["web_search", "code_exec", "file_read", "web_fetch", "file_write", "request_approval", "gone", "lookup"]);
+    for (const builtin of tools.slice(0, 6)) {
+      expect(Object.keys(builtin).sort()).toEqual(["builtin", "description", "name", "parameters"]);
+      expect(builtin).toMatchObject({ builtin: true, description: expect.any(String), parameters: { type: "object" } });
+    }
     expect(tools.find((t: any) => t.name === "lookup")).toMatchObject({ builtin: false, namespace: "default", available: true, url: `${orka.url}/healthz` });
+    for (const hidden of ["delegate_task", "recall_memory", "create_agent", "create_pull_request", "update_plan"]) {
+      expect((await orka.api("GET", `/api/v1/tools/${hidden}`)).body.error).toEqual({ code: 404, message: "tool not found" });
+    }
+    expect((await orka.api("GET", "/api/v1/tools/file_write")).body).toMatchObject({ name: "file_write", builtin: true });
     expect((await orka.api("POST", "/api/v1/tools", { metadata: { name: "delegate_task" }, spec: { description: "x", http: { url: "http://x" } } })).body.error).toEqual({
       code: 409,
       message: "tool name is reserved for a built-in tool",

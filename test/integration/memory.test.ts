@@ -83,7 +83,10 @@ spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordinatio
     const created = await orka.api("POST", "/api/v1/memories", { namespace: "team-a", content: "Team A keeps its secrets here", tags: ["elsewhere"] });
     expect(created.status).toBe(201);
     await runTask("cross-recaller", "m-cross", [{ toolCalls: [{ name: "recall_memory", arguments: { namespace: "team-a", query: "Team A" } }] }, { text: "nothing" }]);
-    const recalled = JSON.parse(toolResults("m-cross", 1)[0]) as any[];
+    // recall_memory takes no namespace: the model is told it was ignored.
+    const [result, note] = toolResults("m-cross", 1)[0].split("\n[");
+    expect(note).toBe("ignored arguments this tool does not take: namespace]");
+    const recalled = JSON.parse(result) as any[];
     expect(recalled.every((m) => m.namespace === "default")).toBe(true);
     expect(JSON.stringify(recalled)).not.toContain("Team A keeps");
   });
@@ -113,22 +116,52 @@ spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordinatio
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await orka.api("POST", "/api/v1/memories", { content: `fact number ${i}`, tags: ["Bulk"], agentName: i === 0 ? "special" : undefined })).body.id);
     await orka.api("DELETE", `/api/v1/memories/${ids[1]}`);
+    // More than the most a recall may return (200), so the default (50) and the clamp both show.
+    for (let i = 0; i < 205; i++) expect((await orka.api("POST", "/api/v1/memories", { content: `numbered note ${i}`, tags: ["many"] })).status).toBe(201);
     await runTask("filters", "m-filters", [
       {
         toolCalls: [
           { name: "recall_memory", arguments: { tags: ["bulk"] } },
           { name: "recall_memory", arguments: { agentName: "special" } },
           { name: "recall_memory", arguments: { limit: -1 } },
-          { name: "recall_memory", arguments: { query: "fact number", limit: 1, namespace: "other" } },
+          { name: "recall_memory", arguments: { query: "fact number", limit: 1 } },
+          { name: "recall_memory", arguments: { tags: "many" } },
+          { name: "recall_memory", arguments: { tags: "many", limit: 500 } },
+          { name: "recall_memory", arguments: { tags: "many", limit: 3 } },
         ],
       },
       { text: "done" },
     ]);
-    const [bulk, special, negative, limited] = toolResults("m-filters", 1);
+    const [bulk, special, negative, limited, byDefault, clamped, three] = toolResults("m-filters", 1);
     expect(JSON.parse(bulk).map((m: any) => m.id).sort()).toEqual([ids[0], ids[2]].sort());
     expect(JSON.parse(special).map((m: any) => m.id)).toEqual([ids[0]]);
     expect(negative).toBe("Error executing tool: invalid arguments: limit: limit must be non-negative");
     expect(JSON.parse(limited)).toHaveLength(1);
+    expect(JSON.parse(byDefault)).toHaveLength(50);
+    expect(JSON.parse(clamped)).toHaveLength(200);
+    expect(JSON.parse(three)).toHaveLength(3);
+    expect(JSON.parse(clamped).every((m: any) => m.tags.includes("many"))).toBe(true);
+  });
+
+  it("propose_memory files a pending proposal of any kind through the tool, and changes no memory", async () => {
+    const before = await memories();
+    await runTask("proposer", "m-propose", [
+      {
+        toolCalls: [
+          { name: "propose_memory", arguments: { title: "Deploy checklist", skill_name: "deploy", content: "1. staging\n2. production", patch: "+ 3. announce" } },
+          { name: "propose_memory", arguments: { title: "No Friday deploys", type: "Policy", description: "Agreed in the retro", agent_name: "planner" } },
+          { name: "propose_memory", arguments: { title: "   " } },
+        ],
+      },
+      { text: "proposed" },
+    ]);
+    const [skill, policy, untitled] = toolResults("m-propose", 1);
+    expect(JSON.parse(skill)).toMatchObject({ type: "skill", status: "pending", title: "Deploy checklist", skillName: "deploy", content: "1. staging\n2. production", patch: "+ 3. announce", taskName: "proposer", agentName: "helper", namespace: "default" });
+    expect(JSON.parse(policy)).toMatchObject({ type: "policy", status: "pending", description: "Agreed in the retro", agentName: "planner", taskName: "proposer" });
+    expect(untitled).toBe("Error executing tool: title is required");
+    const filed = (await orka.api("GET", "/api/v1/memory-proposals?taskName=proposer")).body.items as any[];
+    expect(filed.map((p) => p.id).sort()).toEqual([JSON.parse(skill).id, JSON.parse(policy).id].sort());
+    expect(await memories()).toEqual(before);
   });
 
   it("injects at most 5 memories within 6000 characters, marking truncation", async () => {

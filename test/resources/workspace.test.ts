@@ -8,12 +8,25 @@ const write = { gitRepo: repo, intent: "write", publicationCredentialRef: "push"
 describe("workspace validation", () => {
   it("normalizes ssh repos and upgrades an omitted intent when publication is asked for", () => {
     expect(validateWorkspace({ gitRepo: "git@github.com:o/r.git" }).gitRepo).toBe(repo);
+    expect(validateWorkspace({ gitRepo: "https://github.com/o/r.git" }).gitRepo).toBe(repo);
+    expect(validateWorkspace({ gitRepo: "https://github.com/o/r.git/" }).gitRepo).toBe(repo);
+    expect(validateWorkspace({ ...write, publicationGitRepo: "https://github.com/o/fork.git" }).publicationGitRepo).toBe("https://github.com/o/fork");
     expect(validateWorkspace({ gitRepo: repo, publicationCredentialRef: "push", pushBranch: "feature/x" }).intent).toBe("write");
     expect(validateWorkspace({ gitRepo: repo, intent: " Read " }).intent).toBe("read");
     expect(validateWorkspace({ ...write, prTitle: "🚀".repeat(256) }).prTitle).toHaveLength(512);
   });
 
+  it.each(["0123456789abcdef0123456789abcdef01234567", "a".repeat(64), "v1.2.0", "refs/tags/v1.2.0", "refs/heads/main", "refs/heads/feature/x"])(
+    "takes the ref %s: an exact commit, a tag, or a refs/heads/... ref",
+    (ref) => {
+      expect(validateWorkspace({ gitRepo: repo, ref }).ref).toBe(ref);
+    },
+  );
+
   it.each([
+    [{ gitRepo: repo, ref: "refs/remotes/origin/main" }, 'workspace.ref must be an exact commit, a tag, or a refs/heads/... ref; "refs/remotes/origin/main" is in another ref namespace'],
+    [{ gitRepo: repo, ref: "refs/pull/7/head" }, 'workspace.ref must be an exact commit, a tag, or a refs/heads/... ref; "refs/pull/7/head" is in another ref namespace'],
+    [{ gitRepo: repo, branch: "refs/tags/v1" }, 'workspace.branch must be a branch name or a refs/heads/... ref; "refs/tags/v1" is not a branch'],
     [{ gitRepo: "http://github.com/o/r" }, "workspace.gitRepo must use https"],
     [{ gitRepo: "https://u:p@github.com/o/r" }, "workspace.gitRepo must not contain credentials"],
     [{ gitRepo: `${repo}?x=1` }, "workspace.gitRepo must not contain a query or fragment"],

@@ -53,7 +53,16 @@ describe("what a resumed attempt does with an interrupted tool call", () => {
     expect(code).toMatch(/^outcome unknown: .* code_exec/);
     expect(readFileSync(join(tools.workspaceDir, "log.txt"), "utf8")).toBe("one\n");
     const write = await tools.resumeCall("file_write", { path: "log.txt", content: "replaced\n" }, { key: KEY, interrupted: true });
-    expect(JSON.parse(write)).toEqual({ path: "log.txt", size: 9, mode: "write" });
+    expect(JSON.parse(write)).toEqual({ path: "log.txt", size: 9, mode: "write", created: false });
     expect(readFileSync(join(tools.workspaceDir, "log.txt"), "utf8")).toBe("replaced\n");
+  });
+
+  it("answers a write run again after a lost worker as its first run did: created stays true", async () => {
+    const first = await tools.resumeCall("file_write", { path: "fresh.txt", content: "v1\n" }, { key: "b".repeat(64), interrupted: false });
+    expect(JSON.parse(first)).toMatchObject({ created: true });
+    const again = await tools.resumeCall("file_write", { path: "fresh.txt", content: "v1\n" }, { key: "b".repeat(64), interrupted: true });
+    expect(again).toBe(first);
+    // Another call over the same file did not create it.
+    expect(JSON.parse(await tools.resumeCall("file_write", { path: "fresh.txt", content: "v2\n" }, { key: "c".repeat(64), interrupted: false }))).toMatchObject({ created: false });
   });
 });

@@ -29,6 +29,13 @@ describe("three-source tool list", () => {
   });
 
   it("coordination.enabled adds coordination, pull request, agent management tools and update_plan, not request_approval", () => {
+    // The seed's list, written out here so that a wrong table in the code cannot agree with itself.
+    expect([...COORDINATOR_TOOLS]).toEqual([
+      "delegate_task", "wait_for_tasks", "create_container_task", "cancel_task", "send_message", "check_messages",
+      "create_pull_request", "list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "merge_pull_request",
+      "auto_merge_pull_request", "review_pull_request", "post_review_comment", "create_agent", "delete_agent", "update_plan",
+    ]);
+    expect([...MEMORY_TOOLS]).toEqual(["recall_memory", "remember", "propose_memory", "search_transcript"]);
     const list = names({ coordination: { enabled: true } });
     expect(list).toEqual([...MEMORY_TOOLS, ...COORDINATOR_TOOLS]);
     expect(list).not.toContain("request_approval");

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { createContainerChild, delegate, waitForChildren } from "../../controller/children.ts";
+import { createContainerChild, delegate, findChild, waitForChildren } from "../../controller/children.ts";
 import { parentTaskName } from "../../controller/admission.ts";
 import { createAgentForTask, deleteAgentForTask } from "../../controller/agents.ts";
 
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 
+import { namespaceName } from "../../resources/meta.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { containerArgs, createAgentArgs, delegateArgs } from "../../tools/coordination/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
@@ -27,7 +28,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     if (!task) throw new OrkaError("not_found", "task not found");
     return { attempt, task };
   };
-  const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange };
+  const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange, isolation: ctx.isolation };
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/delegate", async (request, reply) => {
     const { task } = await callerTask(request, ["delegate_task"]);
@@ -39,9 +40,10 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     return reply.code(201).send(await createAgentForTask(ctx.store, task, attempt.allowedTools, parseWith(createAgentArgs, request.body ?? {})));
   });
 
-  app.delete<{ Params: TaskParams & { name: string } }>("/internal/v1/tasks/:ns/:task/agents/:name", async (request) => {
+  app.delete<{ Params: TaskParams & { name: string }; Querystring: { namespace?: string } }>("/internal/v1/tasks/:ns/:task/agents/:name", async (request) => {
     const { task } = await callerTask(request, ["delete_agent"]);
-    return deleteAgentForTask(ctx.store, task, request.params.name);
+    const { namespace } = parseWith(z.object({ namespace: namespaceName.optional() }), request.query ?? {});
+    return deleteAgentForTask(ctx.store, ctx.isolation, task, request.params.name, namespace);
   });
 
   app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/containers", async (request) => {
@@ -61,7 +63,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     const { attempt, task: parent } = await callerTask(request, ["cancel_task"]);
     const body = parseWith(z.object({ taskName: z.string().trim().min(1, "task_name is required"), reason: z.string().max(1000).optional() }), request.body ?? {});
     if (parent.status?.jobName !== attempt.id) throw new OrkaError("permission_denied", "caller is not the current worker for this task");
-    const child = await ctx.store.get<TaskSpec, TaskStatus>("Task", parent.metadata.namespace, body.taskName);
+    const child = await findChild(ctx.store, parent, body.taskName);
     if (!child || parentTaskName(child) !== parent.metadata.name) {
       throw new OrkaError("permission_denied", `task "${body.taskName}" is not a child of the current task "${parent.metadata.name}"`);
     }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { namespaceName } from "../../resources/meta.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
@@ -124,10 +125,10 @@ export const deleteAgent = defineTool({
   name: "delete_agent",
   family: "agents",
   description: "Delete an Agent this task created.",
-  parameters: z.object({ name: z.string(), namespace: z.string().optional() }),
-  async run({ name }, ctx) {
+  parameters: z.object({ name: z.string(), namespace: namespaceName.optional().describe("Namespace of the Agent (defaults to this Task's)") }),
+  async run({ name, namespace }, ctx) {
     if (!name.trim()) throw new Error("agent name is required");
-    return ctx.controlPlane.delete(own(ctx, `agents/${encodeURIComponent(name)}`));
+    return ctx.controlPlane.delete(own(ctx, `agents/${encodeURIComponent(name)}`), { namespace });
   },
 });
 

@@ -1,13 +1,15 @@
 import { z } from "zod";
+import { namespaceName } from "../../resources/meta.ts";
+import { soulFields } from "../../resources/soul.ts";
 import { workspaceSchema } from "../../resources/task.ts";
 
 /** Arguments of delegate_task, checked by the tool and again by the control plane. */
 export const delegateArgs = z.object({
   agent: z.string().describe("Name of the Agent to delegate to"),
   prompt: z.string().describe("The child Task's prompt"),
-  taskNamespace: z.string().optional().describe("Namespace of the child Task (defaults to this Task's)"),
-  agentNamespace: z.string().optional().describe("Namespace of the Agent (defaults to taskNamespace)"),
-  namespace: z.string().optional().describe("Legacy: sets both namespaces"),
+  taskNamespace: namespaceName.optional().describe("Namespace of the child Task (defaults to this Task's)"),
+  agentNamespace: namespaceName.optional().describe("Namespace of the Agent (defaults to taskNamespace)"),
+  namespace: namespaceName.optional().describe("Legacy: sets both namespaces"),
   priority: z.number().int().optional().describe("0-1000; defaults to this Task's priority"),
   timeout: z.string().optional().describe("Child timeout, such as 20m"),
   workspace: workspaceSchema.optional().describe("Repository settings for a coding-agent child"),
@@ -26,7 +28,7 @@ export const containerArgs = z.object({
   args: z.array(z.string()).optional(),
   workspace: workspaceSchema.optional(),
   prior_task: z.string().optional(),
-  namespace: z.string().optional(),
+  namespace: namespaceName.optional(),
   timeout: z.string().optional(),
   priority: z.number().int().optional(),
   schedule: z.string().optional(),
@@ -45,6 +47,7 @@ export const createAgentArgs = z.object({
     .union([z.string(), z.object({ name: z.string(), temperature: z.number().min(0).max(2).optional(), maxTokens: z.number().int().positive().optional() })])
     .describe('Model name, or "provider/model", or {name, temperature, maxTokens}'),
   systemPrompt: z.string().max(32 * 1024).optional().describe("Role instructions"),
+  soul: z.union([z.string(), soulFields]).optional().describe("Persona: its text, {inline}, or {configMapRef: {name, key}, digest}"),
   tools: z.array(z.string()).optional(),
   coordination: z
     .object({ enabled: z.boolean().optional(), maxDepth: z.number().int().min(1).max(10).optional(), maxConcurrentChildren: z.number().int().min(1).optional(), allowedAgents: z.array(z.object({ name: z.string(), namespace: z.string().optional() })).optional() })

@@ -58,7 +58,7 @@ export function shellGuard(code: string): string | undefined {
   return SHELL_GUARDS.find(([pattern]) => pattern.test(code))?.[1];
 }
 
-export function clampTimeout(seconds: number | undefined): number {
+function clampTimeout(seconds: number | undefined): number {
   if (seconds === undefined || !(seconds > 0)) return DEFAULT_TIMEOUT_S;
   return Math.min(seconds, MAX_TIMEOUT_S);
 }

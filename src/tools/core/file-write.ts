@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { rename, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { access, mkdir, rename, unlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
-import { defineTool } from "../define.ts";
+import { sha256Hex } from "../../util/hash.ts";
+import { defineTool, type ToolContext } from "../define.ts";
 import { MiB } from "./file-read.ts";
 
 const MAX_APPEND_TOTAL = 64 * MiB;
@@ -30,6 +31,8 @@ export const fileWrite = defineTool({
     // Sandboxed code runs as nobody when Orka runs as root; it must be able to change these files too.
     const owner = process.getuid?.() === 0 ? SANDBOX_UID : undefined;
 
+    const created = await createdByThisCall(ctx, exists);
+
     if (mode === "append") {
       const handle = await ctx.workspace.checkedOpen(root, target, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
       try {
@@ -41,7 +44,7 @@ export const fileWrite = defineTool({
       } finally {
         await handle.close();
       }
-      return { path, size: bytes.length, mode };
+      return { path, size: bytes.length, mode, created };
     }
 
     // Write a sibling temp file, then rename it over the target: a failed write leaves the old content.
@@ -57,7 +60,20 @@ export const fileWrite = defineTool({
     }
     await handle.close();
     await rename(temp, target);
-    // The result does not depend on what was there before, so a call repeated after a lost worker answers the same.
-    return { path, size: bytes.length, mode };
+    return { path, size: bytes.length, mode, created };
   },
 });
+
+/**
+ * Whether this call creates the file. A call run again after its worker was lost finds the file it
+ * made itself; a marker under the call's key, beside the attempt's directories and out of the
+ * sandbox's sight, keeps the first answer, so the resumed run answers the same.
+ */
+async function createdByThisCall(ctx: ToolContext, exists: boolean): Promise<boolean> {
+  if (!ctx.callKey) return !exists;
+  const marker = join(dirname(ctx.workspaceDir), "file-write-created", sha256Hex(ctx.callKey));
+  if (exists) return access(marker).then(() => true, () => false);
+  await mkdir(dirname(marker), { recursive: true, mode: 0o700 });
+  await writeFile(marker, "");
+  return true;
+}

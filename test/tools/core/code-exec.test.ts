@@ -2,7 +2,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { toolHarness } from "../../helpers/tools.ts";
 
 /**
@@ -94,9 +95,27 @@ describe("code_exec", () => {
     expect(sandboxProcesses(marker)).toBe(0);
   });
 
-  it("clamps a timeout of 120 to 60 seconds", async () => {
-    const { clampTimeout } = await import("../../../src/tools/core/code-exec.ts");
-    expect([clampTimeout(120), clampTimeout(0), clampTimeout(-5), clampTimeout(10)]).toEqual([60, 30, 30, 10]);
+  // Through the tool, on a fake clock: the deadline timer is the only one faked, so the sandboxed
+  // process runs for real while the clock jumps to just before, then to, the expected deadline.
+  it.each([
+    [120, 60],
+    [0, 30],
+    [-5, 30],
+  ])("runs a timeout of %s seconds for %s seconds", async (timeout, seconds) => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let settled = false;
+      const run = tools.call("code_exec", { language: "bash", code: "echo started; sleep 100", timeout }).finally(() => (settled = true));
+      for (let i = 0; i < 500 && vi.getTimerCount() === 0; i++) await sleep(10);
+      await vi.advanceTimersByTimeAsync(seconds * 1000 - 1);
+      await sleep(300);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const result = await Promise.race([run, sleep(5000).then(() => "still running")]);
+      expect(result).toMatchObject({ output: "started\n", exit_code: -1, timed_out: true });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   // core-tools §9.4: bounded — every loop stops after a fixed number of tries.

@@ -13,8 +13,8 @@ describe("file_read and file_write", () => {
   afterEach(() => tools.close());
 
   it("writes, appends and reads back, with nested directories created by default", async () => {
-    expect(await tools.call("file_write", { path: "notes/day1.txt", content: "hello" })).toEqual({ path: "notes/day1.txt", size: 5, mode: "write" });
-    expect(await tools.call("file_write", { path: "/workspace/notes/day1.txt", content: " world", mode: "append" })).toMatchObject({ size: 6, mode: "append" });
+    expect(await tools.call("file_write", { path: "notes/day1.txt", content: "hello" })).toEqual({ path: "notes/day1.txt", size: 5, mode: "write", created: true });
+    expect(await tools.call("file_write", { path: "/workspace/notes/day1.txt", content: " world", mode: "append" })).toEqual({ path: "/workspace/notes/day1.txt", size: 6, mode: "append", created: false });
     expect(await tools.call("file_read", { path: "notes/day1.txt" })).toEqual({ content: "hello world", encoding: "utf-8", path: "notes/day1.txt", size: 11, truncated: false });
     expect(await tools.call("file_read", { path: "notes/day1.txt", offset: 6, limit: 3 })).toMatchObject({ content: "wor", truncated: true });
     expect(await tools.call("file_read", { path: "notes/day1.txt", offset: 50 })).toMatchObject({ content: "", truncated: false });
@@ -22,12 +22,24 @@ describe("file_read and file_write", () => {
     expect(await tools.call("file_write", { path: "a..b.txt", content: "dots" })).toMatchObject({ size: 4 });
   });
 
+  it("reports whether the call created the file: true for a new one, false for an overwrite or an append", async () => {
+    expect(await tools.call("file_write", { path: "log.txt", content: "one\n", mode: "append" })).toEqual({ path: "log.txt", size: 4, mode: "append", created: true });
+    expect(await tools.call("file_write", { path: "log.txt", content: "two\n", mode: "append" })).toMatchObject({ created: false });
+    expect(await tools.call("file_write", { path: "log.txt", content: "three\n" })).toEqual({ path: "log.txt", size: 6, mode: "write", created: false });
+    expect(await tools.call("file_write", { path: "/tmp/new/deep.txt", content: "x" })).toMatchObject({ created: true });
+    expect((await tools.call("file_read", { path: "log.txt" })).content).toBe("three\n");
+  });
+
   it("refuses bad arguments with the spec's messages", async () => {
     await expect(tools.call("file_write", { path: "x/y.txt", content: "a", create_dirs: false })).rejects.toThrow("directory does not exist: x");
     await expect(tools.call("file_write", { path: "m.txt", content: "a", mode: "overwrite" })).rejects.toThrow("mode must be 'write' or 'append'");
+    expect(existsSync(join(tools.workspaceDir, "m.txt"))).toBe(false);
     await expect(tools.call("file_read", { path: "" })).rejects.toThrow("path is required");
     await expect(tools.call("file_read", { path: "absent.txt" })).rejects.toThrow("file not found: absent.txt");
-    await expect(tools.call("file_read", { path: "m.txt", offset: -1 })).rejects.toThrow();
+    // On a file that exists, so only the offset can be what is refused.
+    writeFileSync(join(tools.workspaceDir, "m.txt"), "content");
+    await expect(tools.call("file_read", { path: "m.txt", offset: -1 })).rejects.toThrow(/^offset must be non-negative$/);
+    expect((await tools.call("file_read", { path: "m.txt", offset: 0 })).content).toBe("content");
     await expect(tools.call("file_read", { path: 42 })).rejects.toThrow(/^invalid arguments: path:/);
     mkdirSync(join(tools.workspaceDir, "dir"));
     await expect(tools.call("file_read", { path: "dir" })).rejects.toThrow("path is a directory, not a file");
