@@ -81,11 +81,10 @@ export async function applyDocuments(api: ApiClient, sources: ApplySource[], rep
 
 /** Fills in a Tool's `spec.http.url` only; the address is inserted as it is (a function replacement expands no `$&`). */
 function withServerAddress(doc: unknown, server: string): Record<string, unknown> {
-  const document = doc as Record<string, unknown>;
-  const spec = document?.spec as { http?: { url?: unknown } } | undefined;
-  const url = spec?.http?.url;
-  if (document?.kind !== "Tool" || typeof url !== "string") return document;
-  return { ...document, spec: { ...spec, http: { ...spec!.http, url: url.replaceAll(SERVER_PLACEHOLDER, () => server) } } };
+  const document = doc as { kind?: unknown; spec?: { http?: { url?: unknown } } } | null;
+  const http = document?.spec?.http;
+  if (document?.kind !== "Tool" || typeof http?.url !== "string") return doc as Record<string, unknown>;
+  return { ...document, spec: { ...document.spec, http: { ...http, url: http.url.replaceAll(SERVER_PLACEHOLDER, () => server) } } };
 }
 
 /** The command that deletes the object in the namespace it was applied to. */
