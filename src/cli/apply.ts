@@ -15,15 +15,18 @@ export interface ApplySource {
   text: string;
 }
 
-/** Written into a file as the address of the server it is applied to, so examples name no port. */
+/**
+ * Written in a Tool's `spec.http.url` as the address of the server it is applied to, so examples
+ * name no port. Only there: a Secret value, a prompt or a command may mean these characters literally.
+ */
 export const SERVER_PLACEHOLDER = "${ORKA_SERVER}";
 
-/** `-` is stdin; a directory is every .yaml/.yml file directly in it, in name order. */
+/** `-` is stdin; a directory is every .yaml, .yml and .json file directly in it, in name order. */
 export function readApplySources(path: string): ApplySource[] {
   if (path === "-") return [{ source: "stdin", text: readFileSync(0, "utf8") }];
   if (!statSync(path).isDirectory()) return [{ source: path, text: readFileSync(path, "utf8") }];
-  const files = readdirSync(path).filter((name) => /\.ya?ml$/.test(name)).sort();
-  if (files.length === 0) throw new OrkaError("invalid_argument", `${path} has no .yaml or .yml files to apply`);
+  const files = readdirSync(path).filter((name) => /\.(ya?ml|json)$/.test(name)).sort();
+  if (files.length === 0) throw new OrkaError("invalid_argument", `${path} has no .yaml, .yml or .json files to apply`);
   return files.map((name) => ({ source: join(path, name), text: readFileSync(join(path, name), "utf8") }));
 }
 
@@ -53,7 +56,7 @@ const REPORTED: Record<Action, string> = {
 export async function applyDocuments(api: ApiClient, sources: ApplySource[], report: (line: string) => void): Promise<void> {
   const planned: PlannedObject[] = [];
   for (const { source, text } of sources) {
-    const documents = parseYamlDocuments(text.replaceAll(SERVER_PLACEHOLDER, api.server), source) as Record<string, unknown>[];
+    const documents = parseYamlDocuments(text, source).map((doc) => withServerAddress(doc, api.server));
     const objects = documents.map((doc, i) => {
       try {
         return parseResource(doc);
@@ -65,7 +68,7 @@ export async function applyDocuments(api: ApiClient, sources: ApplySource[], rep
   }
   const refused = planned.filter((p) => p.action === "refuse");
   if (refused.length > 0) {
-    const reasons = refused.map((p) => `${p.label}: a Task's spec cannot change after creation; delete it first (orka delete ${p.label.replace("/", " ")}) or give the new Task another name`);
+    const reasons = refused.map((p) => `${p.label}: a Task's spec cannot change after creation; delete it first (${deleteCommand(p)}) or give the new Task another name`);
     throw new OrkaError("invalid_argument", `${reasons.join("; ")}. Nothing was applied.`);
   }
   for (const object of planned) {
@@ -74,6 +77,20 @@ export async function applyDocuments(api: ApiClient, sources: ApplySource[], rep
     const runsOnce = object.kind === "Task" && object.action === "unchanged" ? " (a Task runs once; delete it to run it again)" : "";
     report(`${object.label} ${REPORTED[object.action]}${runsOnce}`);
   }
+}
+
+/** Fills in a Tool's `spec.http.url` only; the address is inserted as it is (a function replacement expands no `$&`). */
+function withServerAddress(doc: unknown, server: string): Record<string, unknown> {
+  const document = doc as { kind?: unknown; spec?: { http?: { url?: unknown } } } | null;
+  const http = document?.spec?.http;
+  if (document?.kind !== "Tool" || typeof http?.url !== "string") return doc as Record<string, unknown>;
+  return { ...document, spec: { ...document.spec, http: { ...http, url: http.url.replaceAll(SERVER_PLACEHOLDER, () => server) } } };
+}
+
+/** The command that deletes the object in the namespace it was applied to. */
+function deleteCommand({ label, scoped }: PlannedObject): string {
+  const namespace = scoped.namespace ? ` -n ${scoped.namespace}` : "";
+  return `orka delete ${label.replace("/", " ")}${namespace}`;
 }
 
 async function plan(api: ApiClient, raw: Record<string, unknown>, object: Resource): Promise<PlannedObject> {
@@ -85,7 +102,8 @@ async function plan(api: ApiClient, raw: Record<string, unknown>, object: Resour
   const planned = { label: `${kind.toLowerCase()}/${object.metadata.name}`, kind, path, body, scoped };
   if (!existing) return { ...planned, action: "create" };
   if (kind === "Task") return { ...planned, action: sameSpec(kind, object, existing) ? "unchanged" : "refuse" };
-  // A Secret is read back without its values, so it is always written.
+  // The server returns nothing derived from a Secret's values (a digest would let a reader test
+  // guesses), so an unchanged Secret cannot be told from a changed one: it is written every time.
   if (kind === "Secret" || !sameSpec(kind, object, existing) || !sameMetadata(object, existing)) return { ...planned, action: "update" };
   return { ...planned, action: "unchanged" };
 }

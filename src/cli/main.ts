@@ -91,8 +91,8 @@ program
 program
   .command("apply")
   .description("Create or update every object of multi-document YAML files (Secrets included); unchanged objects are left alone")
-  .requiredOption("-f, --filename <path>", "YAML or JSON file, a directory of .yaml/.yml files, or - for stdin")
-  .addHelpText("after", `\n${SERVER_PLACEHOLDER} in a file stands for the server it is applied to (e.g. a Tool that calls Orka itself).`)
+  .requiredOption("-f, --filename <path>", "YAML or JSON file, a directory of .yaml/.yml/.json files, or - for stdin")
+  .addHelpText("after", `\n${SERVER_PLACEHOLDER} in a Tool's spec.http.url stands for the server it is applied to (a Tool that calls Orka itself); anywhere else it is kept as written.\nSecrets are written every time (the server returns nothing derived from their values) and reported as configured.`)
   .action(async (options: { filename: string }) => {
     await applyDocuments(client(), readApplySources(options.filename), (line) => console.log(line));
   });

@@ -1,4 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +11,8 @@ import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/ork
 const CLI_HEAVY_MS = 120_000;
 describe("P6 CLI", () => {
   let orka: OrkaUnderTest;
-  beforeAll(async () => (orka = await startOrkaServer()));
+  // Loopback egress: the apply tests' Tools call this server and a capture server on 127.0.0.1.
+  beforeAll(async () => (orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" })));
   afterAll(() => orka.stop());
 
   it("creates a secret from literals and lists names and keys, never values", async () => {
@@ -153,7 +156,84 @@ describe("P6 CLI", () => {
       mkdirSync(empty);
       const none = await orka.cli(["apply", "-f", empty]);
       expect(none.code).not.toBe(0);
-      expect(none.stderr).toContain(`${empty} has no .yaml or .yml files to apply`);
+      expect(none.stderr).toContain(`${empty} has no .yaml, .yml or .json files to apply`);
+    }, CLI_HEAVY_MS);
+
+    it("applies the .json files of a directory too", async () => {
+      const dir = join(orka.dataDir, "json-manifests");
+      mkdirSync(dir);
+      const jsonTool = { apiVersion: API_VERSION, kind: "Tool", metadata: { name: "from-json" }, spec: { description: "d", http: { url: "http://127.0.0.1:1/json" } } };
+      writeFileSync(join(dir, "tool.json"), JSON.stringify(jsonTool));
+      const applied = await orka.cli(["apply", "-f", dir]);
+      expect(applied.stderr).toBe("");
+      expect(applied.stdout).toBe("tool/from-json created\n");
+      expect((await orka.api("GET", "/api/v1/tools/from-json")).body.spec.http.url).toBe("http://127.0.0.1:1/json");
+    }, CLI_HEAVY_MS);
+
+    it("names the Task's namespace in the delete command it suggests, and that command works", async () => {
+      const nsTask = (command: string) => `apiVersion: ${API_VERSION}\nkind: Task\nmetadata: {name: ns-task, namespace: apply-ns}\nspec: {type: container, command: [sh, -c, "${command}"]}\n`;
+      const file = write("ns-task.yaml", nsTask("exit 0"));
+      expect((await orka.cli(["apply", "-f", file])).stdout).toBe("task/ns-task created\n");
+      write("ns-task.yaml", nsTask("exit 1"));
+      const changed = await orka.cli(["apply", "-f", file]);
+      expect(changed.code).not.toBe(0);
+      const suggested = /delete it first \((orka delete [^)]*)\)/.exec(changed.stderr)?.[1];
+      expect(suggested).toBe("orka delete task ns-task -n apply-ns");
+      expect((await orka.cli(suggested!.split(" ").slice(1))).stdout).toBe("task/ns-task deleted\n");
+      expect((await orka.api("GET", "/api/v1/tasks/ns-task?namespace=apply-ns")).status).toBe(404);
+    }, CLI_HEAVY_MS);
+
+    it("fills in ${ORKA_SERVER} only in a Tool's spec.http.url: Secret values and prompts keep it literally", async () => {
+      const authHeaders: string[] = [];
+      const capture = http.createServer((req, res) => {
+        if (req.method !== "HEAD") authHeaders.push(String(req.headers.authorization));
+        res.writeHead(200, { "content-type": "application/json" }).end('{"captured":true}');
+      });
+      await new Promise<void>((resolve) => capture.listen(0, "127.0.0.1", resolve));
+      try {
+        const captureURL = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/capture`;
+        const file = write(
+          "placeholder.yaml",
+          `apiVersion: v1
+kind: Secret
+metadata: {name: literal-cred}
+stringData: {token: "\${ORKA_SERVER}"}
+---
+apiVersion: ${API_VERSION}
+kind: Tool
+metadata: {name: self-health}
+spec: {description: d, http: {url: "\${ORKA_SERVER}/healthz", method: GET}}
+---
+apiVersion: ${API_VERSION}
+kind: Tool
+metadata: {name: capture}
+spec: {description: d, http: {url: "${captureURL}", authSecretRef: {name: literal-cred, key: token}}}
+---
+apiVersion: ${API_VERSION}
+kind: Provider
+metadata: {name: placeholder-p}
+spec: {type: scripted, scripted: {turns: [{toolCalls: [{name: capture, arguments: {}}]}, {text: done}]}}
+---
+apiVersion: ${API_VERSION}
+kind: Agent
+metadata: {name: placeholder-a}
+spec: {providerRef: {name: placeholder-p}, tools: [{name: capture}]}
+---
+apiVersion: ${API_VERSION}
+kind: Task
+metadata: {name: placeholder-task}
+spec: {type: ai, agentRef: {name: placeholder-a}, prompt: "print \${ORKA_SERVER} as it is"}
+`,
+        );
+        const applied = await orka.cli(["apply", "-f", file]);
+        expect(applied.stderr).toBe("");
+        expect((await orka.api("GET", "/api/v1/tools/self-health")).body.spec.http.url).toBe(`${orka.url}/healthz`);
+        expect((await orka.waitFor("placeholder-task")).status.phase).toBe("Succeeded");
+        expect(authHeaders).toEqual(["Bearer ${ORKA_SERVER}"]);
+        expect((await orka.api("GET", "/api/v1/tasks/placeholder-task")).body.spec.prompt).toBe("print ${ORKA_SERVER} as it is");
+      } finally {
+        capture.close();
+      }
     }, CLI_HEAVY_MS);
   });
 
