@@ -672,7 +672,8 @@ export class Controller {
         nextScheduleTime: next?.toISOString(),
       });
     }
-    if (next) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
+    // A suspended schedule sleeps until its spec changes (the watch wakes it).
+    if (next && !task.spec.suspend) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
   }
 
   private async runScheduledTick(task: Task, tick: Date, now: Date): Promise<void> {
