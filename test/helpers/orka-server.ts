@@ -21,6 +21,8 @@ export interface OrkaUnderTest {
   stop(): Promise<void>;
   /** The server process's pid (it changes on restart). */
   readonly pid: number;
+  /** Whether the server process is still running. */
+  readonly alive: boolean;
   /** The pids of the server's worker processes, read from /proc. */
   workerPids(): number[];
   /** Sends SIGTERM and waits (at most `timeoutMs`) for the process to exit, leaving the data dir for a restart. */
@@ -94,6 +96,9 @@ export async function startOrkaServer(env: Record<string, string> = {}): Promise
     },
     get pid() {
       return child.pid!;
+    },
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
     },
     workerPids: () => childProcessesOf(child.pid!, "worker-process"),
     async terminate(timeoutMs = 20_000) {
