@@ -1,11 +1,18 @@
 import type { OrkaUnderTest } from "./orka-server.ts";
 
-/** Creates `count` ai Tasks `<prefix>-<i>` that run `agent`, one request each. */
-export async function queueAiTasks(orka: OrkaUnderTest, count: number, options: { prefix: string; agent: string; priority?: number }): Promise<string[]> {
+/** Creates `count` ai Tasks `<prefix>-<i>` that run `agent` (with `model`, when given), one request each; the prompt names the Task. */
+export async function queueAiTasks(orka: OrkaUnderTest, count: number, options: { prefix: string; agent: string; model?: string; priority?: number }): Promise<string[]> {
   const names: string[] = [];
   for (let i = 0; i < count; i++) {
     const name = `${options.prefix}-${i}`;
-    const created = await orka.api("POST", "/api/v1/tasks", { name, type: "ai", agentRef: options.agent, prompt: `job ${i}`, priority: options.priority });
+    const created = await orka.api("POST", "/api/v1/tasks", {
+      name,
+      type: "ai",
+      agentRef: options.agent,
+      prompt: `work for ${name}`,
+      priority: options.priority,
+      ai: options.model ? { model: options.model } : undefined,
+    });
     if (created.status !== 201) throw new Error(`creating ${name} answered ${created.status}: ${JSON.stringify(created.body)}`);
     names.push(name);
   }
