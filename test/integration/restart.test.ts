@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
-import { queueAiTasks, untilSettled } from "../helpers/backlog.ts";
+import { phaseCounts, queueAiTasks, untilSettled } from "../helpers/backlog.ts";
 import type { LlmPeer, RecordedRequest } from "../peers/llm-server.ts";
 
 // A server killed with SIGKILL loses no Task: Pending ones start after the restart, and Running
@@ -73,5 +73,37 @@ describe("server restart under a backlog", () => {
     const otherStarts = [...startTimes].filter(([name]) => !name.startsWith("urgent-")).map(([, at]) => at);
     expect(Math.max(...urgentStarts)).toBeLessThanOrEqual(Math.min(...otherStarts));
     expect(orka.output()).not.toContain("aborted due to timeout");
+  }, 120_000);
+});
+
+// SIGTERM is a graceful stop: nothing new starts, running attempts are left to resume on the next
+// start, and queued Tasks stay Pending. No Task may fail because the server was stopped.
+describe("SIGTERM under a backlog", () => {
+  let orka: OrkaUnderTest;
+  let peer: LlmPeer;
+  let stop: () => Promise<void>;
+  beforeAll(async () => ({ orka, peer, stop } = await startOrkaWithPeer(STEADY_AGENT, { ORKA_WORKER_SLOTS: String(SLOTS) })));
+  afterAll(() => stop());
+
+  it("fails nothing when stopped by SIGTERM mid-backlog; after a restart every Task succeeds", async () => {
+    peer.script("m-fast", [{ text: "done" }]);
+    peer.setDelay(200, "m-fast");
+    await queueAiTasks(orka, BACKLOG, { prefix: "queued", agent: "steady" });
+    for (let i = 0; i < 300 && ((await phaseCounts(orka)).Succeeded ?? 0) < 2 * SLOTS; i++) await new Promise((r) => setTimeout(r, 100));
+    const before = await phaseCounts(orka);
+    expect(before.Pending, "part of the backlog is still queued").toBeGreaterThan(0);
+
+    // Someone follows a queued Task's events: an open stream must not hold the stop up.
+    const follower = new AbortController();
+    const stream = await fetch(`${orka.url}/api/v1/tasks/queued-${BACKLOG - 1}/stream`, { headers: { authorization: `Bearer ${orka.token}` }, signal: follower.signal });
+    expect(stream.status).toBe(200);
+
+    await orka.terminate();
+    follower.abort();
+    await orka.restart();
+
+    const afterStop = await phaseCounts(orka);
+    expect(afterStop.Failed ?? 0).toBe(0);
+    expect(await untilSettled(orka, 60_000)).toEqual({ Succeeded: BACKLOG });
   }, 120_000);
 });
