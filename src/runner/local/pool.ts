@@ -99,8 +99,11 @@ export class LocalWorkerPool implements WorkloadRunner {
     const worker: PooledWorker = { process: child, attempts: new Set(), unsent: [] };
     child.on("message", (message: FromWorker) => this.handle(worker, message));
     child.on("exit", (code, signal) => this.workerExited(worker, code, signal));
-    // The process could not be signalled or reached: replace it (its exit ends its attempts).
-    child.on("error", () => child.kill("SIGKILL"));
+    // The process could not be reached or signalled: cut it off. Without its runner it stops its
+    // attempts and exits, and its exit loses them and brings a replacement.
+    child.on("error", () => {
+      if (child.connected) child.disconnect();
+    });
     return worker;
   }
 
