@@ -37,6 +37,7 @@ describe("worker processes killed under load", () => {
       expect(await untilSettled(orka, 30_000)).toEqual({ Succeeded: TASKS_PER_ROUND * (round + 1) });
     }
     expect((await fetch(`${orka.url}/healthz`)).status).toBe(200);
+    expect(orka.workerPids(), "every killed worker was replaced").toHaveLength(2);
     expect(orka.output()).not.toMatch(/EPIPE|ERR_IPC_CHANNEL_CLOSED/);
   }, 90_000);
 });

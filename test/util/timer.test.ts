@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_TIMER_DELAY_MS, setLongTimeout } from "../../src/util/timer.ts";
-import { WorkQueue } from "../../src/controller/work-queue.ts";
 
 const DAY_MS = 24 * 60 * 60_000;
 
@@ -33,16 +32,5 @@ describe("timers past setTimeout's limit", () => {
     vi.advanceTimersByTime(100 * DAY_MS);
     expect(fired).not.toHaveBeenCalled();
     expect(vi.getTimerCount()).toBe(0);
-  });
-
-  it("a WorkQueue key delayed 30 days is handled once, after 30 days, not every millisecond", async () => {
-    const handled = vi.fn(async () => undefined);
-    const queue = new WorkQueue(handled, () => undefined);
-    queue.add("Task/default/yearly", 30 * DAY_MS);
-    await vi.advanceTimersByTimeAsync(1_000);
-    expect(handled).not.toHaveBeenCalled();
-    await vi.advanceTimersByTimeAsync(30 * DAY_MS - 1_000);
-    expect(handled).toHaveBeenCalledTimes(1);
-    queue.stop();
   });
 });
