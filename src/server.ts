@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
 import { buildApi, type ApiRoute } from "./api/server.ts";
 import { TokenAuthenticator } from "./auth/static-tokens.ts";
 import { claimCliConfig } from "./cli/config.ts";
@@ -24,6 +25,8 @@ import { createLogger } from "./util/logger.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
 import type { CoordinationStore } from "./store/coordination-store.ts";
+
+const API_CLOSE_GRACE_MS = 2_000;
 
 export interface RunningOrka {
   url: string;
@@ -137,13 +140,29 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     coordination,
     routes,
     notices,
+    /**
+     * A graceful stop: start nothing new, then end the workers (their attempts are lost, and resume
+     * on the next start like after a crash), then the API. Queued Tasks stay Pending. The API goes
+     * last: a closing API refuses workers' reports, which would fail their attempts.
+     */
     async close() {
-      await app.close();
+      ready = false;
       await controller.stop();
       await runner.close();
+      await closeApi(app);
       db.close();
     },
   };
+}
+
+/** Lets requests in flight finish; connections still open after a grace (event streams follow Tasks that no longer change) are cut. */
+async function closeApi(app: FastifyInstance): Promise<void> {
+  const cutOpenStreams = setTimeout(() => app.server.closeAllConnections(), API_CLOSE_GRACE_MS);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cutOpenStreams);
+  }
 }
 
 /** ORKA_ADMIN_TOKEN, else the token generated on first start and kept in the data dir (`file`). */

@@ -23,7 +23,7 @@ import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentNamespaceOf, parentTaskName, type StartPlan, type Task } from "./admission.ts";
 import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
-import { RunQueue } from "./queue.ts";
+import { RunQueue, type QueuedTask } from "./queue.ts";
 import { providerReadiness, type ProviderSettings } from "./resolve.ts";
 import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
@@ -94,6 +94,10 @@ export class Controller {
   private readonly work: WorkQueue;
   private readonly runQueue = new RunQueue();
   private readonly activeAttempts = new Set<string>();
+  /** Tasks taken from the run queue whose attempt is being set up: each holds a worker slot already. */
+  private readonly startingTasks = new Set<string>();
+  /** Set by stop(): nothing starts after it. */
+  private stopping = false;
   private readonly attemptOwners = new Map<string, { namespace: string; task: string; number: number }>();
   private unwatch?: () => void;
 
@@ -121,12 +125,19 @@ export class Controller {
       this.data.finishAttempt(attempt.id, { state: "failed", exitCode: LOST_EXIT_CODE, reason: "worker lost: the server restarted" });
     }
     this.unwatch = this.store.watch((event) => this.onWatch(event));
-    for (const kind of ["Task", "Provider", "Tool"] as const) {
+    const tasks = (await this.store.list<TaskSpec, TaskStatus>("Task")).items;
+    // The whole backlog is queued before the first reconcile can start anything, so a restart
+    // starts the highest priorities first, not whichever Task the listing happens to reach first.
+    for (const task of tasks) if (!task.status?.phase || task.status.phase === "Pending") this.runQueue.offer(queuedTaskOf(task));
+    for (const task of tasks) this.work.add(taskKey(task.metadata.namespace, task.metadata.name));
+    for (const kind of ["Provider", "Tool"] as const) {
       for (const object of (await this.store.list(kind)).items) this.work.add(`${kind}/${object.metadata.namespace}/${object.metadata.name}`);
     }
   }
 
+  /** Starts nothing more; reconciles already running finish. Running attempts are the runner's to stop. */
   async stop(): Promise<void> {
+    this.stopping = true;
     this.unwatch?.();
     this.work.stop();
     await this.work.idle();
@@ -168,10 +179,7 @@ export class Controller {
     if (kind === "Provider") return this.reconcileProvider(namespace, name);
     if (kind === "Tool") return this.reconcileTool(namespace, name);
     const task = await this.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
-    if (!task) {
-      this.runQueue.remove(key);
-      return;
-    }
+    if (!task) return this.dequeue(key);
     try {
       await this.reconcileTask(task);
     } catch (err) {
@@ -200,7 +208,7 @@ export class Controller {
       case "Scheduled":
         return this.reconcileScheduled(task, key);
       default:
-        this.runQueue.remove(key);
+        this.dequeue(key);
         // A cancelled or timed-out attempt exits after its Task completed: its directories go now.
         await this.releaseExitedAttempt(task);
         return this.deliverWebhook(task, key);
@@ -213,6 +221,7 @@ export class Controller {
     const status = task.status!;
     if (status.executionOutcome) return this.complete(task, status.executionOutcome.phase, status.executionOutcome.message ?? "");
     if (task.spec.schedule) {
+      this.dequeue(key);
       await this.writeStatus(task, { phase: "Scheduled" });
       return;
     }
@@ -226,37 +235,48 @@ export class Controller {
       if (!this.options.memory.lockSession(task.metadata.namespace, session.name, task.metadata.name)) {
         const waiting = `waiting for session "${session.name}"`;
         if (status.message !== waiting) await this.writeStatus(task, { message: waiting });
-        return this.work.add(key, SESSION_WAIT_MS);
+        return this.lookAgainLater(key, SESSION_WAIT_MS);
       }
     }
     const retryAt = status.retryAfter ? Date.parse(status.retryAfter) - Date.now() : 0;
-    if (retryAt > 0) return this.work.add(key, retryAt);
+    if (retryAt > 0) return this.lookAgainLater(key, retryAt);
     if (this.options.maxActivePerNamespace > 0) {
       const running = (await this.store.list<TaskSpec, TaskStatus>("Task", { namespace: task.metadata.namespace })).items.filter(
         (t) => t.status?.phase === "Running",
       ).length;
-      if (running >= this.options.maxActivePerNamespace) return this.work.add(key, NAMESPACE_LIMIT_WAIT_MS);
+      if (running >= this.options.maxActivePerNamespace) return this.lookAgainLater(key, NAMESPACE_LIMIT_WAIT_MS);
     }
     const admission = await admit(this.store, task, this.options);
-    if (admission.kind === "fail") {
-      this.runQueue.remove(key);
-      return this.complete(task, "Failed", admission.message);
-    }
+    if (admission.kind === "fail") return this.complete(task, "Failed", admission.message);
     if (admission.kind === "wait") {
-      this.runQueue.remove(key);
       if (status.message !== admission.reason) await this.writeStatus(task, { message: admission.reason });
-      return this.work.add(key, admission.delayMs);
+      return this.lookAgainLater(key, admission.delayMs);
     }
-    this.runQueue.offer({
-      key,
-      priority: task.spec.priority ?? 500,
-      queuedAt: Date.parse(status.queuedAt ?? task.metadata.creationTimestamp ?? new Date().toISOString()),
-      createdAt: Date.parse(task.metadata.creationTimestamp ?? new Date().toISOString()),
-    });
-    const freeSlots = this.options.slots - this.activeAttempts.size;
-    if (!this.runQueue.head(freeSlots).includes(key)) return;
+    this.runQueue.offer(queuedTaskOf(task));
+    if (this.stopping || !this.runQueue.head(this.freeSlots()).includes(key)) return;
+    // The slot is taken now: other reconciles running while this attempt is set up must not count it free.
     this.runQueue.remove(key);
-    await this.startAttempt(task, admission.plan);
+    this.startingTasks.add(key);
+    try {
+      await this.startAttempt(task, admission.plan);
+    } finally {
+      this.startingTasks.delete(key);
+      this.pokeQueue();
+    }
+  }
+
+  /** A Pending Task that cannot start yet leaves the run queue (its place goes to the next) until it is looked at again. */
+  private lookAgainLater(key: string, delayMs: number): void {
+    this.dequeue(key);
+    this.work.add(key, delayMs);
+  }
+
+  private dequeue(key: string): void {
+    if (this.runQueue.remove(key)) this.pokeQueue();
+  }
+
+  private freeSlots(): number {
+    return this.options.slots - this.activeAttempts.size - this.startingTasks.size;
   }
 
   private async startAttempt(task: Task, plan: StartPlan): Promise<void> {
@@ -537,7 +557,7 @@ export class Controller {
 
   /** Wakes the Tasks at the head of the run queue when a slot may have come free. */
   private pokeQueue(): void {
-    for (const key of this.runQueue.head(this.options.slots - this.activeAttempts.size)) this.work.add(key);
+    for (const key of this.runQueue.head(this.freeSlots())) this.work.add(key);
   }
 
   // ---- Completion (P2.5) and deletion (P2.8) ----
@@ -554,7 +574,7 @@ export class Controller {
       executionOutcome: task.status?.executionOutcome ?? { phase, message },
       conditions: setCondition(task.status?.conditions, { type: "Complete", status: "True", reason, message }),
     });
-    this.runQueue.remove(taskKey(task.metadata.namespace, task.metadata.name));
+    this.dequeue(taskKey(task.metadata.namespace, task.metadata.name));
     this.releaseSession(completed);
     this.options.approvals.cancelPending(completed.metadata.namespace, completed.metadata.name);
     this.options.coordination.deletePlan(completed.metadata.namespace, completed.metadata.name);
@@ -602,7 +622,7 @@ export class Controller {
 
   private async finalizeDeletion(task: Task): Promise<void> {
     const { namespace, name } = task.metadata;
-    this.runQueue.remove(taskKey(namespace, name));
+    this.dequeue(taskKey(namespace, name));
     const attemptId = task.status?.jobName;
     if (attemptId && this.runner.isRunning(attemptId)) this.stopAttempt(task, "killed", "task deleted");
     if (attemptId) await this.releaseAttempt(attemptId);
@@ -696,7 +716,8 @@ export class Controller {
         nextScheduleTime: next?.toISOString(),
       });
     }
-    if (next) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
+    // A suspended schedule sleeps until its spec changes (the watch wakes it).
+    if (next && !task.spec.suspend) this.work.add(key, Math.max(50, next.getTime() - Date.now() + 5));
   }
 
   private async runScheduledTick(task: Task, tick: Date, now: Date): Promise<void> {
@@ -785,6 +806,17 @@ export class Controller {
   private event(task: Task, event: ExecutionEventInput): void {
     this.data.appendEvent(task.metadata.namespace, task.metadata.name, event);
   }
+}
+
+/** A Pending Task's place in the run queue: its priority, aged from when it was (re)queued. */
+function queuedTaskOf(task: Task): QueuedTask {
+  const created = task.metadata.creationTimestamp ?? new Date().toISOString();
+  return {
+    key: taskKey(task.metadata.namespace, task.metadata.name),
+    priority: task.spec.priority ?? 500,
+    queuedAt: Date.parse(task.status?.queuedAt ?? created),
+    createdAt: Date.parse(created),
+  };
 }
 
 /** The run and step a forked Task continues from (`orka.ai/forked-from: <task>/<uid>/<run>/<step>`). */

@@ -34,8 +34,9 @@ export class RunQueue {
     this.waiting.set(task.key, task);
   }
 
-  remove(key: string): void {
-    this.waiting.delete(key);
+  /** Whether the key was queued. */
+  remove(key: string): boolean {
+    return this.waiting.delete(key);
   }
 
   /** The first `count` keys in run order. */

@@ -1,4 +1,5 @@
 import { errorMessage } from "../util/errors.ts";
+import { setLongTimeout, type LongTimer } from "../util/timer.ts";
 
 /**
  * Keys to reconcile, each processed by one handler call at a time; a key queued while it is
@@ -7,7 +8,7 @@ import { errorMessage } from "../util/errors.ts";
 export class WorkQueue {
   private readonly handler: (key: string) => Promise<void>;
   private readonly onError: (key: string, message: string) => void;
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, LongTimer>();
   private readonly active = new Set<string>();
   private readonly again = new Set<string>();
   private stopped = false;
@@ -24,21 +25,19 @@ export class WorkQueue {
       this.run(key);
       return;
     }
-    const at = Date.now() + delayMs;
     const existing = this.timers.get(key);
-    if (existing && existing.at <= at) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
+    if (existing && existing.at <= Date.now() + delayMs) return;
+    existing?.clear();
+    const timer = setLongTimeout(() => {
       this.timers.delete(key);
       this.run(key);
     }, delayMs);
-    timer.unref();
-    this.timers.set(key, { at, timer });
+    this.timers.set(key, timer);
   }
 
   stop(): void {
     this.stopped = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    for (const timer of this.timers.values()) timer.clear();
     this.timers.clear();
   }
 
@@ -48,8 +47,7 @@ export class WorkQueue {
   }
 
   private clearTimer(key: string): void {
-    const existing = this.timers.get(key);
-    if (existing) clearTimeout(existing.timer);
+    this.timers.get(key)?.clear();
     this.timers.delete(key);
   }
 

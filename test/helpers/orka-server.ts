@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -19,6 +19,14 @@ export interface OrkaUnderTest {
   /** Waits until the Task reaches a phase in `phases` (or fails the test after `timeoutMs`). */
   waitFor(name: string, phases?: string[], timeoutMs?: number, namespace?: string): Promise<any>;
   stop(): Promise<void>;
+  /** The server process's pid (it changes on restart). */
+  readonly pid: number;
+  /** Whether the server process is still running. */
+  readonly alive: boolean;
+  /** The pids of the server's worker processes, read from /proc. */
+  workerPids(): number[];
+  /** Sends SIGTERM and waits (at most `timeoutMs`) for the process to exit, leaving the data dir for a restart. */
+  terminate(timeoutMs?: number): Promise<void>;
   /** Stops the process with SIGKILL, leaving the data dir for a restart. */
   kill(): Promise<void>;
   restart(): Promise<void>;
@@ -87,6 +95,20 @@ export async function startOrkaServer(env: Record<string, string | undefined> = 
     get url() {
       return url;
     },
+    get pid() {
+      return child.pid!;
+    },
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
+    },
+    workerPids: () => childProcessesOf(child.pid!, "worker-process"),
+    async terminate(timeoutMs = 20_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`orka serve did not exit within ${timeoutMs} ms of SIGTERM`)), timeoutMs);
+      });
+      await Promise.race([terminate("SIGTERM"), timedOut]).finally(() => clearTimeout(timer));
+    },
     token,
     dataDir,
     async api(method, path, body, asToken = token) {
@@ -144,6 +166,38 @@ export async function startOrkaServer(env: Record<string, string | undefined> = 
     output: () => printed,
   };
   return server;
+}
+
+/** Processes whose parent is `parentPid` and whose command line contains `marker`. */
+export function childProcessesOf(parentPid: number, marker: string): number[] {
+  return processesMatching(marker).filter((pid) => {
+    try {
+      // The parent pid is the 4th field of /proc/PID/stat, after the parenthesised command name.
+      return Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]) === parentPid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Processes whose command line (NUL-separated arguments) contains `marker`. */
+export function processesMatching(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** CPU time (user + system, in clock ticks of 10 ms) a process has used so far. */
+export function cpuTicksOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 export const API_VERSION = "core.orka.ai/v1alpha1";

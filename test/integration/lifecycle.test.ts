@@ -1,21 +1,8 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
-
-function processesMatching(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
+import { processesMatching, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P2 acceptance for container Tasks, run in the bubblewrap sandbox by a real server.
 describe("P2 task lifecycle", () => {

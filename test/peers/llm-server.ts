@@ -36,6 +36,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: Record<string, unknown>;
+  /** Requests being answered when this one arrived, itself included. */
+  concurrent: number;
 }
 
 export interface InjectedFailure {
@@ -68,8 +70,11 @@ export async function startLlmPeer(): Promise<LlmPeer> {
   const failures: { model?: string; failure: InjectedFailure }[] = [];
   const requests: RecordedRequest[] = [];
   const delays = new Map<string | undefined, number>();
+  let answering = 0;
 
   const server = http.createServer((req, res) => {
+    answering++;
+    res.once("close", () => answering--);
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
     req.on("end", async () => {
@@ -80,7 +85,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       } catch {
         return sendJson(res, 400, { error: { message: "invalid JSON body", type: "invalid_request_error" } });
       }
-      requests.push({ path, headers: req.headers, body });
+      requests.push({ path, headers: req.headers, body, concurrent: answering });
       const delayMs = delays.get(String(body.model ?? "")) ?? delays.get(undefined) ?? 0;
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       const format: Format | undefined = path.endsWith("/chat/completions") ? "openai" : path.endsWith("/messages") ? "anthropic" : undefined;

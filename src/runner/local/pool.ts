@@ -12,6 +12,8 @@ const KILL_GRACE_MS = 5_000;
 interface PooledWorker {
   process: ChildProcess;
   attempts: Set<string>;
+  /** Messages held until the process says it is ready: one sent while its modules load is dropped. */
+  unsent?: ToWorker[];
 }
 
 /**
@@ -42,7 +44,9 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   start(attemptId: string, env: Record<string, string>): void {
-    const worker = this.workers.reduce((least, w) => (w.attempts.size < least.attempts.size ? w : least));
+    // A worker that is going away is skipped while another can take the attempt.
+    const candidates = this.workers.filter((w) => w.process.connected);
+    const worker = (candidates.length > 0 ? candidates : this.workers).reduce((least, w) => (w.attempts.size < least.attempts.size ? w : least));
     worker.attempts.add(attemptId);
     this.attemptWorker.set(attemptId, worker);
     this.send(worker, { type: "start", attemptId, env });
@@ -92,13 +96,19 @@ export class LocalWorkerPool implements WorkloadRunner {
 
   private spawnWorker(): PooledWorker {
     const child = fork(WORKER_ENTRY, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
-    const worker: PooledWorker = { process: child, attempts: new Set() };
+    const worker: PooledWorker = { process: child, attempts: new Set(), unsent: [] };
     child.on("message", (message: FromWorker) => this.handle(worker, message));
     child.on("exit", (code, signal) => this.workerExited(worker, code, signal));
+    // The process could not be reached or signalled: cut it off. Without its runner it stops its
+    // attempts and exits, and its exit loses them and brings a replacement.
+    child.on("error", () => {
+      if (child.connected) child.disconnect();
+    });
     return worker;
   }
 
   private handle(worker: PooledWorker, message: FromWorker): void {
+    if (message.type === "ready") this.flushUnsent(worker);
     if (message.type === "log") for (const listener of this.logListeners) listener(message.attemptId, message.chunk);
     if (message.type === "exit") this.finish(worker, { attemptId: message.attemptId, exitCode: message.exitCode, reason: message.reason });
   }
@@ -119,8 +129,19 @@ export class LocalWorkerPool implements WorkloadRunner {
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();
   }
 
+  /** A message the worker cannot take (it is dying: EPIPE, closed channel) loses that attempt only. */
   private send(worker: PooledWorker, message: ToWorker): void {
-    if (worker.process.connected) worker.process.send(message);
-    else this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: "worker process is not running" });
+    const lose = (reason: string) => this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason });
+    if (!worker.process.connected) return lose("worker process is not running");
+    if (worker.unsent) return void worker.unsent.push(message);
+    worker.process.send(message, (err) => {
+      if (err) lose(`worker process unreachable: ${err.message}`);
+    });
+  }
+
+  private flushUnsent(worker: PooledWorker): void {
+    const unsent = worker.unsent ?? [];
+    worker.unsent = undefined;
+    for (const message of unsent) this.send(worker, message);
   }
 }
