@@ -64,7 +64,8 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     }
   });
 
-  app.addHook("onRequest", refuseRepeatedQuery);
+  // After authentication, so a caller who is not signed in learns nothing about its request but the 401.
+  app.addHook("preValidation", refuseRepeatedQuery);
   registerAuthentication(app, ctx, compatErrorReply);
 
   // Namespace isolation for everyone (B9); for transaction-token callers also the route's scope and namespace (B3).

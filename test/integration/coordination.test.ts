@@ -211,7 +211,12 @@ spec: {providerRef: {name: peer}}
         data: { truncated: true, originalBytes: JSON.stringify(envelope.data).length, message: "structured data payload exceeded wait_for_tasks inline limit; use artifact references for large outputs" },
       },
     ]);
-    const [mirrored] = (await orka.api("GET", "/api/v1/tasks/review-run")).body.status.childTasks;
+    // The parent mirrors its children's results as they end, which may land just after the parent's own end.
+    let mirrored: { result?: string } = {};
+    for (let tries = 0; tries < 100 && mirrored.result === undefined; tries++) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      [mirrored] = (await orka.api("GET", "/api/v1/tasks/review-run")).body.status.childTasks;
+    }
     expect(mirrored.result).not.toContain("DIFFLINE");
     expect(mirrored.result).toContain('"verdict":"CHANGES_NEEDED"');
   });

@@ -214,7 +214,10 @@ describe("transaction tokens in enforce mode (B11)", () => {
 
   it("lets only a review scope review memory proposals; proposing changes no memory", async () => {
     const token = await mint({});
-    const proposal = await txnCall(orka, token, "POST", "/api/v1/memory-proposals", { type: "memory", title: "Deploys", content: "Deploys happen on Tuesdays", status: "accepted" });
+    // A proposer cannot accept its own proposal: a status in the body is refused as an unknown field.
+    const selfAccepted = await txnCall(orka, token, "POST", "/api/v1/memory-proposals", { type: "memory", title: "Deploys", content: "Deploys happen on Tuesdays", status: "accepted" });
+    expect([selfAccepted.status, selfAccepted.body.error.message]).toEqual([400, expect.stringContaining('"status"')]);
+    const proposal = await txnCall(orka, token, "POST", "/api/v1/memory-proposals", { type: "memory", title: "Deploys", content: "Deploys happen on Tuesdays" });
     expect([proposal.status, proposal.body.status]).toEqual([201, "pending"]);
     const review = await txnCall(orka, token, "POST", `/api/v1/memory-proposals/${proposal.body.id}/review`, { status: "accepted" });
     expect([review.status, review.body.error.message]).toEqual([403, "context token is not authorized for reviewMemoryProposal"]);
