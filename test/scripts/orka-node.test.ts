@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -74,6 +74,8 @@ it("concurrent first runs install once, and every run finds the whole tree", asy
   const results = await Promise.all(Array.from({ length: RUNS }, () => run()));
   for (const result of results) expect(result).toMatchObject({ code: 0, stdout: "module.exports = 42\n" });
   expect(installs()).toEqual(["ci --no-audit --no-fund"]);
+  // Any user may lock them later; flock needs no write access, but creating them does.
+  for (const lock of ["install.lock", "in-use.lock"]) expect(statSync(join(project, ".node", lock)).mode & 0o777).toBe(0o666);
 });
 
 it("never replaces a tree another run is using, and says so", async () => {
@@ -164,4 +166,14 @@ it.skipIf(!runuser || process.getuid?.() !== 0)("works for a user other than the
   );
   expect(installs()).toHaveLength(1);
   expect(existsSync(join(project, "node_modules/tiny/index.js"))).toBe(true);
+});
+
+it("says so when node_modules is a link into a folder that does not exist", async () => {
+  symlinkSync(join(project, "gone/deeper/node_modules"), join(project, "node_modules"));
+  const result = await run("true");
+  expect(result.code).not.toBe(0);
+  expect(result.stderr.trim()).toBe(
+    `orka: cannot resolve ${join(project, "node_modules")} (a link into a missing folder?); remove it and run this again`,
+  );
+  expect(installs()).toEqual([]);
 });
