@@ -14,7 +14,11 @@ const once = process.argv.includes("--once");
 const root = resolve(import.meta.dirname, "..");
 // The quickstart's Tool calls this server on loopback, which Tools may reach only when the operator allows it.
 const config = serverConfigFrom({ ORKA_DATA_DIR: resolve(root, ".orka"), ORKA_LOG_LEVEL: "warn", ORKA_ALLOW_LOOPBACK_EGRESS: "true", ...process.env }, homedir());
-const orka = await startOrka(config);
+// A refusal (another server on this data dir) is one line for a person, not a stack trace.
+const orka = await startOrka(config).catch((err: Error) => {
+  console.error(`error: ${err.message}`);
+  process.exit(1);
+});
 const token = config.adminToken ?? readFileSync(resolve(config.dataDir, "admin-token"), "utf8").trim();
 const api = new ApiClient({ server: orka.url, token });
 console.log(`orka listening on ${orka.url}`);

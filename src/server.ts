@@ -11,6 +11,7 @@ import { OidcAuthenticator } from "./auth/oidc.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
+import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
 import { openDatabase, storeWriteProblem } from "./store/sqlite/db.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
@@ -43,8 +44,16 @@ export interface RunningOrka {
 
 /** `orka serve`: API, controller and local worker pool in one process, all state in SQLite. */
 export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
-  const logger = createLogger(config.logLevel);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const dataDirLock = lockDataDir(config.dataDir);
+  return startOnLockedDataDir(config, dataDirLock).catch((err: unknown) => {
+    dataDirLock.release();
+    throw err;
+  });
+}
+
+async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLock): Promise<RunningOrka> {
+  const logger = createLogger(config.logLevel);
   const db = openDatabase(join(config.dataDir, "orka.db"));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const secrets = new TaskSecrets();
@@ -151,6 +160,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       await runner.close();
       await closeApi(app);
       db.close();
+      dataDirLock.release();
     },
   };
 }

@@ -12,6 +12,8 @@ export interface OrkaUnderTest {
   url: string;
   token: string;
   dataDir: string;
+  /** The server process's pid (it changes on restart). */
+  readonly pid: number;
   /** Calls the REST API; returns status and parsed body. */
   api<T = any>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
   /** Runs the real CLI against this server. */
@@ -89,7 +91,10 @@ export async function startOrkaServer(env: Record<string, string | undefined> = 
       child.kill(signal);
     });
 
-  await launch();
+  await launch().catch((err: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  });
 
   const server: OrkaUnderTest = {
     get url() {
@@ -111,6 +116,9 @@ export async function startOrkaServer(env: Record<string, string | undefined> = 
     },
     token,
     dataDir,
+    get pid() {
+      return child.pid!;
+    },
     async api(method, path, body, asToken = token) {
       const response = await fetch(`${url}${path}`, {
         method,

@@ -17,7 +17,10 @@ for arg in "$@"; do case "$arg" in -*) continue ;; esac
   case " $FAKE_INSTALLED " in *" $arg "*) echo "$arg ii " ;; *) echo "dpkg-query: no packages found matching $arg" >&2; status=1 ;; esac
 done
 exit $status`,
-  "apt-get": 'echo "apt-get $*" >> "$FAKE_CALLS"',
+  // Like apt-get, fails at once while another run holds the dpkg lock, unless told to wait for it.
+  "apt-get": `case " $* " in *" DPkg::Lock::Timeout="*) ;; *) if [ -n "$FAKE_DPKG_LOCKED" ]; then
+  echo "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)" >&2; exit 100; fi ;; esac
+echo "apt-get $*" >> "$FAKE_CALLS"`,
   sudo: 'echo "sudo $*" >> "$FAKE_CALLS"',
 };
 
@@ -35,9 +38,9 @@ describe("scripts/test-prerequisites", () => {
   });
   afterEach(() => rmSync(bin, { recursive: true, force: true }));
 
-  const run = (uid: number, installed: string[]) =>
+  const run = (uid: number, installed: string[], extraEnv: Record<string, string> = {}) =>
     promisify(execFile)(SCRIPT, [], {
-      env: { PATH: `${bin}:/usr/bin:/bin`, FAKE_UID: String(uid), FAKE_INSTALLED: installed.join(" "), FAKE_CALLS: calls },
+      env: { PATH: `${bin}:/usr/bin:/bin`, FAKE_UID: String(uid), FAKE_INSTALLED: installed.join(" "), FAKE_CALLS: calls, ...extraEnv },
       timeout: 10_000,
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
@@ -65,7 +68,16 @@ describe("scripts/test-prerequisites", () => {
   it("as root, updates the package lists and installs only what is missing", async () => {
     const result = await run(0, without("chromium", "fonts-dejavu-core"));
     expect(result.code).toBe(0);
-    expect(recorded()).toEqual(["apt-get update -qq", "apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core"]);
+    expect(recorded()).toEqual([
+      "apt-get -o DPkg::Lock::Timeout=600 update -qq",
+      "apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends chromium fonts-dejavu-core",
+    ]);
+  });
+
+  it("as root, waits for another apt run holding the dpkg lock instead of failing", async () => {
+    const result = await run(0, without("chromium"), { FAKE_DPKG_LOCKED: "1" });
+    expect(result).toMatchObject({ code: 0, stderr: "orka: installing chromium for the tests (apt-get)\n" });
+    expect(recorded()).toHaveLength(2);
   });
 
   it("is the one step `npm test` and .ci/run take before anything else", () => {
