@@ -1,3 +1,5 @@
+import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
@@ -34,9 +36,25 @@ function followWatch(response: Response) {
   };
 }
 
+/** Opens a stream and drops the connection right away, `afterMs` after sending the request. */
+function openAndDrop(url: string, path: string, token: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const request = httpRequest(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    request.on("error", () => resolve());
+    request.end(() => setTimeout(() => (request.destroy(), resolve()), afterMs));
+  });
+}
+
 describe("GET /api/v1/watch/tasks", () => {
   let orka: OrkaUnderTest;
   const create = (namespace: string, name: string) => orka.api("POST", `/api/v1/tasks?namespace=${namespace}`, { name, type: "ai", prompt: "hello", suspend: true });
+
+  const openStreams = async () => (await orka.api<{ open: number }>("GET", "/api/v1/streams")).body.open;
+  /** Polls the server's open stream count until it is `count`, for at most 10 s. */
+  const streamsSettleAt = async (count: number) => {
+    for (let polls = 0; polls < 100 && (await openStreams()) !== count; polls++) await new Promise((resolve) => setTimeout(resolve, 100));
+    return openStreams();
+  };
 
   beforeAll(async () => {
     orka = await startOrkaServer();
@@ -65,4 +83,61 @@ describe("GET /api/v1/watch/tasks", () => {
     expect(followed[0]).toMatchObject({ event: "ADDED", data: { metadata: { name: "second" } } });
     expect(followed.at(-1)).toMatchObject({ event: "DELETED", data: { metadata: { name: "second" } } });
   });
+
+  it("refuses a team-a token another namespace's watch, and follows its own", async () => {
+    const created = await orka.api<{ token: string }>("POST", "/api/v1/auth/tokens", { name: "watcher-a", namespace: "team-a", role: "user" });
+    expect(created.status).toBe(201);
+    const teamA = created.body.token;
+    const refused = await fetch(`${orka.url}/api/v1/watch/tasks?namespace=team-b`, { headers: { authorization: `Bearer ${teamA}` } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toMatch(/application\/json/);
+
+    const abort = new AbortController();
+    const response = await fetch(`${orka.url}/api/v1/watch/tasks?namespace=team-a`, { headers: { authorization: `Bearer ${teamA}` }, signal: abort.signal });
+    const until = followWatch(response);
+    await until((messages) => messages.some((m) => m.event === "synced"));
+    expect((await create("team-b", "not-for-a")).status).toBe(201);
+    expect((await create("team-a", "for-a")).status).toBe(201);
+    const followed = await until((messages) => messages.some((m) => m.data.metadata?.name === "for-a"));
+    abort.abort();
+    expect(followed.map((m) => m.data.metadata?.namespace)).not.toContain("team-b");
+  });
+
+  it("unsubscribes a watch when its client disconnects", async () => {
+    expect(await streamsSettleAt(0)).toBe(0);
+    const abort = new AbortController();
+    const response = await fetch(`${orka.url}/api/v1/watch/tasks?namespace=team-a`, { headers: { authorization: `Bearer ${orka.token}` }, signal: abort.signal });
+    await followWatch(response)((messages) => messages.some((m) => m.event === "synced"));
+    expect(await openStreams()).toBe(1);
+    abort.abort();
+    expect(await streamsSettleAt(0)).toBe(0);
+  });
+
+  it("leaves nothing open for clients that disconnect while the request is still being authorized", async () => {
+    expect((await create("team-a", "streamed")).status).toBe(201);
+    const paths = ["/api/v1/watch/tasks?namespace=team-a", "/api/v1/tasks/streamed/stream?namespace=team-a"];
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(paths.map((path) => openAndDrop(orka.url, path, orka.token, round % 3)));
+    }
+    expect(await streamsSettleAt(0)).toBe(0);
+  });
+
+  it("cuts off a client that never reads instead of buffering every change for it", async () => {
+    const { hostname, port } = new URL(orka.url);
+    const socket = connect(Number(port), hostname);
+    socket.pause();
+    socket.on("error", () => {});
+    socket.write(`GET /api/v1/watch/tasks?namespace=slow HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${orka.token}\r\n\r\n`);
+    try {
+      expect(await streamsSettleAt(1)).toBe(1);
+      const prompt = "x".repeat(512 * 1024);
+      // Each Task is written to the watch at least once; 64 of them are far more than any socket buffer holds.
+      for (let created = 0; created < 64 && (await openStreams()) > 0; created++) {
+        expect((await orka.api("POST", "/api/v1/tasks?namespace=slow", { name: `big-${created}`, type: "ai", prompt, suspend: true })).status).toBe(201);
+      }
+      expect(await streamsSettleAt(0)).toBe(0);
+    } finally {
+      socket.destroy();
+    }
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { WatchEvent } from "../../store/resource-store.ts";
 import { namespaceOf, type ApiContext } from "../context.ts";
-import { openSse, type SseStream } from "../sse.ts";
+import { openSse } from "../sse.ts";
 
 /**
  * `GET /api/v1/watch/tasks` (SSE): the namespace's Tasks once, as `ADDED` events ended by `synced`,
@@ -9,16 +9,9 @@ import { openSse, type SseStream } from "../sse.ts";
  * follows them without listing every Task again.
  */
 export function registerTaskWatch(app: FastifyInstance, ctx: ApiContext): void {
-  const openStreams = new Set<SseStream>();
-  // A watch never ends by itself: end them all, or the server would wait for every open page to go away.
-  app.addHook("preClose", async () => {
-    for (const stream of openStreams) stream.close();
-  });
-
   app.get("/api/v1/watch/tasks", async (request, reply) => {
     const namespace = namespaceOf(request);
     const stream = openSse(request, reply);
-    openStreams.add(stream);
     const send = (event: WatchEvent) => stream.send(event.type, event.object);
     // Changes written while the list is read wait for it; the store reports a change as it writes it, so they are newer.
     let backlog: WatchEvent[] | undefined = [];
@@ -27,10 +20,7 @@ export function registerTaskWatch(app: FastifyInstance, ctx: ApiContext): void {
       if (backlog) backlog.push(event);
       else send(event);
     });
-    stream.onClose(() => {
-      unsubscribe();
-      openStreams.delete(stream);
-    });
+    stream.onClose(unsubscribe);
     const { items } = await ctx.store.list("Task", { namespace });
     for (const task of items) stream.send("ADDED", task);
     stream.send("synced", { count: items.length });
