@@ -21,6 +21,7 @@ const entries: [string, string, string | undefined][] = [
   ["POST /api/v1/tasks/:name/fork", "createTask", "orka:tasks:create"],
   ["GET /api/v1/tasks", "listTasks", "orka:tasks:list"],
   ["GET /api/v1/watch/tasks", "listTasks", "orka:tasks:list"],
+  ["GET /api/v1/task-summary", "listTasks", "orka:tasks:list"],
   ["GET /api/v1/tasks/:name", "getTask", "orka:tasks:get"],
   ["PUT /api/v1/tasks/:name", "updateTask", "orka:tasks:update"],
   ["DELETE /api/v1/tasks/:name", "deleteTask", "orka:tasks:delete"],

@@ -5,6 +5,7 @@ import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 interface WatchMessage {
   event: string;
+  id?: string;
   data: { metadata?: { name: string; namespace: string }; count?: number };
 }
 
@@ -29,7 +30,8 @@ function followWatch(response: Response) {
         buffer = buffer.slice(end + 2);
         const event = /^event: (.*)$/m.exec(block)?.[1];
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (event && data) messages.push({ event, data: JSON.parse(data) });
+        const id = /^id: (.*)$/m.exec(block)?.[1];
+        if (event && data) messages.push({ event, id, data: JSON.parse(data) });
       }
     }
     return messages;
@@ -50,9 +52,12 @@ describe("GET /api/v1/watch/tasks", () => {
   const create = (namespace: string, name: string) => orka.api("POST", `/api/v1/tasks?namespace=${namespace}`, { name, type: "ai", prompt: "hello", suspend: true });
 
   const openStreams = async () => (await orka.api<{ open: number }>("GET", "/api/v1/streams")).body.open;
-  /** Polls the server's open stream count until it is `count`, for at most 10 s. */
+  /** Polls the server's open stream count until it reads `count` twice in a row (requests still in flight settle), for at most 10 s. */
   const streamsSettleAt = async (count: number) => {
-    for (let polls = 0; polls < 100 && (await openStreams()) !== count; polls++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let polls = 0, matched = 0; polls < 100 && matched < 2; polls++) {
+      matched = (await openStreams()) === count ? matched + 1 : 0;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     return openStreams();
   };
 
@@ -140,4 +145,30 @@ describe("GET /api/v1/watch/tasks", () => {
       socket.destroy();
     }
   }, 60_000);
+
+  it("resumes from the last event id with only the changes since, and lists again from a position it no longer keeps", async () => {
+    const abort = new AbortController();
+    const watch = (headers: Record<string, string>, query = "") =>
+      fetch(`${orka.url}/api/v1/watch/tasks?namespace=resume${query}`, { headers: { authorization: `Bearer ${orka.token}`, ...headers }, signal: abort.signal });
+    expect((await create("resume", "before")).status).toBe(201);
+    const settled = await orka.waitFor("before", undefined, 15_000, "resume");
+    const summary = await orka.api("GET", "/api/v1/task-summary?namespace=resume");
+    expect(summary.body).toMatchObject({ total: 1, phases: { [settled.status.phase]: 1 }, recent: [{ metadata: { name: "before" } }] });
+
+    expect((await create("resume", "while-away")).status).toBe(201);
+    const resumed = await watch({ "last-event-id": String(summary.body.resourceVersion) });
+    const changes = await followWatch(resumed)((messages) => messages.some((m) => m.data.metadata?.name === "while-away"));
+    expect(changes.map((m) => m.data.metadata?.name)).not.toContain("before");
+    expect(changes[0]).toMatchObject({ event: "ADDED", data: { metadata: { name: "while-away" } } });
+    expect(Number(changes[0].id)).toBeGreaterThan(summary.body.resourceVersion);
+
+    const tooOld = await watch({}, "&resourceVersion=1");
+    const relisted = await followWatch(tooOld)((messages) => messages.some((m) => m.event === "synced"));
+    abort.abort();
+    expect(relisted.map((m) => m.event)).toEqual(["reset", "ADDED", "ADDED", "synced"]);
+
+    const refused = await fetch(`${orka.url}/api/v1/watch/tasks?namespace=resume`, { headers: { authorization: `Bearer ${orka.token}`, "last-event-id": "yesterday" } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain("Last-Event-ID");
+  });
 });
