@@ -9,7 +9,7 @@ export interface SseStream {
 
 const HEARTBEAT_MS = 15_000;
 /** A client that reads slower than this much is written gets cut off, so it cannot make the server buffer without limit. */
-export const MAX_UNREAD_SSE_BYTES = 1024 * 1024;
+const MAX_UNREAD_SSE_BYTES = 1024 * 1024;
 
 declare module "fastify" {
   interface FastifyInstance {
