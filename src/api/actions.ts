@@ -15,11 +15,13 @@ const entries: [string, string, string | undefined][] = [
   ["GET /api/v1/auth/tokens", "listApiTokens", "orka:security:read"],
   ["DELETE /api/v1/auth/tokens/:name", "revokeApiToken", "orka:security:write"],
   ["GET /api/v1/audit", "readAuditLog", "orka:security:read"],
+  ["GET /api/v1/streams", "countStreams", "orka:security:read"],
 
   ["POST /api/v1/tasks", "createTask", "orka:tasks:create"],
   ["POST /api/v1/tasks/:name/fork", "createTask", "orka:tasks:create"],
   ["GET /api/v1/tasks", "listTasks", "orka:tasks:list"],
   ["GET /api/v1/watch/tasks", "listTasks", "orka:tasks:list"],
+  ["GET /api/v1/task-summary", "listTasks", "orka:tasks:list"],
   ["GET /api/v1/tasks/:name", "getTask", "orka:tasks:get"],
   ["PUT /api/v1/tasks/:name", "updateTask", "orka:tasks:update"],
   ["DELETE /api/v1/tasks/:name", "deleteTask", "orka:tasks:delete"],

@@ -22,6 +22,7 @@ import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
 import { registerTaskWatch } from "./routes/task-watch.ts";
+import { registerSseStreams } from "./sse.ts";
 import { registerTokenRoutes } from "./routes/tokens.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
@@ -84,6 +85,12 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     requireAdmin(principalOf(request), "reading the audit log");
     const { limit } = parseWith(z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) }), request.query ?? {});
     return { items: ctx.audit.recent(limit), metadata: {} };
+  });
+
+  registerSseStreams(app);
+  app.get("/api/v1/streams", async (request) => {
+    requireAdmin(principalOf(request), "counting the open event streams");
+    return { open: app.sseStreams.size };
   });
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -198,19 +198,51 @@ describe("dashboard in a real browser", () => {
     const taskRequests: string[] = [];
     page.on("request", (request) => {
       const url = new URL(request.url());
-      if (/^\/api\/v1\/(tasks|watch\/tasks)$/.test(url.pathname)) taskRequests.push(`${url.pathname}${url.search}`);
+      if (/^\/api\/v1\/(tasks|watch\/tasks|task-summary)$/.test(url.pathname)) taskRequests.push(`${url.pathname}${url.search}`);
     });
     await nav("Overview").click();
     await expect.poll(() => page.locator(".stat.phase-succeeded .stat-value").textContent()).toBe("3");
-    // A Task created elsewhere reaches the page as a change, not through another list.
+    // A Task created elsewhere reaches the page through the watch, which then asks for the summary again.
     const created = await orka.api("POST", "/api/v1/tasks", { name: "seen-by-overview", type: "ai", agentRef: "researcher", prompt: "When is the release?" });
     expect(created.status).toBe(201);
     await page.locator(".card", { hasText: "Recent tasks" }).getByRole("link", { name: "seen-by-overview" }).waitFor();
     await orka.waitFor("seen-by-overview");
     await expect.poll(() => page.locator(".stat.phase-succeeded .stat-value").textContent()).toBe("4");
+    const afterChanges = taskRequests.length;
     await page.waitForTimeout(4000);
+    // Nothing is asked while nothing changes, no list of Tasks is ever asked for, and the watch starts at the summary's position.
+    expect(taskRequests).toHaveLength(afterChanges);
     expect(taskRequests.filter((url) => url.startsWith("/api/v1/tasks"))).toEqual([]);
-    expect(taskRequests.filter((url) => url.startsWith("/api/v1/watch/tasks"))).toHaveLength(1);
+    expect(taskRequests.filter((url) => url.startsWith("/api/v1/watch/tasks"))).toEqual([expect.stringMatching(/^\/api\/v1\/watch\/tasks\?(.*&)?resourceVersion=\d+(&|$)/)]);
+    // One summary to start, then at most one per second of changes (the new Task is written a handful of times).
+    const summaries = taskRequests.filter((url) => url.startsWith("/api/v1/task-summary")).length;
+    expect(summaries).toBeGreaterThanOrEqual(2);
+    expect(summaries).toBeLessThanOrEqual(8);
+  });
+
+  it("pages the Tasks table with the list's continue tokens", async () => {
+    const names = Array.from({ length: 52 }, (_, i) => `zz-paged-${String(i).padStart(2, "0")}`);
+    for (const name of names) expect((await orka.api("POST", "/api/v1/tasks", { name, type: "ai", agentRef: "researcher", prompt: "wait", suspend: true })).status).toBe(201);
+    const listRequests: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      const url = new URL(request.url());
+      if (url.pathname === "/api/v1/tasks") listRequests.push(url.search);
+    };
+    page.on("request", onRequest);
+    await nav("Tasks").click();
+    const rows = page.locator("table tbody tr");
+    await expect.poll(() => rows.count()).toBe(50);
+    await page.getByRole("button", { name: "Next →" }).click();
+    await page.getByText("Page 2").waitFor();
+    const total = (await orka.api("GET", "/api/v1/tasks?limit=0")).body.items.length;
+    await expect.poll(() => rows.count()).toBe(total - 50);
+    await page.locator("table").getByRole("link", { name: names.at(-1)!, exact: true }).waitFor();
+    await page.getByRole("button", { name: "← Previous" }).click();
+    await expect.poll(() => rows.count()).toBe(50);
+    page.off("request", onRequest);
+    expect(listRequests.length).toBeGreaterThanOrEqual(2);
+    expect(listRequests.every((search) => new URLSearchParams(search).get("limit") === "50")).toBe(true);
+    expect(listRequests.some((search) => new URLSearchParams(search).get("continue"))).toBe(true);
   });
 
   it("approves a pending approval, after which the Task runs the approved call and finishes", async () => {

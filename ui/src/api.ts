@@ -70,10 +70,11 @@ export class Api {
 
   /**
    * Follows a server-sent event stream with the token in a header (EventSource cannot send one).
-   * Resolves when the stream ends; abort the signal to stop early.
+   * Resolves when the stream ends; abort the signal to stop early. `lastEventId` resumes after that message.
    */
-  async stream(path: string, onMessage: (message: SseMessage) => void, signal: AbortSignal, query: Query = {}): Promise<void> {
-    const response = await this.fetch("GET", path, undefined, query, signal, { accept: "text/event-stream" });
+  async stream(path: string, onMessage: (message: SseMessage) => void, signal: AbortSignal, query: Query = {}, lastEventId?: string): Promise<void> {
+    const headers: Record<string, string> = { accept: "text/event-stream", ...(lastEventId ? { "last-event-id": lastEventId } : {}) };
+    const response = await this.fetch("GET", path, undefined, query, signal, headers);
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {

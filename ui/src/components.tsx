@@ -1,5 +1,5 @@
 import { useState, type ReactNode } from "react";
-import type { Loaded } from "./hooks.ts";
+import { useTaskChanges, type Loaded } from "./hooks.ts";
 import { Link } from "./router.tsx";
 import type { Task } from "./types.ts";
 
@@ -135,4 +135,10 @@ export function TaskTable({ tasks, columns }: { tasks: Task[]; columns: TaskColu
       </tbody>
     </table>
   );
+}
+
+/** Follows the Task watch from the position a summary was read at; rendered only once that position is known. */
+export function FollowTaskChanges({ from, onChange }: { from: number; onChange: () => void }) {
+  useTaskChanges(from, onChange);
+  return null;
 }

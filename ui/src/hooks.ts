@@ -2,7 +2,6 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, type Query, type SseMessage } from "./api.ts";
 import { useApi } from "./App.tsx";
-import type { Task } from "./types.ts";
 
 export interface Loaded<T> {
   data?: T;
@@ -38,9 +37,16 @@ export interface StreamConnection {
   onMessage: (message: SseMessage) => void;
 }
 
+/** Where a stream of numbered messages (SSE ids) got to, for one namespace and path only. */
+interface StreamPosition {
+  key: string;
+  lastId: number;
+}
+
 /**
  * Follows a server-sent event stream of the API. `connect` runs at each (re)connection. A stream that
- * ends without `endEvent` was cut (a restart, a proxy): it says so and connects again after 2 s.
+ * ends without `endEvent` was cut (a restart, a proxy): it says so and connects again after 2 s,
+ * resuming after the last numbered message of this same path; another path starts from its beginning.
  */
 export function useStream(path: string, connect: () => StreamConnection, endEvent?: string): { state: StreamState; error?: string; reconnect: () => void } {
   const api = useApi();
@@ -49,10 +55,15 @@ export function useStream(path: string, connect: () => StreamConnection, endEven
   const [attempt, setAttempt] = useState(0);
   const connector = useRef(connect);
   connector.current = connect;
+  const position = useRef<StreamPosition>({ key: "", lastId: 0 });
 
   useEffect(() => {
     const abort = new AbortController();
     const { query, onMessage } = connector.current();
+    const key = `${api.session.namespace}/${path}`;
+    if (position.current.key !== key) position.current = { key, lastId: 0 };
+    // This connection moves only its own path's position, even if a late message arrives after it is left.
+    const at = position.current;
     let ended = false;
     let retry: ReturnType<typeof setTimeout> | undefined;
     setState("live");
@@ -64,6 +75,12 @@ export function useStream(path: string, connect: () => StreamConnection, endEven
       retry = setTimeout(() => setAttempt((n) => n + 1), RECONNECT_MS);
     };
     const receive = (message: SseMessage) => {
+      if (abort.signal.aborted) return;
+      if (message.id !== undefined) {
+        const id = Number(message.id);
+        if (id <= at.lastId) return;
+        at.lastId = id;
+      }
       if (message.event === endEvent) {
         ended = true;
         setState("complete");
@@ -71,7 +88,7 @@ export function useStream(path: string, connect: () => StreamConnection, endEven
       onMessage(message);
     };
     api
-      .stream(path, receive, abort.signal, query)
+      .stream(path, receive, abort.signal, query, at.lastId ? String(at.lastId) : undefined)
       .then(() => ended || lost("the connection closed before the stream ended; reconnecting"))
       .catch((err: unknown) => lost(`${errorText(err)}; reconnecting`));
     return () => {
@@ -84,24 +101,47 @@ export function useStream(path: string, connect: () => StreamConnection, endEven
 }
 
 /**
- * Every Task of the namespace: listed once by the server's watch, then kept current change by change,
- * so a page that counts them never lists them all again.
+ * The data of a stream's `event` messages, in order, kept for one namespace and path: when the path
+ * changes the list starts empty, so a page never shows another path's messages.
  */
-export function useWatchedTasks(): Loaded<Task[]> {
-  const [synced, setSynced] = useState<Task[]>();
-  const stream = useStream("watch/tasks", () => {
-    // Each connection starts from a fresh list: what changed while it was down is in it.
-    const next = new Map<string, Task>();
-    let listed = false;
-    return {
-      onMessage: ({ event, data }) => {
-        if (event === "synced") listed = true;
-        else if (event === "DELETED") next.delete((data as Task).metadata.name);
-        else if (event === "ADDED" || event === "MODIFIED") next.set((data as Task).metadata.name, data as Task);
-        else return;
-        if (listed) setSynced([...next.values()]);
+export function useStreamedItems<T>(path: string, event: string, endEvent?: string) {
+  const api = useApi();
+  const key = `${api.session.namespace}/${path}`;
+  const [collected, setCollected] = useState<{ key: string; items: T[] }>({ key, items: [] });
+  const stream = useStream(
+    path,
+    () => ({
+      onMessage: (message) => {
+        if (message.event !== event) return;
+        const item = message.data as T;
+        setCollected((current) => (current.key === key ? { key, items: [...current.items, item] } : { key, items: [item] }));
       },
-    };
-  });
-  return { data: synced, error: stream.error, reload: stream.reconnect };
+    }),
+    endEvent,
+  );
+  return { ...stream, items: collected.key === key ? collected.items : [] };
+}
+
+/** Changes close together cause one reload, not one each. */
+const CHANGE_SETTLE_MS = 1000;
+
+/**
+ * Calls `onChange` (at most once a second) when a Task of the namespace changes after the watch
+ * position `from`; a reconnection resumes where it left off instead of listing the Tasks again.
+ */
+export function useTaskChanges(from: number, onChange: () => void): void {
+  const latest = useRef(onChange);
+  latest.current = onChange;
+  const pending = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(pending.current), []);
+  useStream("watch/tasks", () => ({
+    query: { resourceVersion: from },
+    onMessage: ({ event }) => {
+      if (!["ADDED", "MODIFIED", "DELETED"].includes(event) || pending.current) return;
+      pending.current = setTimeout(() => {
+        pending.current = undefined;
+        latest.current();
+      }, CHANGE_SETTLE_MS);
+    },
+  }));
 }

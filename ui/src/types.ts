@@ -97,4 +97,13 @@ export interface Proposal {
 
 export interface List<T> {
   items: T[];
+  metadata?: { continue?: string; remainingItemCount?: number };
+}
+
+/** `GET /api/v1/task-summary`: counts by phase, the newest Tasks, and the watch position they were read at. */
+export interface TaskSummary {
+  total: number;
+  phases: Record<string, number>;
+  recent: Task[];
+  resourceVersion: number;
 }

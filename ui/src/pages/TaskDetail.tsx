@@ -1,8 +1,7 @@
-import { useRef, useState } from "react";
 import { stringify } from "yaml";
 import { useApi } from "../App.tsx";
 import { ActionButton, Card, Empty, ErrorNote, JsonText, PhaseBadge, Pre, Show, Time } from "../components.tsx";
-import { useApiGet, useStream } from "../hooks.ts";
+import { useApiGet, useStreamedItems } from "../hooks.ts";
 import { Link, navigate } from "../router.tsx";
 import { TERMINAL, type ExecutionEvent, type List, type Task } from "../types.ts";
 
@@ -43,8 +42,7 @@ export function TaskDetail({ name }: { name: string }) {
             )}
             <div className="columns">
               <div>
-                {/* Keyed by the Task: another Task's page starts a timeline of its own, never this one's events. */}
-                <Timeline key={`${api.session.namespace}/${name}`} path={path} />
+                <Timeline path={path} />
               </div>
               <div>
                 <ResultCard path={path} done={done} available={t.status?.resultRef?.available === true} />
@@ -141,22 +139,7 @@ function rowsOf(events: ExecutionEvent[]): Row[] {
 
 /** One Task's events; a reconnection asks only for those after the last one shown. */
 function Timeline({ path }: { path: string }) {
-  const [events, setEvents] = useState<ExecutionEvent[]>([]);
-  const last = useRef(0);
-  const { state, error, reconnect } = useStream(
-    `${path}/stream`,
-    () => ({
-      query: { after: last.current },
-      onMessage: (message) => {
-        if (message.event !== "execution_event") return;
-        const event = message.data as ExecutionEvent;
-        if (event.seq <= last.current) return;
-        last.current = event.seq;
-        setEvents((current) => [...current, event]);
-      },
-    }),
-    "stream_complete",
-  );
+  const { items: events, state, error, reconnect } = useStreamedItems<ExecutionEvent>(`${path}/stream`, "execution_event", "stream_complete");
 
   return (
     <Card

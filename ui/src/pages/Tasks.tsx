@@ -1,18 +1,25 @@
 import { useState } from "react";
 import { parse } from "yaml";
 import { useApi } from "../App.tsx";
-import { Card, Show, TaskTable } from "../components.tsx";
-import { useApiGet, useWatchedTasks } from "../hooks.ts";
+import { Card, FollowTaskChanges, Show, TaskTable } from "../components.tsx";
+import { useApiGet } from "../hooks.ts";
 import { navigate } from "../router.tsx";
-import type { List, Resource, Task } from "../types.ts";
+import type { List, Resource, Task, TaskSummary } from "../types.ts";
 
 const PHASE_FILTERS = ["All", "Running", "Pending", "Scheduled", "Succeeded", "Failed", "Cancelled"];
 
+const PAGE_SIZE = 50;
+
+/** One page of Tasks at a time (the list's continue tokens); the summary's counts and watch position keep it current. */
 export function TaskList() {
   const [phase, setPhase] = useState("All");
   const [text, setText] = useState("");
   const [creating, setCreating] = useState(false);
-  const tasks = useWatchedTasks();
+  // The continue token of each page opened so far; the last one is the page shown.
+  const [pageTokens, setPageTokens] = useState<string[]>([]);
+  const page = useApiGet<List<Task>>("tasks", { limit: PAGE_SIZE, continue: pageTokens.at(-1) });
+  const summary = useApiGet<TaskSummary>("task-summary");
+  const next = page.data?.metadata?.continue;
   return (
     <div className="page">
       <div className="page-head">
@@ -22,26 +29,42 @@ export function TaskList() {
         </button>
       </div>
       {creating && <CreateTask />}
+      {summary.data && (
+        <FollowTaskChanges
+          from={summary.data.resourceVersion}
+          onChange={() => {
+            summary.reload();
+            page.reload();
+          }}
+        />
+      )}
       <div className="filters">
         <div className="segmented" role="group" aria-label="Phase">
           {PHASE_FILTERS.map((p) => (
             <button key={p} className={p === phase ? "active" : ""} onClick={() => setPhase(p)}>
-              {p}
+              {p} <span className="muted">{p === "All" ? summary.data?.total : (summary.data?.phases[p] ?? 0)}</span>
             </button>
           ))}
         </div>
-        <input className="search" placeholder="Filter by name, agent or type" value={text} onChange={(e) => setText(e.target.value)} aria-label="Filter tasks" />
+        <input className="search" placeholder="Filter this page by name, agent or type" value={text} onChange={(e) => setText(e.target.value)} aria-label="Filter tasks" />
       </div>
-      <Show loaded={tasks} what="tasks" empty={(items) => items.length === 0}>
-        {(items) => {
+      <Show loaded={page} what="tasks" empty={({ items }) => items.length === 0 && pageTokens.length === 0}>
+        {({ items }) => {
           const shown = items
             .filter((t) => phase === "All" || (t.status?.phase ?? "Pending") === phase)
-            .filter((t) => !text || `${t.metadata.name} ${t.spec.agentRef?.name ?? ""} ${t.spec.type}`.toLowerCase().includes(text.toLowerCase()))
-            .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
-          if (shown.length === 0) return <p className="state empty">No tasks match these filters.</p>;
-          return <TaskTable tasks={shown} columns={["agent", "parent"]} />;
+            .filter((t) => !text || `${t.metadata.name} ${t.spec.agentRef?.name ?? ""} ${t.spec.type}`.toLowerCase().includes(text.toLowerCase()));
+          return shown.length === 0 ? <p className="state empty">No tasks on this page match these filters.</p> : <TaskTable tasks={shown} columns={["agent", "parent"]} />;
         }}
       </Show>
+      <nav className="pager" aria-label="Pages">
+        <button className="button plain" disabled={pageTokens.length === 0} onClick={() => setPageTokens((tokens) => tokens.slice(0, -1))}>
+          ← Previous
+        </button>
+        <span className="muted">Page {pageTokens.length + 1}</span>
+        <button className="button plain" disabled={!next} onClick={() => next && setPageTokens((tokens) => [...tokens, next])}>
+          Next →
+        </button>
+      </nav>
     </div>
   );
 }
