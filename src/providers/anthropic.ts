@@ -29,7 +29,7 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string; time
           { signal: request.signal },
         ).withResponse();
       } catch (err) {
-        throw toModelApiError(err, options.apiKey);
+        throw toModelApiError(err, options.apiKey, err instanceof Anthropic.APIConnectionError);
       }
       const { data: message, response } = reply;
       const unusable = unusableBody(message, response, "content", options.apiKey);

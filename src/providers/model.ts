@@ -81,10 +81,10 @@ const SNIPPET_CHARS = 300;
  * carrying the provider's own message, with the key the call was made with (and anything that looks
  * like a credential) redacted, since providers echo what they were sent.
  */
-export function toModelApiError(err: unknown, apiKey: string): unknown {
+export function toModelApiError(err: unknown, apiKey: string, isSdkConnectionError: boolean): unknown {
   if (err instanceof ModelApiError || !(err instanceof Error)) return err;
   const status = (err as { status?: unknown }).status;
-  if (typeof status !== "number") return connectionFailure(err, apiKey) ?? err;
+  if (typeof status !== "number") return connectionFailure(err, apiKey, isSdkConnectionError) ?? err;
   const headers = (err as { headers?: Headers | Record<string, string> }).headers;
   const retryAfter = headers instanceof Headers ? headers.get("retry-after") : headers?.["retry-after"];
   const retryAfterMs = retryAfter && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
@@ -96,16 +96,18 @@ export function toModelApiError(err: unknown, apiKey: string): unknown {
 const CONNECTION_FAULT_CODE = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|UND_ERR_(?!ABORTED)\w+)$/;
 const MAX_CAUSE_DEPTH = 5;
 
-/** The SDKs wrap a failed fetch in errors without a status; the code that says why sits a few causes down. */
-function connectionFailure(err: Error, apiKey: string): ModelApiError | undefined {
+/**
+ * The SDKs wrap a failed fetch in a connection error without a status; the code that says why sits
+ * a few causes down, unless the SDK dropped it (Anthropic's "Request timed out.").
+ */
+function connectionFailure(err: Error, apiKey: string, isSdkConnectionError: boolean): ModelApiError | undefined {
+  const failed = (what: string) => new ModelApiError(`provider connection failed: ${clipText(redact(what, [apiKey]), SNIPPET_CHARS)}`, undefined, { retryable: true });
   let cause: unknown = err;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && cause instanceof Error; depth++, cause = cause.cause) {
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && CONNECTION_FAULT_CODE.test(code)) {
-      return new ModelApiError(`provider connection failed: ${clipText(redact(cause.message, [apiKey]), SNIPPET_CHARS)} (${code})`, undefined, { retryable: true });
-    }
+    if (typeof code === "string" && CONNECTION_FAULT_CODE.test(code)) return failed(`${cause.message} (${code})`);
   }
-  return undefined;
+  return isSdkConnectionError ? failed(err.message) : undefined;
 }
 
 /** The `message` of an OpenAI (`{error: {message}}`) or Anthropic (`{error: {error: {message}}}`) error body. */

@@ -43,7 +43,7 @@ export function openAIModel(options: OpenAIOptions): ModelClient {
       try {
         reply = await client.chat.completions.create(body, { signal: request.signal }).withResponse();
       } catch (err) {
-        throw toModelApiError(err, options.apiKey);
+        throw toModelApiError(err, options.apiKey, err instanceof OpenAI.APIConnectionError);
       }
       const { data: completion, response } = reply;
       const unusable = unusableBody(completion, response, "choices", options.apiKey);
