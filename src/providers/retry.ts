@@ -3,7 +3,7 @@ import { ModelApiError } from "./model.ts";
 
 const MAX_RETRIES = 3;
 const MAX_DELAY_MS = 30_000;
-/** A call, its retries and the waits between them end within this many deadlines: four tries and their backoff fit, a long Retry-After does not. */
+/** A call, its retries and the waits between them end within this many deadlines: four silent tries and their backoff fit, a long Retry-After does not. */
 export const CALL_BUDGET_DEADLINES = 5;
 
 export interface RetryOptions {
@@ -17,8 +17,8 @@ export interface RetryOptions {
 /**
  * Gives each try `timeoutMs` to answer, and retries what the provider may answer next time (429,
  * 500, 502, 503, 529, unusable bodies, a dropped connection, silence) three times with jittered
- * exponential backoff, all within CALL_BUDGET_DEADLINES deadlines, so a hung provider cannot hold
- * a Task for four full deadlines and a Retry-After longer than the budget is not waited for.
+ * exponential backoff, all within CALL_BUDGET_DEADLINES deadlines: a Retry-After the budget cannot
+ * hold ends the call with the provider's own error at once instead of holding the Task's slot.
  */
 export function withRetries(client: ModelClient, options: RetryOptions): ModelClient {
   const budgetMs = options.timeoutMs * CALL_BUDGET_DEADLINES;

@@ -15,9 +15,13 @@ const NONZERO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*(\d*[1-9]\d*(\.\d+)
 /** How long one model call may take: more than nothing, at most a day (a timer cannot wait much longer). */
 export const modelCallTimeout = z
   .string()
-  .max(MAX_TIMEOUT_TEXT, TIMEOUT_RANGE)
+  // Stops here: the pattern below backtracks quadratically over a long run of digits.
+  .max(MAX_TIMEOUT_TEXT, { message: TIMEOUT_RANGE, abort: true })
   .regex(NONZERO_DURATION, TIMEOUT_RANGE)
-  .refine((text) => isDuration(text) && parseDuration(text) >= 1 && parseDuration(text) <= DAY_MS, TIMEOUT_RANGE);
+  .refine((text) => {
+    const ms = isDuration(text) ? parseDuration(text) : Number.NaN;
+    return ms >= 1 && ms <= DAY_MS;
+  }, TIMEOUT_RANGE);
 
 export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted", "replay"] as const;
 

@@ -27,6 +27,12 @@ describe("CRDs in deploy/crds", () => {
     for (const text of ["90s", "5m", "1h30m", "1.5s", "0.5s", "250ms", "0h10m"]) expect([text, crdTakes(text), modelCallTimeout.safeParse(text).success]).toEqual([text, true, true]);
   });
 
+  it("refuses a long run of digits as a model-call timeout at once, before the pattern could backtrack over it", () => {
+    const started = Date.now();
+    expect(modelCallTimeout.safeParse(`${"1".repeat(30_000)}x`).success).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
   it("carries the defaults the server fills in", () => {
     const tasks = parse(crdYaml(ORKA_KINDS.find((k) => k.kind === "Task")!));
     expect(tasks.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.priority).toMatchObject({ default: 500, minimum: 0, maximum: 1000 });
