@@ -103,7 +103,7 @@ const envSchema = z.object({
   ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
   ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: intText("ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE", 0).default(0),
   ORKA_MODEL_RETRY_BASE_MS: intText("ORKA_MODEL_RETRY_BASE_MS", 0).default(1000),
-  ORKA_MODEL_TIMEOUT_MS: intText("ORKA_MODEL_TIMEOUT_MS", 100).max(86_400_000, "ORKA_MODEL_TIMEOUT_MS must be at most 86400000 (a day)").default(300_000),
+  ORKA_MODEL_TIMEOUT_MS: intText("ORKA_MODEL_TIMEOUT_MS", 100).max(86_400_000, "ORKA_MODEL_TIMEOUT_MS must be at most 86400000 (a day)").default(120_000),
   ORKA_CLI_CONFIG: z.string().optional(),
   ORKA_WEB_FETCH_TIMEOUT_MS: intText("ORKA_WEB_FETCH_TIMEOUT_MS", 100).default(60_000),
   ORKA_SEARCH_PROVIDER: z.enum(SEARCH_PROVIDERS, { message: `ORKA_SEARCH_PROVIDER must be one of ${SEARCH_PROVIDERS.join(", ")}` }).default("duckduckgo"),

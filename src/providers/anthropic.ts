@@ -2,13 +2,14 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { MAX_TOOL_ARGUMENT_DEPTH, toModelApiError, unusableBody } from "./model.ts";
 import { jsonDepth, stringifyJson } from "../util/deep-json.ts";
+import { sdkTransport } from "./transport.ts";
 
 type AnthropicMessage = Anthropic.MessageParam;
 type ContentBlock = Anthropic.ContentBlockParam;
 
 /** Anthropic Messages through the official SDK. A trailing `/v1` on baseURL is dropped, as the SDK adds it. */
-export function anthropicModel(options: { apiKey: string; baseURL?: string }): ModelClient {
-  const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL?.replace(/\/v1\/?$/, ""), maxRetries: 0 });
+export function anthropicModel(options: { apiKey: string; baseURL?: string; timeoutMs: number }): ModelClient {
+  const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL?.replace(/\/v1\/?$/, ""), maxRetries: 0, ...sdkTransport(options.timeoutMs) });
   return {
     provider: "anthropic",
     async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -28,7 +29,7 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string }): M
           { signal: request.signal },
         ).withResponse();
       } catch (err) {
-        throw toModelApiError(err, options.apiKey);
+        throw toModelApiError(err, options.apiKey, err instanceof Anthropic.APIConnectionError);
       }
       const { data: message, response } = reply;
       const unusable = unusableBody(message, response, "content", options.apiKey);

@@ -21,7 +21,8 @@ export interface ModelEndpoint {
   timeoutMs?: number;
 }
 
-export function createModelClient(endpoint: ModelEndpoint): ModelClient {
+/** The client for one endpoint; `timeoutMs` is the deadline it is called with, which its transport must not cut short. */
+export function createModelClient(endpoint: ModelEndpoint, timeoutMs: number): ModelClient {
   switch (endpoint.type) {
     case "scripted":
       if (!endpoint.script) throw new Error(`scripted provider ${endpoint.name} has no turns`);
@@ -30,11 +31,11 @@ export function createModelClient(endpoint: ModelEndpoint): ModelClient {
       if (!endpoint.replay) throw new Error(`replay provider ${endpoint.name} has no recording`);
       return replayModel(endpoint.replay);
     case "anthropic":
-      return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL });
+      return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, timeoutMs });
     case "openai":
-      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL });
+      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, timeoutMs });
     case "azure-openai":
-      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, azure: endpoint.azure ?? {} });
+      return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, azure: endpoint.azure ?? {}, timeoutMs });
   }
 }
 

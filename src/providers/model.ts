@@ -48,7 +48,7 @@ export interface ModelClient {
   complete(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/** Provider answers worth asking again (spec P3.1). */
+/** Provider answers worth asking again: rate limits, server errors and overload. */
 const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
 
 /**
@@ -81,15 +81,33 @@ const SNIPPET_CHARS = 300;
  * carrying the provider's own message, with the key the call was made with (and anything that looks
  * like a credential) redacted, since providers echo what they were sent.
  */
-export function toModelApiError(err: unknown, apiKey: string): unknown {
+export function toModelApiError(err: unknown, apiKey: string, isSdkConnectionError: boolean): unknown {
   if (err instanceof ModelApiError || !(err instanceof Error)) return err;
   const status = (err as { status?: unknown }).status;
-  if (typeof status !== "number") return err;
+  if (typeof status !== "number") return connectionFailure(err, apiKey, isSdkConnectionError) ?? err;
   const headers = (err as { headers?: Headers | Record<string, string> }).headers;
   const retryAfter = headers instanceof Headers ? headers.get("retry-after") : headers?.["retry-after"];
   const retryAfterMs = retryAfter && Number.isFinite(Number(retryAfter)) ? Number(retryAfter) * 1000 : undefined;
   const said = providerMessage(err) ?? err.message.replace(/^\d{3}\s+/, "");
-  return new ModelApiError(`provider returned HTTP ${status}: ${redact(clipText(said, SNIPPET_CHARS * 4), [apiKey])}`, status, { retryAfterMs });
+  return new ModelApiError(`provider returned HTTP ${status}: ${clipText(redact(said, [apiKey]), SNIPPET_CHARS * 4)}`, status, { retryAfterMs });
+}
+
+/** Codes of a connection refused, dropped or cut before an answer: worth asking again, like a 503. */
+const CONNECTION_FAULT_CODE = /^(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|UND_ERR_(?!ABORTED)\w+)$/;
+const MAX_CAUSE_DEPTH = 5;
+
+/**
+ * The SDKs wrap a failed fetch in a connection error without a status; the code that says why sits
+ * a few causes down, unless the SDK dropped it (Anthropic's "Request timed out.").
+ */
+function connectionFailure(err: Error, apiKey: string, isSdkConnectionError: boolean): ModelApiError | undefined {
+  const failed = (what: string) => new ModelApiError(`provider connection failed: ${clipText(redact(what, [apiKey]), SNIPPET_CHARS)}`, undefined, { retryable: true });
+  let cause: unknown = err;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && cause instanceof Error; depth++, cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECTION_FAULT_CODE.test(code)) return failed(`${cause.message} (${code})`);
+  }
+  return isSdkConnectionError ? failed(err.message) : undefined;
 }
 
 /** The `message` of an OpenAI (`{error: {message}}`) or Anthropic (`{error: {error: {message}}}`) error body. */
@@ -107,7 +125,7 @@ function providerMessage(err: Error): string | undefined {
 export function unusableBody(data: unknown, response: Response, field: string, apiKey: string): ModelApiError | undefined {
   if (typeof data === "object" && data !== null && field in data) return undefined;
   const what = typeof data === "string"
-    ? `a non-JSON body (${response.headers.get("content-type") || "no content-type"}): ${clipText(data.replace(/\s+/g, " ").trim(), SNIPPET_CHARS)}`
+    ? `a non-JSON body (${response.headers.get("content-type") || "no content-type"}): ${clipText(redact(data, [apiKey]).replace(/\s+/g, " ").trim(), SNIPPET_CHARS)}`
     : `a JSON body without "${field}"`;
-  return new ModelApiError(`provider returned HTTP ${response.status} with ${redact(what, [apiKey])}`, response.status, { retryable: true });
+  return new ModelApiError(`provider returned HTTP ${response.status} with ${what}`, response.status, { retryable: true });
 }

@@ -2,11 +2,14 @@ import OpenAI, { AzureOpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { toModelApiError, unusableBody } from "./model.ts";
+import { sdkTransport } from "./transport.ts";
 
 export interface OpenAIOptions {
   apiKey: string;
   baseURL?: string;
   azure?: { deployment?: string; apiVersion?: string };
+  /** The deadline calls are made with. */
+  timeoutMs: number;
 }
 
 /** OpenAI Chat Completions through the official SDK; also Azure OpenAI and any compatible endpoint (vLLM, Ollama, LiteLLM). */
@@ -18,8 +21,9 @@ export function openAIModel(options: OpenAIOptions): ModelClient {
         deployment: options.azure.deployment,
         apiVersion: options.azure.apiVersion ?? "2024-10-21",
         maxRetries: 0,
+        ...sdkTransport(options.timeoutMs),
       })
-    : new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: 0 });
+    : new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: 0, ...sdkTransport(options.timeoutMs) });
   // The first-party API wants max_completion_tokens; compatible servers mostly know only max_tokens.
   const tokenField = options.baseURL && !options.azure ? "max_tokens" : "max_completion_tokens";
 
@@ -39,7 +43,7 @@ export function openAIModel(options: OpenAIOptions): ModelClient {
       try {
         reply = await client.chat.completions.create(body, { signal: request.signal }).withResponse();
       } catch (err) {
-        throw toModelApiError(err, options.apiKey);
+        throw toModelApiError(err, options.apiKey, err instanceof OpenAI.APIConnectionError);
       }
       const { data: completion, response } = reply;
       const unusable = unusableBody(completion, response, "choices", options.apiKey);

@@ -30,7 +30,9 @@ export function scriptedModel(turns: ScriptedTurn[]): ModelClient {
         name: call.name,
         arguments: JSON.stringify(call.arguments ?? {}),
       }));
-      const text = (turn.text ?? "").replaceAll(TOOL_RESULT_PLACEHOLDER, lastToolResult(request));
+      const toolResult = lastToolResult(request);
+      // A function, so that `$&` and the like in a tool result are quoted as written, not expanded.
+      const text = (turn.text ?? "").replaceAll(TOOL_RESULT_PLACEHOLDER, () => toolResult);
       return { text, toolCalls, finish: toolCalls.length > 0 ? "tool_calls" : "stop" };
     },
   };

@@ -2,7 +2,7 @@ import { createModelClient, type ModelEndpoint } from "../providers/index.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../providers/model.ts";
 import { ModelApiError } from "../providers/model.ts";
 import { clipText } from "../util/text.ts";
-import { withDeadline, withRetries } from "../providers/retry.ts";
+import { withRetries } from "../providers/retry.ts";
 import { errorMessage } from "../util/errors.ts";
 
 /** How every model call is made: the first retry backoff, and how long one call may take unless its endpoint says otherwise. */
@@ -14,18 +14,22 @@ export interface ModelCallSettings {
 const NOTICE_DETAIL_CHARS = 300;
 
 /**
- * The primary model, then each fallback in order (spec P3.1). Each endpoint keeps its own model
+ * The primary model, then each fallback in order. Each endpoint keeps its own model
  * name, deadline and retry budget; a context-length error is the loop's to handle, so it never
  * falls back. When every endpoint fails, the error names the call, each provider and what it said.
  */
 export function modelWithFallbacks(endpoints: ModelEndpoint[], options: ModelCallSettings & { onNotice: (message: string) => void }): ModelClient {
-  const routes = endpoints.map((endpoint) => ({
-    endpoint,
-    client: withRetries(withDeadline(lazyClient(endpoint), endpoint.timeoutMs ?? options.timeoutMs), {
-      baseDelayMs: options.retryBaseMs,
-      onRetry: (n, err, delay) => options.onNotice(`${endpoint.name}: ${clipText(err.message, NOTICE_DETAIL_CHARS)}, retry ${n} in ${delay} ms`),
-    }),
-  }));
+  const routes = endpoints.map((endpoint) => {
+    const timeoutMs = endpoint.timeoutMs ?? options.timeoutMs;
+    return {
+      endpoint,
+      client: withRetries(lazyClient(endpoint, timeoutMs), {
+        baseDelayMs: options.retryBaseMs,
+        timeoutMs,
+        onRetry: (n, err, delay) => options.onNotice(`${endpoint.name}: ${clipText(err.message, NOTICE_DETAIL_CHARS)}, retry ${n} in ${delay} ms`),
+      }),
+    };
+  });
   return {
     provider: endpoints[0].type,
     async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -56,10 +60,10 @@ function callFailed(failures: { who: string; what: string }[], last: unknown): M
 }
 
 /** Builds the vendor client on first use, so a fallback with a missing key only fails if it is reached. */
-function lazyClient(endpoint: ModelEndpoint): ModelClient {
+function lazyClient(endpoint: ModelEndpoint, timeoutMs: number): ModelClient {
   let client: ModelClient | undefined;
   return {
     provider: endpoint.type,
-    complete: (request) => (client ??= createModelClient(endpoint)).complete(request),
+    complete: (request) => (client ??= createModelClient(endpoint, timeoutMs)).complete(request),
   };
 }

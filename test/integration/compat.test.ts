@@ -217,6 +217,38 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     expect(plain.choices[0].message.content).toBe("plain text");
   });
 
+  it("refuses Anthropic content blocks it does not read with a 400, wherever they are, instead of dropping them", async () => {
+    const cases: { where: string; request: Record<string, unknown> }[] = [
+      { where: "thinking", request: { messages: [{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "text", text: "y" }] }, { role: "user", content: "z" }] } },
+      { where: "search result", request: { messages: [{ role: "user", content: [{ type: "search_result", source: "s", title: "t", content: [] }, { type: "text", text: "x" }] }] } },
+      { where: "image in a tool result", request: { messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }] }] }] } },
+      { where: "system", request: { system: [{ type: "document", text: "x" }], messages: [{ role: "user", content: "x" }] } },
+    ];
+    for (const { where, request } of cases) {
+      const refused = await fetch(`${orka.url}/anthropic/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": orka.token, "content-type": "application/json", "x-orka-tools": "disabled" },
+        body: JSON.stringify({ model: "claude/c-blocks", max_tokens: 50, ...request }),
+      });
+      expect(refused.status, where).toBe(400);
+      expect(((await refused.json()) as { error: { message: string } }).error.message, where).toContain("only text content blocks are supported, with tool_use and tool_result in a conversation");
+    }
+    expect(requestsFor("c-blocks")).toHaveLength(0);
+  });
+
+  it("refuses as a model an Agent whose Provider is in another namespace, naming the field, rather than using a local namesake", async () => {
+    const agent = { metadata: { name: "elsewhere" }, spec: { providerRef: { name: "claude", namespace: "other-team" }, model: { name: "c-elsewhere" } } };
+    expect((await orka.api("POST", "/api/v1/agents", agent)).status).toBe(201);
+    await expect(openai.chat.completions.create({ model: "elsewhere", messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({
+      status: 400,
+      param: "spec.providerRef.namespace",
+      message: expect.stringContaining('Agent "elsewhere" uses a Provider in namespace "other-team" (spec.providerRef.namespace)'),
+    });
+    await expect(anthropic.messages.create({ model: "elsewhere", max_tokens: 50, messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 400 });
+    expect(requestsFor("c-elsewhere")).toHaveLength(0);
+    expect((await openai.models.list()).data.map((m) => m.id)).not.toContain("elsewhere");
+  });
+
   it("keeps retry notices and tool progress out of streamed answers, as SSE comments", async () => {
     peer.script("m-noisy", [{ toolCalls: [{ name: "web_fetch", arguments: { url: pageURL } }] }, { text: "Only the answer." }]);
     peer.failNext(1, { status: 500, retryAfterSeconds: 0 }, "m-noisy");

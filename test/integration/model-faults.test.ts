@@ -54,6 +54,22 @@ apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: slow-but-allowed}
 spec: {providerRef: {name: peer}, model: {name: m-slow-agent, timeout: 5s}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: quoting}
+spec:
+  type: scripted
+  scripted:
+    turns:
+      - toolCalls: [{name: file_write, arguments: {path: dollars.txt, content: "$& and $\`"}}]
+      - toolCalls: [{name: file_read, arguments: {path: dollars.txt}}]
+      - text: "read: {{toolResult}}"
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: quoter}
+spec: {providerRef: {name: quoting}, tools: [{name: file_write}, {name: file_read}]}
 `,
       { ORKA_MODEL_TIMEOUT_MS: String(MODEL_TIMEOUT_MS) },
     ));
@@ -123,6 +139,45 @@ spec: {providerRef: {name: peer}, model: {name: m-slow-agent, timeout: 5s}}
     peer.failNext(1, { status: 400, message: "max_tokens: must be at most 8192" }, "c-400");
     const bad = await run("http-400", "claude-writer", "c-400");
     expect(bad.status.message).toBe("model call to claude (anthropic, model c-400) failed: provider returned HTTP 400: max_tokens: must be at most 8192");
+  });
+
+  it("redacts the API key before clipping a provider's message or body, so no part of a key across the cut is kept", async () => {
+    peer.script("m-long-401", [{ text: "never" }]);
+    peer.failNext(1, { status: 401, message: `${"x".repeat(1185)}${API_KEY}${"y".repeat(100)}` }, "m-long-401");
+    const refused = await run("long-401", "writer", "m-long-401");
+    expect(refused.status.message).toBe(`model call to peer (openai, model m-long-401) failed: provider returned HTTP 401: ${"x".repeat(1185)}[REDACTED]yyyy…`);
+
+    peer.script("m-long-html", [{ raw: { contentType: "text/html", body: `${"x".repeat(280)}${API_KEY}${"y".repeat(100)}` } }]);
+    const html = await run("long-html", "hasty-writer", "m-long-html");
+    expect(html.status.message).toBe(`model call to peer (openai, model m-long-html) failed: provider returned HTTP 200 with a non-JSON body (text/html): ${"x".repeat(280)}[REDACTED]${"y".repeat(9)}…`);
+  });
+
+  it("retries a connection the provider drops without an answer, and names a dropped connection in the ai Task's words", async () => {
+    peer.script("m-reset", [{ text: "answered after the reset" }]);
+    peer.failNext(1, { destroySocket: true }, "m-reset");
+    const task = await run("reset-once", "writer", "m-reset");
+    expect(task.status.phase).toBe("Succeeded");
+    expect((await orka.api("GET", "/api/v1/tasks/reset-once/result")).body.result).toBe("answered after the reset");
+    expect(requestsFor("m-reset")).toHaveLength(2);
+    const notices = (await events("reset-once")).filter((e) => e.type === "ModelRequestRetried").map((e) => e.summary);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/^peer: provider connection failed: .+ \((ECONNRESET|UND_ERR_SOCKET)\), retry 1 in \d+ ms$/);
+
+    peer.script("m-reset-always", [{ text: "never" }]);
+    peer.failNext(4, { destroySocket: true }, "m-reset-always");
+    const failed = await run("reset-always", "writer", "m-reset-always");
+    expect(failed.status.phase).toBe("Failed");
+    expect(failed.status.message).toMatch(/^model call to peer \(openai, model m-reset-always\) failed: provider connection failed: .+ \((ECONNRESET|UND_ERR_SOCKET)\)$/);
+    expect(requestsFor("m-reset-always")).toHaveLength(4);
+  });
+
+  it("quotes a tool result in a scripted answer as written, `$` patterns included", async () => {
+    const task = await run("dollars", "quoter");
+    expect(task.status.phase).toBe("Succeeded");
+    const result = (await orka.api("GET", "/api/v1/tasks/dollars/result")).body.result as string;
+    expect(result).toMatch(/^read: /);
+    expect(result).toContain("$& and $`");
+    expect(result).not.toContain("{{toolResult}}");
   });
 
   it("gives up on a hung model call after the configured deadline, retries it, then falls back", async () => {

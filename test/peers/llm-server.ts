@@ -48,6 +48,11 @@ export interface InjectedFailure {
   echoCredential?: boolean;
 }
 
+/** Close the connection without a reply, as a crashed proxy or a reset network does. */
+export interface InjectedReset {
+  destroySocket: true;
+}
+
 export interface LlmPeer {
   url: string;
   requests: RecordedRequest[];
@@ -56,8 +61,8 @@ export interface LlmPeer {
    * far). A turn may be a function of the request, to answer from earlier tool results.
    */
   script(model: string, turns: ScriptedPeerTurn[]): void;
-  /** The next `count` requests (for any model, or one model) fail with this status. */
-  failNext(count: number, failure: InjectedFailure, model?: string): void;
+  /** The next `count` requests (for any model, or one model) fail with this status, or lose their connection. */
+  failNext(count: number, failure: InjectedFailure | InjectedReset, model?: string): void;
   /** Responses wait this long first (for one model, or for all). */
   setDelay(ms: number, model?: string): void;
   close(): Promise<void>;
@@ -67,7 +72,7 @@ type Format = "openai" | "anthropic";
 
 export async function startLlmPeer(): Promise<LlmPeer> {
   const scripts = new Map<string, ScriptedPeerTurn[]>();
-  const failures: { model?: string; failure: InjectedFailure }[] = [];
+  const failures: { model?: string; failure: InjectedFailure | InjectedReset }[] = [];
   const requests: RecordedRequest[] = [];
   const delays = new Map<string | undefined, number>();
   let answering = 0;
@@ -94,6 +99,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       const failureIndex = failures.findIndex((f) => f.model === undefined || f.model === model);
       if (failureIndex >= 0) {
         const [{ failure }] = failures.splice(failureIndex, 1);
+        if ("destroySocket" in failure) return void req.socket.destroy();
         const credential = req.headers.authorization ?? req.headers["x-api-key"];
         return sendFailure(res, format, failure.echoCredential ? { ...failure, message: `Incorrect API key provided: ${credential}` } : failure);
       }

@@ -9,26 +9,31 @@ import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
 import { authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
-/** Media blocks would need a model that sees them, so they are refused rather than dropped. */
-const MEDIA_BLOCKS = ["image", "document"];
+/**
+ * The blocks Orka reads, as OpenAI's parts are read: any other (image, document, thinking, ...)
+ * would be lost on the way to the model, so it is refused rather than dropped.
+ */
+const BLOCK_TYPES = ["text", "tool_use", "tool_result"];
+const ONLY_KNOWN_BLOCKS = "only text content blocks are supported, with tool_use and tool_result in a conversation; image, document and other blocks are not passed to the model";
+// A refinement, not an enum: inside `string | blocks` that keeps this message instead of zod's "Invalid input".
+const blockType = (allowed: string[]) => z.string().refine((type) => allowed.includes(type), { message: ONLY_KNOWN_BLOCKS });
+const textBlock = z.looseObject({ type: blockType(["text"]), text: z.string().optional() });
 
 const block = z.looseObject({
-  type: z.string().refine((type) => !MEDIA_BLOCKS.includes(type), {
-    message: "only text content blocks are supported; image and document blocks are not passed to the model",
-  }),
+  type: blockType(BLOCK_TYPES),
   text: z.string().optional(),
   id: z.string().optional(),
   name: z.string().optional(),
   input: z.unknown().optional(),
   tool_use_id: z.string().optional(),
-  content: z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))]).optional(),
+  content: z.union([z.string(), z.array(textBlock)]).optional(),
 });
 
 const requestSchema = z.looseObject({
   model: z.string({ message: "model is required" }).min(1, "model is required"),
   max_tokens: z.number({ message: "max_tokens is required" }).int().positive("max_tokens must be greater than 0"),
   messages: z.array(z.object({ role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(block)]) })).min(1, "messages must be non-empty"),
-  system: z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string() }))]).optional(),
+  system: z.union([z.string(), z.array(textBlock.required({ text: true }))]).optional(),
   tools: z.array(z.looseObject({ name: z.string(), description: z.string().optional(), input_schema: z.record(z.string(), z.unknown()).optional() })).optional(),
   temperature: z.number().min(0).max(1).optional(),
   stream: z.boolean().optional(),

@@ -22,7 +22,7 @@ import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
 import { modelWithFallbacks, type ModelCallSettings } from "../../worker/models.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
 
-/** The first five core tools: exactly what the compatible endpoints offer (SEED). */
+/** The first five core tools: exactly what the compatible endpoints offer. */
 export const COMPAT_TOOLS = CORE_TOOLS.slice(0, 5);
 const COMPAT_TURN_BUDGET = 10;
 
@@ -68,6 +68,7 @@ export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\
 export async function resolveCompatModel(store: ResourceStore, providers: ProviderSettings, namespace: string, model: string): Promise<{ endpoint: ModelEndpoint; system?: string }> {
   const agent = await store.get<AgentSpec, unknown>("Agent", namespace, model);
   if (agent?.spec.providerRef) {
+    refuseProviderElsewhere(agent.spec.providerRef, namespace, model);
     const provider = await providerOf(store, namespace, agent.spec.providerRef.name, model);
     const endpoint = await endpointFor(store, providers, provider, agent.spec.model?.name);
     applyAgentTimeout(agent, [endpoint]);
@@ -76,6 +77,16 @@ export async function resolveCompatModel(store: ResourceStore, providers: Provid
   const slash = model.indexOf("/");
   const [providerName, upstream] = slash > 0 ? [model.slice(0, slash), model.slice(slash + 1)] : ["default", model];
   return { endpoint: await endpointFor(store, providers, await providerOf(store, namespace, providerName, model), upstream) };
+}
+
+/** The compatible endpoints reach Providers of the request's namespace only; a same-named local one must not stand in silently. */
+function refuseProviderElsewhere(ref: { namespace?: string }, namespace: string, agent: string): void {
+  if (ref.namespace === undefined || ref.namespace === namespace) return;
+  throw new OrkaError(
+    "invalid_argument",
+    `Agent "${agent}" uses a Provider in namespace "${ref.namespace}" (spec.providerRef.namespace); as a model it can only use a Provider of namespace "${namespace}": call the compatible endpoint in namespace "${ref.namespace}", or name provider/model`,
+    { field: "spec.providerRef.namespace" },
+  );
 }
 
 async function providerOf(store: ResourceStore, namespace: string, name: string, model: string): Promise<Resource<ProviderSpec, ProviderStatus>> {
@@ -165,7 +176,7 @@ async function runCompat(settings: CompatSettings, request: CompatRequest, endpo
   }
 }
 
-/** B7: with a transaction token, running the compat tools server-side needs `orka:tools:use` and each of them granted. */
+/** With a transaction token, running the compat tools server-side needs `orka:tools:use` and each of them granted. */
 export function authorizeCompatTools(ctx: ApiContext, request: FastifyRequest, action: string, passthrough: boolean, namespace: string): void {
   const claims = request.principal?.transaction;
   if (!claims || passthrough) return;

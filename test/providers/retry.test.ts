@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { ModelApiError, type ModelClient, type ModelRequest } from "../../src/providers/model.ts";
+import { CALL_BUDGET_DEADLINES, withRetries } from "../../src/providers/retry.ts";
+
+const request: ModelRequest = { model: "m", messages: [{ role: "user", content: "hi" }], tools: [], maxTokens: 10 };
+
+/** A provider that answers every try with `fault` (or never, with `hang`), counting the tries. */
+function faultyProvider(fault: ModelApiError | "hang") {
+  const provider = {
+    tries: 0,
+    client: {
+      provider: "test",
+      complete: () => {
+        provider.tries++;
+        return fault === "hang" ? new Promise<never>(() => {}) : Promise.reject(fault);
+      },
+    } satisfies ModelClient,
+  };
+  return provider;
+}
+
+describe("model call retries", () => {
+  it("ends a call whose Retry-After would outlast the call's budget with the provider's own error, without waiting it out", async () => {
+    const timeoutMs = 100;
+    const provider = faultyProvider(new ModelApiError("provider returned HTTP 429: slow down", 429, { retryAfterMs: 20_000 }));
+    const started = Date.now();
+    await expect(withRetries(provider.client, { baseDelayMs: 1, timeoutMs }).complete(request)).rejects.toThrow("provider returned HTTP 429: slow down");
+    expect(Date.now() - started).toBeLessThan(timeoutMs * CALL_BUDGET_DEADLINES + 1000);
+    expect(provider.tries).toBe(1);
+  });
+
+  it("gives each silent try the deadline and retries it three times, inside the budget", async () => {
+    const provider = faultyProvider("hang");
+    const retries: number[] = [];
+    const call = withRetries(provider.client, { baseDelayMs: 1, timeoutMs: 100, onRetry: (n) => retries.push(n) }).complete(request);
+    await expect(call).rejects.toThrow("provider did not answer within 100 ms");
+    expect([provider.tries, retries]).toEqual([4, [1, 2, 3]]);
+  });
+});
