@@ -21,8 +21,6 @@ export interface OrkaUnderTest {
   /** Waits until the Task reaches a phase in `phases` (or fails the test after `timeoutMs`). */
   waitFor(name: string, phases?: string[], timeoutMs?: number, namespace?: string): Promise<any>;
   stop(): Promise<void>;
-  /** The server process's pid (it changes on restart). */
-  readonly pid: number;
   /** Whether the server process is still running. */
   readonly alive: boolean;
   /** The pids of the server's worker processes, read from /proc. */
@@ -116,9 +114,6 @@ export async function startOrkaServer(env: Record<string, string | undefined> = 
     },
     token,
     dataDir,
-    get pid() {
-      return child.pid!;
-    },
     async api(method, path, body, asToken = token) {
       const response = await fetch(`${url}${path}`, {
         method,
