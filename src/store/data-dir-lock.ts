@@ -14,7 +14,11 @@ export function lockDataDir(dataDir: string): DataDirLock {
   const file = join(dataDir, "server.pid");
   // Bounded: each pass either takes the file or removes a stale one another start may take first.
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (createPidFile(file)) return { release: () => removeIfHeldBy(file, process.pid) };
+    const created = createPidFile(file);
+    // A data dir nobody can write needs no lock: no server can change the store in it, and this one
+    // starts to say so (not ready, writes answered 503).
+    if (created === "read-only") return { release: () => {} };
+    if (created) return { release: () => removeIfHeldBy(file, process.pid) };
     const holder = holderOf(file);
     if (holder !== undefined && isRunning(holder)) {
       throw new OrkaError(
@@ -28,9 +32,14 @@ export function lockDataDir(dataDir: string): DataDirLock {
 }
 
 /** Written whole, then linked into place: the link fails if the file exists, and is never seen half-written. */
-function createPidFile(file: string): boolean {
+function createPidFile(file: string): boolean | "read-only" {
   const draft = `${file}.${process.pid}`;
-  writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 });
+  try {
+    writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EROFS") return "read-only";
+    throw err;
+  }
   try {
     linkSync(draft, file);
     return true;
