@@ -1,14 +1,10 @@
 import { z } from "zod";
-import { durationText, httpURL, secretKeyRef } from "./meta.ts";
-import { parseDuration } from "../util/duration.ts";
+import { boundedDurationText, httpURL, secretKeyRef } from "./meta.ts";
 
 const DAY_MS = 86_400_000;
 
-/** How long one model call may take: more than nothing, at most a day (a timer cannot wait much longer). */
-export const modelCallTimeout = durationText.refine((text) => {
-  const ms = parseDuration(text);
-  return ms >= 1 && ms <= DAY_MS;
-}, "must be a duration from 1ms to 24h, such as 90s or 5m");
+/** How long one model call may take: at most a day, far past any model's answer. */
+export const modelCallTimeout = boundedDurationText(DAY_MS, "24h");
 
 export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted", "replay"] as const;
 
