@@ -160,19 +160,6 @@ export async function guardedRequest<T>(
   }
 }
 
-/** Reads at most `maxBytes` of a body (after decompression); `capped` says whether more was cut off. */
-export async function readCapped(response: EgressResponse, maxBytes: number): Promise<{ body: Buffer; capped: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    const room = maxBytes - size;
-    chunks.push(chunk.subarray(0, room));
-    size += Math.min(room, chunk.length);
-    if (chunk.length >= room) return { body: Buffer.concat(chunks), capped: true };
-  }
-  return { body: Buffer.concat(chunks), capped: false };
-}
-
 const isTimeout = (err: unknown) => (err as Error | undefined)?.name === "TimeoutError";
 
 /** A refusal keeps its own message; a timeout and a network failure say what happened; the caller's own errors pass. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ToolSpec } from "../../resources/tool.ts";
-import { guardedRequest, readCapped, type EgressPolicy } from "../../policy/ssrf.ts";
+import { guardedRequest, type EgressPolicy } from "../../policy/ssrf.ts";
+import { readCapped } from "../../util/read-capped.ts";
 import { redact } from "../../policy/redact.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { describeZodError } from "../../resources/validate.ts";
@@ -35,7 +36,7 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
   }
   // A redirect is answered, not followed: the request carries the Tool's credential, which must not travel on.
   const request = { method: call.spec.method, headers, body: JSON.stringify(body), maxRedirects: 0, timeoutMs: parseDuration(call.spec.timeout), signal: call.signal };
-  const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer, MAX_RESPONSE_BYTES)) }));
+  const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer.body, MAX_RESPONSE_BYTES)) }));
   if (response.status < 200 || response.status >= 300) {
     const secrets = call.authValue ? [call.authValue] : [];
     throw new Error(`tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
