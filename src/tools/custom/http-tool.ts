@@ -24,11 +24,7 @@ export interface HttpToolCall {
 export async function callHttpTool(call: HttpToolCall): Promise<string> {
   validateArguments(call.parameters, call.arguments);
   const body = { ...call.arguments };
-  const url = call.spec.url.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string) => {
-    const value = body[name];
-    delete body[name];
-    return encodeURIComponent(value === undefined || value === null ? "" : String(value));
-  });
+  const url = interpolateUrl(call.spec.url, body);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/plain, */*", ...call.spec.headers };
   if (call.authValue !== undefined) {
     if (call.spec.authInject === "body") body[call.spec.authBodyKey!] = call.authValue;
@@ -42,6 +38,33 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
     throw new Error(`tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
   }
   return response.body.toString("utf8");
+}
+
+/**
+ * Puts the `{{param}}` arguments into the URL (each taken out of the body). encodeURIComponent
+ * leaves `.` alone, so a path value of `..` (or one that decodes to it) would walk to another path
+ * on the Tool's host, with the Tool's credential: such a value is refused.
+ */
+function interpolateUrl(template: string, body: Record<string, unknown>): string {
+  const queryStart = template.search(/[?#]/);
+  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string, offset: number) => {
+    const value = body[name];
+    delete body[name];
+    const text = value === undefined || value === null ? "" : String(value);
+    const inPath = queryStart === -1 || offset < queryStart;
+    if (inPath && isDotSegment(text)) throw new Error(`invalid arguments: ${name} may not be "." or ".." (it is a segment of the URL path); give a name`);
+    return encodeURIComponent(text);
+  });
+}
+
+function isDotSegment(text: string): boolean {
+  let decoded = text;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    // a value that does not decode is sent encoded as it is, so only its own text matters
+  }
+  return [text, decoded].some((segment) => segment === "." || segment === "..");
 }
 
 function validateArguments(parameters: Record<string, unknown>, args: Record<string, unknown>): void {
