@@ -11,7 +11,7 @@ import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
-import { openDatabase, storeWriteProblem } from "./store/sqlite/db.ts";
+import { openDatabase, StoreWritability } from "./store/sqlite/db.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
 import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
@@ -70,6 +70,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
     search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
   };
   let ready = false;
+  const writability = new StoreWritability(db);
   let controllerURL = "";
   const controller = new Controller({
     store,
@@ -111,7 +112,8 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
       signInLimit: config.auth.signInLimit,
       trustProxy: config.auth.trustProxy,
       childTokenExchange: config.auth.childTokenExchange,
-      readiness: () => (ready ? storeWriteProblem(db) : "controller is starting"),
+      readiness: () => (ready ? writability.problem() : "controller is starting"),
+      noteFailure: (err) => writability.noteFailure(err),
       egress,
       secrets,
       providers,

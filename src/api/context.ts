@@ -44,6 +44,8 @@ export interface ApiContext {
   childTokenExchange?: ChildTokenExchangeConfig;
   /** Why the server cannot serve yet (starting, a store that cannot be written), or undefined when it is ready. */
   readiness: () => string | undefined;
+  /** Told of every error a request failed on, so a failed write marks the store not ready at once. */
+  noteFailure: (err: unknown) => void;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
   /** Where scripted Providers may read files. */
