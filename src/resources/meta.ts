@@ -115,7 +115,7 @@ export const durationText = boundedDurationText(MAX_DURATION_MS, `${formatDurati
 /** An http(s) URL; other schemes (javascript:, file:) are refused. */
 export const httpURL = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" });
 
-/** Labels, annotations and finalizers Orka gives meaning to (spec P1.2). */
+/** Labels, annotations and finalizers Orka gives meaning to. */
 export const LABEL = {
   parentTask: "orka.ai/parent-task",
   delegatedAgent: "orka.ai/delegated-agent",

@@ -18,7 +18,7 @@ const operatorOnly = (principal: Principal, field: string) => {
   if (!isOperator(principal)) throw new OrkaError("invalid_argument", `${field} can only be set with an admin or operator token`);
 };
 
-/** P4.4: GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
+/** GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
 const LISTED_FAMILIES = new Set(["core"]);
 
 function describeBuiltin(name: string) {

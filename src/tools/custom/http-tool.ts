@@ -20,7 +20,7 @@ export interface HttpToolCall {
   signal?: AbortSignal;
 }
 
-/** Calls a custom HTTP Tool (spec P1.7): URL interpolation, JSON body, auth injection, capped response. */
+/** Calls a custom HTTP Tool: URL interpolation, JSON body, auth injection, capped response. */
 export async function callHttpTool(call: HttpToolCall): Promise<string> {
   validateArguments(call.parameters, call.arguments);
   const body = { ...call.arguments };
