@@ -37,8 +37,7 @@ const bodySchema = z.strictObject({
 /**
  * A Task from a create or update body, given flat (`{name, type, prompt}`, whose fields win) or as
  * `{metadata, spec}`; its checks run in a fixed order, so a body with several faults is always
- * refused for the same one first; on
- * update, `name` is the URL's.
+ * refused for the same one first; on update, `name` is the URL's.
  */
 export function taskFromBody(body: unknown, namespace: string, name?: string): Task {
   const parsed = parseWith(bodySchema, body) as Record<string, unknown> & { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
