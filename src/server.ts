@@ -13,7 +13,7 @@ import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
-import { openDatabase, storeWriteProblem } from "./store/sqlite/db.ts";
+import { openDatabase, StoreWritability } from "./store/sqlite/db.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
 import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
@@ -82,6 +82,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
   };
   let ready = false;
+  const writability = new StoreWritability(db);
   let controllerURL = "";
   const controller = new Controller({
     store,
@@ -123,7 +124,8 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       signInLimit: config.auth.signInLimit,
       trustProxy: config.auth.trustProxy,
       childTokenExchange: config.auth.childTokenExchange,
-      readiness: () => (ready ? storeWriteProblem(db) : "controller is starting"),
+      readiness: () => (ready ? writability.problem() : "controller is starting"),
+      noteFailure: (err) => writability.noteFailure(err),
       egress,
       secrets,
       providers,

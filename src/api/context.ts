@@ -44,6 +44,8 @@ export interface ApiContext {
   childTokenExchange?: ChildTokenExchangeConfig;
   /** Why the server cannot serve yet (starting, a store that cannot be written), or undefined when it is ready. */
   readiness: () => string | undefined;
+  /** Told of every error a request failed on, so a failed write marks the store not ready at once. */
+  noteFailure: (err: unknown) => void;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
   /** Where scripted Providers may read files. */
@@ -92,7 +94,7 @@ function askedNamespace(request: FastifyRequest): string | undefined {
   return flat ?? nested;
 }
 
-/** Every body may name its namespace (P4.1); a strict body schema spreads this in. */
+/** Every body may name its namespace instead of the query; a strict body schema spreads this in. */
 export const namespaceField = { namespace: z.string().optional() };
 
 /** The body a create or update needs. The API's content-type parsing has already refused anything but a JSON object. */
@@ -115,7 +117,7 @@ export interface ListQuery {
   labelSelector?: string;
 }
 
-/** Page size (P4.1): default 100, at most 500, below 1 refused; `allowAll` lets 0 mean everything. */
+/** Page size of a list: default 100, at most 500, below 1 refused; `allowAll` lets 0 mean everything. */
 export function pageLimit(query: ListQuery, allowAll = false): number {
   if (query.limit === undefined || query.limit === "") return 100;
   const limit = Number(query.limit);

@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { OrkaError } from "../util/errors.ts";
-import { MAX_NESTING_DEPTH, nestsDeeperThan } from "../util/json-depth.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/deep-json.ts";
 
-/** Fastify's JSON parser (with its prototype-poisoning guard), refusing bodies nested more than MAX_NESTING_DEPTH levels. */
+/** Fastify's JSON parser (with its prototype-poisoning guard), refusing bodies nested more than MAX_JSON_DEPTH levels. */
 export function registerJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     parseJson(request, body as string, (err, value) => {
       if (err) return done(err, undefined);
-      if (nestsDeeperThan(value, MAX_NESTING_DEPTH)) {
-        return done(new OrkaError("invalid_argument", `request body nests objects or arrays more than ${MAX_NESTING_DEPTH} levels deep; flatten it`), undefined);
+      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+        return done(new OrkaError("invalid_argument", `request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`), undefined);
       }
       done(null, value);
     });

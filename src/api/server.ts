@@ -46,7 +46,10 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
     // A URL the router refuses (too long a segment, bad encoding) is answered like any other error.
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
   }) as unknown as FastifyInstance;
-  app.setErrorHandler(handleError);
+  app.setErrorHandler((error: Error, request, reply) => {
+    ctx.noteFailure(error);
+    return handleError(error, request, reply);
+  });
   const dashboard = registerDashboard(app);
   app.setNotFoundHandler((request, reply) => {
     if (wantsDashboard(request)) return dashboard(request, reply);

@@ -25,7 +25,7 @@ import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue, type QueuedTask } from "./queue.ts";
 import { providerReadiness, type ProviderSettings } from "./resolve.ts";
-import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildSpec } from "./schedules.ts";
+import { DEFAULT_STARTING_DEADLINE_SECONDS, latestDueTick, parseSchedule, scheduledChildName, scheduledChildSpec } from "./schedules.ts";
 import { WorkQueue } from "./work-queue.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
@@ -731,7 +731,7 @@ export class Controller {
       this.event(task, { type: "ScheduleSkipped", summary: `run of ${tick.toISOString()} skipped: the previous run is still active (Forbid)` });
       return;
     }
-    const name = `${task.metadata.name}-${Math.floor(tick.getTime() / 1000)}`;
+    const name = scheduledChildName(task.metadata.name, tick);
     const disable = task.metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection];
     const child: Resource<TaskSpec, TaskStatus> = {
       apiVersion: API_VERSION,

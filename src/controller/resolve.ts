@@ -10,7 +10,7 @@ import { parseDuration } from "../util/duration.ts";
 export type Provider = Resource<ProviderSpec, ProviderStatus>;
 export type Agent = Resource<AgentSpec, unknown>;
 
-/** Provider readiness with the exact messages of spec P1.3. */
+/** Whether a Provider can serve (Azure fields set, its Secret and key present), with the message its status and failing Tasks show. */
 export async function providerReadiness(store: ResourceStore, provider: Provider): Promise<{ ready: boolean; message: string }> {
   const { spec } = provider;
   if (spec.type === "azure-openai") {
@@ -32,7 +32,8 @@ export interface ProviderSettings {
 }
 
 /**
- * A model endpoint the worker can call, with its key from the Provider's Secret or a fallback Secret (P3.1),
+ * A model endpoint the worker can call, with its key from the Provider's Secret or, when that holds none,
+ * from the first fallback Secret with a `<type>-api-key` or `api-key` entry,
  * and a scripted Provider's turns (read here from its file, if it names one; an unreadable one is an OrkaError).
  */
 export async function resolveEndpoint(

@@ -1,5 +1,7 @@
 import { Cron } from "croner";
+import { MAX_NAME_LENGTH } from "../resources/meta.ts";
 import type { TaskSpec } from "../resources/task.ts";
+import { sha256Hex } from "../util/hash.ts";
 
 export const DEFAULT_STARTING_DEADLINE_SECONDS = 100;
 const MAX_TICKS_SCANNED = 10_000;
@@ -36,4 +38,17 @@ export function scheduledChildSpec(spec: TaskSpec): TaskSpec {
     ...rest
   } = spec;
   return rest;
+}
+
+/**
+ * The name of `parent`'s run at `tick`: `<parent>-<unix seconds>`. When that would pass the name
+ * limit, the parent part is cut and followed by a short hash of the whole parent name (as
+ * Kubernetes shortens generated names), so the run stays a name the API can read and write.
+ */
+export function scheduledChildName(parent: string, tick: Date): string {
+  const suffix = `-${Math.floor(tick.getTime() / 1000)}`;
+  if (parent.length + suffix.length <= MAX_NAME_LENGTH) return `${parent}${suffix}`;
+  const hash = sha256Hex(parent).slice(0, 8);
+  const head = parent.slice(0, MAX_NAME_LENGTH - suffix.length - hash.length - 1).replace(/[-.]+$/, "");
+  return `${head}-${hash}${suffix}`;
 }

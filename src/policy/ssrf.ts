@@ -19,9 +19,11 @@ for (const [net, prefix] of [
   ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
   ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
 ] as const) FORBIDDEN.addSubnet(net, prefix, "ipv4");
+// 6to4 (2002::/16) and Teredo (2001::/32) carry an IPv4 address inside and reach it through a relay,
+// so they could lead to a private IPv4 address; no public service needs to be called through them.
 for (const [net, prefix] of [
-  ["64:ff9b:1::", 48], ["100::", 64], ["2001:2::", 48], ["2001:db8::", 32], ["2001:10::", 28], ["2001:20::", 28],
-  ["3fff::", 20], ["5f00::", 16],
+  ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 32], ["2001:2::", 48], ["2001:db8::", 32], ["2001:10::", 28], ["2001:20::", 28],
+  ["2002::", 16], ["3fff::", 20], ["5f00::", 16],
 ] as const) FORBIDDEN.addSubnet(net, prefix, "ipv6");
 
 /** Public IPv6 lives in 2000::/3; everything else (ULA, link-local, multicast, NAT64 of old…) is not public. */
@@ -158,19 +160,6 @@ export async function guardedRequest<T>(
   } finally {
     await dispatcher.close().catch(() => undefined);
   }
-}
-
-/** Reads at most `maxBytes` of a body (after decompression); `capped` says whether more was cut off. */
-export async function readCapped(response: EgressResponse, maxBytes: number): Promise<{ body: Buffer; capped: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    const room = maxBytes - size;
-    chunks.push(chunk.subarray(0, room));
-    size += Math.min(room, chunk.length);
-    if (chunk.length >= room) return { body: Buffer.concat(chunks), capped: true };
-  }
-  return { body: Buffer.concat(chunks), capped: false };
 }
 
 const isTimeout = (err: unknown) => (err as Error | undefined)?.name === "TimeoutError";

@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { MAX_TOOL_ARGUMENT_DEPTH, toModelApiError, unusableBody } from "./model.ts";
-import { jsonDepth, stringifyJson } from "../util/deep-json.ts";
+import { toModelApiError, unusableBody } from "./model.ts";
+import { jsonDepth, MAX_JSON_DEPTH, stringifyJson } from "../util/deep-json.ts";
 import { sdkTransport } from "./transport.ts";
 
 type AnthropicMessage = Anthropic.MessageParam;
@@ -87,7 +87,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): AnthropicMessage[]
 
 /** The input of a journalled call; one the tool executor refused as too deep goes back empty, as the SDK could not send it. */
 function parseArguments(text: string): Record<string, unknown> {
-  if (jsonDepth(text) > MAX_TOOL_ARGUMENT_DEPTH) return {};
+  if (jsonDepth(text) > MAX_JSON_DEPTH) return {};
   try {
     const value = JSON.parse(text);
     return value && typeof value === "object" && !Array.isArray(value) ? value : {};

@@ -9,9 +9,6 @@ export interface ToolCall {
   arguments: string;
 }
 
-/** Tool arguments nested deeper than this are refused: no tool takes them, and they overflow recursive code. */
-export const MAX_TOOL_ARGUMENT_DEPTH = 64;
-
 export type ChatMessage =
   | { role: "user"; content: string }
   | { role: "assistant"; content: string; toolCalls?: ToolCall[] }

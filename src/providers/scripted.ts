@@ -5,6 +5,8 @@ import { z } from "zod";
 import { parse } from "yaml";
 import { scriptedTurnSchema, type ScriptedTurn } from "../resources/provider.ts";
 import { OrkaError } from "../util/errors.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/deep-json.ts";
+import { readCapped } from "../util/read-capped.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
 import { ModelApiError } from "./model.ts";
 
@@ -62,8 +64,9 @@ export function scriptPath(file: string, scriptedDir: string | undefined): strin
 
 /**
  * Reads scripted turns from a YAML or JSON file (a list of turns, or `{turns: [...]}`) inside
- * ORKA_SCRIPTED_DIR: symlinks may not lead out of it, only a regular file of at most 1 MiB is read,
- * and no error quotes what the file holds.
+ * ORKA_SCRIPTED_DIR: symlinks may not lead out of it, judged on the name and again on the open
+ * descriptor (a parent directory swapped for a symlink in between cannot lead out either), only a
+ * regular file of at most 1 MiB is read, and no error quotes what the file holds.
  */
 export async function loadScriptFile(file: string, scriptedDir: string | undefined): Promise<ScriptedTurn[]> {
   const path = scriptPath(file, scriptedDir);
@@ -71,23 +74,26 @@ export async function loadScriptFile(file: string, scriptedDir: string | undefin
     throw refuse(`scripted file "${file}" was not found in ORKA_SCRIPTED_DIR`);
   });
   if (!isInside(real, realDir)) throw refuse(`scripted file "${file}" leads outside ORKA_SCRIPTED_DIR`);
-  return parseScript(await readCapped(real, file), file);
-}
-
-/** Opens without following a last-moment symlink and without waiting on a FIFO, then reads at most the cap. */
-async function readCapped(path: string, file: string): Promise<string> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
+  // O_NOFOLLOW: no last-moment symlink; O_NONBLOCK: a FIFO planted under the name must not hang the open.
+  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => {
     throw refuse(`scripted file "${file}" cannot be opened`);
   });
   try {
+    const opened = await realpath(`/proc/self/fd/${handle.fd}`);
+    if (!isInside(opened, realDir)) throw refuse(`scripted file "${file}" leads outside ORKA_SCRIPTED_DIR`);
     if (!(await handle.stat()).isFile()) throw refuse(`scripted file "${file}" is not a regular file`);
-    const buffer = Buffer.alloc(MAX_SCRIPT_BYTES + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_SCRIPT_BYTES) throw refuse(`scripted file "${file}" is larger than ${MAX_SCRIPT_BYTES} bytes`);
-    return buffer.subarray(0, bytesRead).toString("utf8");
+    const { body, capped } = await readCapped(handle.createReadStream({ autoClose: false }), MAX_SCRIPT_BYTES);
+    if (capped) throw refuse(`scripted file "${file}" is larger than ${MAX_SCRIPT_BYTES} bytes`);
+    return parseScript(body.toString("utf8"), file);
   } finally {
     await handle.close();
   }
+}
+
+/** What is wrong at a place in the file, in Orka's words: zod's own text may quote keys the file holds. */
+function describeScriptIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === "unrecognized_keys") return "has fields a script does not take (a turn has text and toolCalls; a tool call has name and arguments)";
+  return issue.message;
 }
 
 /** Errors name the place (line, or path of the turn) and what was expected, never the text: the file may not be a script at all. */
@@ -99,12 +105,13 @@ function parseScript(text: string, file: string): ScriptedTurn[] {
     const at = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     throw refuse(`scripted file "${file}" is not valid YAML or JSON${at ? ` (line ${at.line}, column ${at.col})` : ""}`);
   }
+  if (nestsDeeperThan(doc, MAX_JSON_DEPTH)) throw refuse(`scripted file "${file}" nests more than ${MAX_JSON_DEPTH} levels deep; flatten it`);
   const list = Array.isArray(doc) ? doc : (doc as { turns?: unknown } | null)?.turns;
   const parsed = z.array(scriptedTurnSchema).safeParse(list);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = ["turns", ...issue.path].join(".");
-    throw refuse(`scripted file "${file}": ${where}: ${issue.message}`);
+    throw refuse(`scripted file "${file}": ${where}: ${describeScriptIssue(issue)}`);
   }
   return parsed.data;
 }

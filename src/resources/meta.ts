@@ -1,5 +1,5 @@
 import { sha256Hex } from "../util/hash.ts";
-import { MAX_DURATION_MS, parseDuration } from "../util/duration.ts";
+import { formatDuration, MAX_DURATION_MS, parseDuration } from "../util/duration.ts";
 import { z } from "zod";
 
 export const API_GROUP = "core.orka.ai";
@@ -95,16 +95,39 @@ export const namespacedRef = z.strictObject({ name: objectName, namespace: names
 export const localRef = z.strictObject({ name: objectName });
 export const secretKeyRef = z.strictObject({ name: objectName, key: z.string().min(1).default("api-key") });
 
-/** Go-syntax duration such as 30s or 1h30m, kept as text in the spec; longer than any timer Orka should arm is refused. */
-export const durationText = z
-  .string()
-  .regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$/, "must be a duration such as 30s, 5m or 1h30m")
-  .refine((text) => parseDuration(text) <= MAX_DURATION_MS, `must be at most ${MAX_DURATION_MS / 3_600_000}h (30 days)`);
+/** Longer duration texts are refused before the patterns run: the non-zero one backtracks quadratically over a long run of digits. */
+const MAX_DURATION_TEXT = 64;
+const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$/;
+/**
+ * A duration with a non-zero digit in it, so that a CRD refuses "0" and "0s" as the server does;
+ * written without lookahead, as Kubernetes checks CRD patterns with RE2.
+ */
+const NONZERO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*(\d*[1-9]\d*(\.\d+)?|\d+\.\d*[1-9]\d*)(ns|us|µs|ms|s|m|h)(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*$/;
+
+/**
+ * Go-syntax duration such as 30s or 1h30m, kept as text in the spec, from 1 ms to `maxMs`: every
+ * duration arms a timer, which a zero fires at once and one past the longest a timer keeps overflows.
+ */
+export function boundedDurationText(maxMs: number, range: string) {
+  const outOfRange = `must be a duration from 1ms to ${range}, such as 90s or 5m`;
+  return z
+    .string()
+    .max(MAX_DURATION_TEXT, { message: outOfRange, abort: true })
+    .regex(DURATION, { message: "must be a duration such as 30s, 5m or 1h30m", abort: true })
+    .regex(NONZERO_DURATION, { message: outOfRange, abort: true })
+    .refine((text) => {
+      const ms = parseDuration(text);
+      return ms >= 1 && ms <= maxMs;
+    }, outOfRange);
+}
+
+/** Any duration a spec gives, up to the longest a Node timer can wait. */
+export const durationText = boundedDurationText(MAX_DURATION_MS, `${formatDuration(MAX_DURATION_MS)} (the longest a timer can wait)`);
 
 /** An http(s) URL; other schemes (javascript:, file:) are refused. */
 export const httpURL = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" });
 
-/** Labels, annotations and finalizers Orka gives meaning to (spec P1.2). */
+/** Labels, annotations and finalizers Orka gives meaning to. */
 export const LABEL = {
   parentTask: "orka.ai/parent-task",
   delegatedAgent: "orka.ai/delegated-agent",

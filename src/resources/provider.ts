@@ -1,27 +1,10 @@
 import { z } from "zod";
-import { httpURL, secretKeyRef } from "./meta.ts";
-import { isDuration, parseDuration } from "../util/duration.ts";
+import { boundedDurationText, httpURL, secretKeyRef } from "./meta.ts";
 
 const DAY_MS = 86_400_000;
 
-const TIMEOUT_RANGE = "must be a duration from 1ms to 24h, such as 90s or 5m";
-const MAX_TIMEOUT_TEXT = 64;
-/**
- * A Go-syntax duration with a non-zero digit in it, so that the CRD refuses "0" and "0s" as the
- * server does; written without lookahead, as Kubernetes checks CRD patterns with RE2.
- */
-const NONZERO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*(\d*[1-9]\d*(\.\d+)?|\d+\.\d*[1-9]\d*)(ns|us|µs|ms|s|m|h)(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*$/;
-
-/** How long one model call may take: more than nothing, at most a day (a timer cannot wait much longer). */
-export const modelCallTimeout = z
-  .string()
-  // Stops here: the pattern below backtracks quadratically over a long run of digits.
-  .max(MAX_TIMEOUT_TEXT, { message: TIMEOUT_RANGE, abort: true })
-  .regex(NONZERO_DURATION, TIMEOUT_RANGE)
-  .refine((text) => {
-    const ms = isDuration(text) ? parseDuration(text) : Number.NaN;
-    return ms >= 1 && ms <= DAY_MS;
-  }, TIMEOUT_RANGE);
+/** How long one model call may take: at most a day, far past any model's answer. */
+export const modelCallTimeout = boundedDurationText(DAY_MS, "24h");
 
 export const PROVIDER_TYPES = ["anthropic", "openai", "azure-openai", "scripted", "replay"] as const;
 

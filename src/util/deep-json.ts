@@ -1,8 +1,26 @@
 /**
- * JSON that a model (or anyone outside) may nest arbitrarily deep. `JSON.parse` copes with any
- * depth, but `JSON.stringify` and recursive validators overflow the stack at a few thousand levels,
- * so depth is measured on the text and values are written without recursion.
+ * JSON that someone outside (a client, a script file, a model) may nest arbitrarily deep.
+ * `JSON.parse` copes with any depth, but `JSON.stringify`, zod and other recursive code overflow
+ * the stack at a few thousand levels, so depth is measured without recursion and refused early.
  */
+
+/**
+ * The one nesting limit for outside JSON: request bodies, YAML documents, script files and tool
+ * call arguments nest objects and arrays at most this many levels. No schema or tool needs more.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when a parsed JSON or YAML value nests objects and arrays deeper than `max` levels, walked with its own stack. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** How deeply nested the objects and arrays of a JSON text are, read without parsing it. */
 export function jsonDepth(text: string): number {

@@ -1,7 +1,10 @@
 import { OrkaError } from "./errors.ts";
 
-/** The longest duration a spec may give (30 days): beyond it a timer is a typo, not a plan. */
-export const MAX_DURATION_MS = 30 * 24 * 3_600_000;
+/**
+ * The longest duration a spec may give: the longest delay a Node timer keeps (2^31-1 ms, about 596h).
+ * A longer one does not wait longer, it overflows and fires at once (`AbortSignal.timeout` included).
+ */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const durationPattern = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/;

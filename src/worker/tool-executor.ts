@@ -1,5 +1,5 @@
-import { MAX_TOOL_ARGUMENT_DEPTH, type ToolCall } from "../providers/model.ts";
-import { jsonDepth } from "../util/deep-json.ts";
+import type { ToolCall } from "../providers/model.ts";
+import { jsonDepth, MAX_JSON_DEPTH } from "../util/deep-json.ts";
 import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
@@ -100,7 +100,7 @@ export function mustMarkStart(call: ToolCall): boolean {
 
 function parseArguments(text: string): Record<string, unknown> {
   const depth = jsonDepth(text);
-  if (depth > MAX_TOOL_ARGUMENT_DEPTH) throw new Error(`tool arguments are nested ${depth} levels deep; at most ${MAX_TOOL_ARGUMENT_DEPTH} are allowed`);
+  if (depth > MAX_JSON_DEPTH) throw new Error(`tool arguments are nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are allowed`);
   let value: unknown;
   try {
     value = text.trim() && text.trim() !== "null" ? JSON.parse(text) : {};

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_NAME_LENGTH } from "../../src/resources/meta.ts";
 import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Issue 12 (items 6, 12, 14) and issue 13 (item 4): what the API refuses, through a real server.
@@ -105,21 +106,62 @@ describe("API input", () => {
       [task({ schedule: "0 9 * * *", timeZone: "Mars/Olympus" }), "spec.timeZone: must be an IANA time zone such as UTC or Europe/Berlin"],
       [task({ schedule: "not a cron" }), 'spec.schedule: must be a cron expression such as "0 9 * * 1-5" (minute hour day-of-month month day-of-week)'],
       [task({ webhookURL: "javascript:alert(1)" }), "spec.webhookURL: must be an http(s) URL"],
-      [task({ timeout: "99999999999999999999h" }), "spec.timeout: must be at most 720h (30 days)"],
-      [task({ retryPolicy: { initialDelay: "721h" } }), "spec.retryPolicy.initialDelay: must be at most 720h (30 days)"],
+      [task({ timeout: "99999999999999999999h" }), "spec.timeout: must be a duration from 1ms to 596h31m23.647s (the longest a timer can wait), such as 90s or 5m"],
+      [task({ retryPolicy: { initialDelay: "721h" } }), "spec.retryPolicy.initialDelay: must be a duration from 1ms to 596h31m23.647s (the longest a timer can wait), such as 90s or 5m"],
     ];
     for (const [body, message] of cases) expect(await orka.api("POST", "/api/v1/tasks", body)).toEqual(errorOf(400, message));
     expect((await orka.api("GET", "/api/v1/tasks/later")).status).toBe(404);
     const agent = { metadata: { name: "slow" }, spec: { coordination: { autonomous: true, approvalTimeout: "1000000h" } } };
-    expect(await orka.api("POST", "/api/v1/agents", agent)).toEqual(errorOf(400, "spec.coordination.approvalTimeout: must be at most 720h (30 days)"));
+    expect(await orka.api("POST", "/api/v1/agents", agent)).toEqual(errorOf(400, "spec.coordination.approvalTimeout: must be a duration from 1ms to 596h31m23.647s (the longest a timer can wait), such as 90s or 5m"));
     const provider = { metadata: { name: "js" }, spec: { type: "openai", baseURL: "javascript:alert(1)" } };
     expect(await orka.api("POST", "/api/v1/providers", provider)).toEqual(errorOf(400, "spec.baseURL: must be an http(s) URL"));
     expect((await orka.api("POST", "/api/v1/tasks", task({ name: "zoned", schedule: "0 9 * * 1-5", timeZone: "Europe/Berlin" }))).status).toBe(201);
   });
 
+  it("refuses a duration no timer can keep (zero, or past 2^31-1 ms) and keeps one at the limit", async () => {
+    const tool = (name: string, timeout: string) => ({ metadata: { name }, spec: { description: "d", http: { url: "https://example.com", timeout } } });
+    for (const timeout of ["0", "0s", "1ns", "600h", "720h"]) {
+      expect(await orka.api("POST", "/api/v1/tools", tool("never-waits", timeout)), timeout).toEqual(errorOf(400, "spec.http.timeout: must be a duration from 1ms to 596h31m23.647s (the longest a timer can wait), such as 90s or 5m"));
+    }
+    expect((await orka.api("GET", "/api/v1/tools/never-waits")).status).toBe(404);
+    expect((await orka.api("POST", "/api/v1/tools", tool("patient", "596h"))).status).toBe(201);
+    const retry = await orka.api("POST", "/api/v1/tasks", { name: "instant-retry", type: "ai", prompt: "hi", retryPolicy: { initialDelay: "0" } });
+    expect(retry).toEqual(errorOf(400, "spec.retryPolicy.initialDelay: must be a duration from 1ms to 596h31m23.647s (the longest a timer can wait), such as 90s or 5m"));
+  });
+
+  it("refuses a memory PUT that names nothing to change, and changes nothing", async () => {
+    const created = await orka.api("POST", "/api/v1/memories", { content: "the build runs on Fridays", tags: ["ci"] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const path = `/api/v1/memories/${created.body.id}`;
+    expect(await send("PUT", path)).toEqual(errorOf(400, "request body is required: send a JSON object with Content-Type: application/json"));
+    const nothing = "send a JSON body with at least one field to change: content, tags, agentName, taskName, source, disabled or deleted";
+    for (const body of [{}, { namespace: "default" }]) expect(await orka.api("PUT", path, body)).toEqual(errorOf(400, nothing));
+    expect((await orka.api("GET", path)).body).toEqual(created.body);
+    expect((await orka.api("PUT", path, { tags: ["ci", "weekly"] })).body.tags).toEqual(["ci", "weekly"]);
+  });
+
+  it("names the runs of a schedule with the longest name so that the API can write them", async () => {
+    const parent = `${"p".repeat(120)}.${"q".repeat(132)}`;
+    expect(parent).toHaveLength(MAX_NAME_LENGTH);
+    const created = await orka.api("POST", "/api/v1/tasks", { name: parent, type: "container", command: ["true"], schedule: "* * * * * *" });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    let runs: any[] = [];
+    for (let i = 0; i < 100 && runs.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      runs = (await orka.api("GET", "/api/v1/tasks?labelSelector=orka.ai/scheduled-run=true")).body.items;
+    }
+    const run = runs[0];
+    expect(run.metadata.name).toMatch(/^p{120}\.q{112}-[0-9a-f]{8}-\d{10}$/);
+    expect(run.metadata.name.length).toBeLessThanOrEqual(MAX_NAME_LENGTH);
+    const { requestedBy: _server, ...spec } = run.spec;
+    const updated = await orka.api("PUT", `/api/v1/tasks/${run.metadata.name}`, { metadata: { name: run.metadata.name }, spec: { ...spec, priority: 7 } });
+    expect([updated.status, updated.body.error]).toEqual([200, undefined]);
+    expect((await orka.api("DELETE", `/api/v1/tasks/${parent}`)).status).toBe(204);
+  });
+
   it("refuses JSON nested 10,000 deep with 400, in any body", async () => {
     const deep = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
-    const message = "request body nests objects or arrays more than 100 levels deep; flatten it";
+    const message = "request body nests objects or arrays more than 64 levels deep; flatten it";
     const tool = `{"metadata":{"name":"deep"},"spec":{"description":"d","http":{"url":"https://example.com"},"parameters":{"type":"object","x":${deep(10_000)}}}}`;
     expect(await send("POST", "/api/v1/tools", tool, "application/json")).toEqual(errorOf(400, message));
     const scripted = `{"metadata":{"name":"deep"},"spec":{"type":"scripted","scripted":{"turns":[{"toolCalls":[{"name":"x","arguments":{"a":${deep(10_000)}}}]}]}}}`;

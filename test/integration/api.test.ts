@@ -130,7 +130,7 @@ describe("P4 REST API", () => {
     expect((await orka.api("GET", "/api/v1/tools/absent")).body.error).toEqual({ code: 404, message: "tool not found" });
     expect((await orka.api("POST", "/api/v1/tools", { metadata: { name: "leaky" }, spec: { description: "x", http: { url: "http://x", headers: { Authorization: "k" } } } }, teamToken)).status).toBe(400);
     const inward = await orka.api("POST", "/api/v1/tools", { metadata: { name: "inward" }, spec: { description: "x", http: { url: "http://169.254.169.254/{{path}}" } } }, teamToken);
-    expect(inward.body.error.message).toBe("spec.http.url: URL must not target private, loopback, or link-local addresses; only an admin token may point a Tool there");
+    expect(inward.body.error.message).toBe("spec.http.url: URL must not target private, loopback, or link-local addresses; Orka calls HTTP Tools only at public addresses");
   });
 
   it("updates with optimistic concurrency: a stale resourceVersion gets 409", async () => {

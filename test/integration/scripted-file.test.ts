@@ -3,11 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../../src/util/deep-json.ts";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 const MARKER = "private-file-content-7f3a";
 
-// Issue 12 item 3: only operators name a script file; it must be a regular file of at most 1 MiB
+// Issue 12 item 3 (and its review, item 6): only operators name a script file; it must be a regular file of at most 1 MiB
 // inside ORKA_SCRIPTED_DIR, and what it holds never shows in status, events or logs.
 describe("scripted.file", () => {
   let orka: OrkaUnderTest;
@@ -20,6 +21,9 @@ describe("scripted.file", () => {
     writeFileSync(join(scripts, "good.yaml"), "turns:\n  - text: read from the script file\n");
     writeFileSync(join(scripts, "broken.yaml"), `${MARKER}: [unclosed\n  - ${MARKER}\n`);
     writeFileSync(join(scripts, "not-turns.yaml"), `root:x:0:0:${MARKER}:/root:/bin/bash\n`);
+    writeFileSync(join(scripts, "unknown-key.yaml"), `turns:\n  - text: hi\n    ${MARKER}: x\n`);
+    const deepArguments = `${'{"a":'.repeat(MAX_JSON_DEPTH)}{}${"}".repeat(MAX_JSON_DEPTH)}`;
+    writeFileSync(join(scripts, "deep.json"), `[{"toolCalls":[{"name":"file_read","arguments":${deepArguments}}]},{"text":"done"}]`);
     writeFileSync(join(scripts, "big.yaml"), `# ${MARKER}\n${"x".repeat(1024 * 1024 + 1)}`);
     writeFileSync(join(root, "outside.yaml"), "turns:\n  - text: outside the directory\n");
     symlinkSync(join(root, "outside.yaml"), join(scripts, "escape.yaml"));
@@ -53,13 +57,15 @@ describe("scripted.file", () => {
       good: undefined,
       broken: 'scripted file "broken.yaml" is not valid YAML or JSON',
       "not-turns": 'scripted file "not-turns.yaml": turns: ',
+      "unknown-key": 'scripted file "unknown-key.yaml": turns.0: has fields a script does not take (a turn has text and toolCalls; a tool call has name and arguments)',
+      deep: `scripted file "deep.json" nests more than ${MAX_JSON_DEPTH} levels deep; flatten it`,
       big: 'scripted file "big.yaml" is larger than 1048576 bytes',
       escape: 'scripted file "escape.yaml" leads outside ORKA_SCRIPTED_DIR',
       zero: 'scripted file "zero.yaml" leads outside ORKA_SCRIPTED_DIR',
       pipe: 'scripted file "pipe.yaml" is not a regular file',
     };
     for (const name of Object.keys(cases)) {
-      expect((await orka.api("POST", "/api/v1/providers", provider(name, `${name}.yaml`))).status).toBe(201);
+      expect((await orka.api("POST", "/api/v1/providers", provider(name, name === "deep" ? "deep.json" : `${name}.yaml`))).status).toBe(201);
       const task = await orka.api("POST", "/api/v1/tasks", { name: `run-${name}`, type: "ai", prompt: "go", ai: { providerRef: { name } } }, userToken);
       expect(task.status, JSON.stringify(task.body)).toBe(201);
     }

@@ -6,7 +6,7 @@ import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 
 const PRIVATE = "URL must not target private, loopback, or link-local addresses";
 
-// Issue 12 item 2: a user's HTTP Tool aimed at loopback by name or through a {{template}} is
+// Issue 12 item 2 (and its review, items 2 and 9): a user's HTTP Tool aimed at loopback by name or through a {{template}} is
 // refused when called and when probed, unless the operator set ORKA_ALLOW_LOOPBACK_EGRESS.
 describe.each([
   { allowLoopback: false, title: "without ORKA_ALLOW_LOOPBACK_EGRESS, a user's Tool never reaches loopback" },
@@ -85,6 +85,23 @@ describe.each([
       tool = await read();
     }
     expect(tool.available).toBe(allowLoopback);
-    if (!allowLoopback) expect(hits).toEqual([]);
+    if (!allowLoopback) {
+      expect(tool.status.error).toBe(`endpoint unreachable: ${PRIVATE}`);
+      expect(hits).toEqual([]);
+    }
+  });
+
+  it("refuses at creation, for an admin too, a Tool URL that no call could reach", async () => {
+    const { orka } = setup;
+    const tool = (name: string, url: string) => ({ metadata: { name }, spec: { description: "d", http: { url } } });
+    const publicOnly = `Orka calls HTTP Tools only at public addresses${allowLoopback ? "" : " (ORKA_ALLOW_LOOPBACK_EGRESS=true lets them reach loopback)"}`;
+    for (const url of ["http://10.0.0.1/x", "http://169.254.169.254/{{path}}", "http://metadata.google.internal/", "http://[fd00::1]/"]) {
+      expect((await orka.api("POST", "/api/v1/tools", tool("inside", url))).body.error, url).toEqual({ code: 400, message: `spec.http.url: ${PRIVATE}; ${publicOnly}` });
+    }
+    const withCredentials = await orka.api("POST", "/api/v1/tools", tool("inside", "https://user:pw@example.com/x"));
+    expect(withCredentials.body.error.message).toBe("spec.http.url: URL userinfo is not supported; put the credential in a Secret and name it in spec.http.authSecretRef");
+    const loopback = await orka.api("POST", "/api/v1/tools", tool("on-loopback", `http://127.0.0.1:${port}/x`));
+    expect([loopback.status, loopback.body.error?.message]).toEqual(allowLoopback ? [201, undefined] : [400, `spec.http.url: ${PRIVATE}; ${publicOnly}`]);
+    expect((await orka.api("GET", "/api/v1/tools/inside")).status).toBe(404);
   });
 });

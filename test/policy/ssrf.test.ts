@@ -14,6 +14,15 @@ describe("egress (SSRF) checks", () => {
     expect(() => checkEgressUrl(url, strict)).toThrow(EgressRefused);
   });
 
+  it("refuses IPv6 that tunnels to an IPv4 address (6to4, Teredo), which could be a private one", () => {
+    for (const address of ["2002:7f00:1::", "2002:c0a8:101::1", "2002:a9fe:a9fe::", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1"]) {
+      expect(forbiddenAddressReason(address, strict), address).toBe("URL must not target private, loopback, or link-local addresses");
+      expect(() => checkEgressUrl(`http://[${address}]/`, strict), address).toThrow(EgressRefused);
+    }
+    expect(forbiddenAddressReason("2001:4860:4860::8888", strict)).toBeUndefined();
+    expect(forbiddenAddressReason("2003::1", strict)).toBeUndefined();
+  });
+
   it("allows public addresses, and loopback only when the operator says so", () => {
     expect(checkEgressUrl("https://93.184.215.14/x", strict).hostname).toBe("93.184.215.14");
     expect(() => checkEgressUrl("http://127.0.0.1:8080/", { allowLoopback: true })).not.toThrow();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonDepth, stringifyJson } from "../../src/util/deep-json.ts";
+import { jsonDepth, MAX_JSON_DEPTH, nestsDeeperThan, stringifyJson } from "../../src/util/deep-json.ts";
 
 describe("JSON nested deeper than the stack", () => {
   it("writes what JSON.stringify writes", () => {
@@ -17,5 +17,16 @@ describe("JSON nested deeper than the stack", () => {
   it("does not count brackets inside strings", () => {
     expect(jsonDepth('{"a":"{[[\\"[","b":[{}]}')).toBe(3);
     expect(jsonDepth('"plain"')).toBe(0);
+  });
+});
+
+describe("the one JSON depth limit", () => {
+  it("counts levels on a parsed value as on its text", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    for (const depth of [1, MAX_JSON_DEPTH, MAX_JSON_DEPTH + 1]) {
+      expect(jsonDepth(nested(depth))).toBe(depth);
+      expect(nestsDeeperThan(JSON.parse(nested(depth)), MAX_JSON_DEPTH)).toBe(depth > MAX_JSON_DEPTH);
+    }
+    expect(nestsDeeperThan(JSON.parse(nested(100_000)), MAX_JSON_DEPTH)).toBe(true);
   });
 });

@@ -18,7 +18,7 @@ const operatorOnly = (principal: Principal, field: string) => {
   if (!isOperator(principal)) throw new OrkaError("invalid_argument", `${field} can only be set with an admin or operator token`);
 };
 
-/** P4.4: GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
+/** GET /tools lists the listed built-ins (never coordination, memory, GitHub, agent or chat tools). */
 const LISTED_FAMILIES = new Set(["core"]);
 
 function describeBuiltin(name: string) {
@@ -37,6 +37,25 @@ function describeCustom(tool: Resource<ToolSpec, ToolStatus>) {
     available: tool.status?.available ?? tool.spec.enabled,
     url: tool.spec.http?.url ?? tool.spec.mcp?.url ?? "",
   };
+}
+
+/**
+ * Every call of an HTTP Tool goes through the egress guard, whoever created the Tool, so creation
+ * refuses the same literal hosts (and URL credentials) up front instead of storing a Tool that
+ * can never answer. `{{param}}` parts stand for a public name here; each call checks the real URL.
+ */
+function checkToolUrl(url: string, ctx: ApiContext): void {
+  try {
+    checkEgressUrl(url.replace(/\{\{[^}]*\}\}/g, "x"), ctx.egress);
+  } catch (err) {
+    throw new OrkaError("invalid_argument", `spec.http.url: ${errorMessage(err)}; ${toolUrlHint(url, ctx)}`);
+  }
+}
+
+function toolUrlHint(url: string, ctx: ApiContext): string {
+  if (hasUserinfo(url)) return "put the credential in a Secret and name it in spec.http.authSecretRef";
+  const loopback = ctx.egress.allowLoopback ? "" : " (ORKA_ALLOW_LOOPBACK_EGRESS=true lets them reach loopback)";
+  return `Orka calls HTTP Tools only at public addresses${loopback}`;
 }
 
 export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
@@ -60,17 +79,9 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
     check: (object, principal, ctx) => {
       const http = (object.spec as ToolSpec).http;
       if (!http) return;
-      // The server calls HTTP Tools itself, so a namespace user may not aim one inside the network.
-      if (!isOperator(principal)) {
-        try {
-          checkEgressUrl(http.url.replace(/\{\{[^}]*\}\}/g, "x"), ctx.egress);
-        } catch (err) {
-          throw new OrkaError("invalid_argument", `spec.http.url: ${errorMessage(err)}; only an admin token may point a Tool there`);
-        }
-      }
+      checkToolUrl(http.url, ctx);
       if (http.authSecretRef) operatorOnly(principal, "spec.http.authSecretRef");
       for (const header of Object.keys(http.headers ?? {})) if (isCredentialHeader(header)) operatorOnly(principal, `spec.http.headers.${header}`);
-      if (hasUserinfo(http.url)) operatorOnly(principal, "a spec.http.url with credentials");
     },
     list: async (ctx, namespace, principal) => {
       const custom = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
@@ -83,7 +94,7 @@ export function registerKinds(app: FastifyInstance, ctx: ApiContext): void {
       if (builtin && LISTED_FAMILIES.has(builtin.family)) return describeBuiltin(name);
       const tool = await ctx.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
       if (!tool) throw new OrkaError("not_found", "tool not found");
-      return { ...describeCustom(tool), metadata: tool.metadata, spec: tool.spec };
+      return { ...describeCustom(tool), metadata: tool.metadata, spec: tool.spec, status: tool.status ?? {} };
     },
   });
 }

@@ -4,7 +4,7 @@ import { createProposal, MAX_CONTENT_CHARS, proposalInputSchema, redactRequired,
 import { parseWith } from "../../resources/validate.ts";
 import { canReviewMemory } from "../../auth/principal.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { namespaceField, namespaceOf, principalOf, type ApiContext } from "../context.ts";
+import { namespaceField, namespaceOf, principalOf, requiredBody, type ApiContext } from "../context.ts";
 
 type IdParams = { id: string };
 
@@ -45,6 +45,11 @@ const memoryBody = z.strictObject({
   source: z.enum(["task", "session", "user", "system", "memory_proposal", "e2e", "manual"]).optional(),
   disabled: z.boolean().optional(),
   deleted: z.boolean().optional(),
+});
+
+/** A PUT that names nothing to change would answer 200 having done nothing: say what it may carry. */
+const memoryUpdateBody = memoryBody.refine((body) => Object.keys(body).some((key) => key !== "namespace"), {
+  message: "send a JSON body with at least one field to change: content, tags, agentName, taskName, source, disabled or deleted",
 });
 
 const proposalBody = z.strictObject({ ...namespaceField, ...proposalInputSchema.shape });
@@ -101,7 +106,7 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
 
   app.put<{ Params: IdParams }>("/api/v1/memories/:id", async (request) => {
     const namespace = namespaceOf(request);
-    const body = parseWith(memoryBody, request.body ?? {});
+    const body = parseWith(memoryUpdateBody, requiredBody(request));
     loadMemory(namespace, request.params.id);
     return memory.updateMemory(namespace, request.params.id, { ...body, content: body.content ? redactRequired("content", body.content) : undefined });
   });

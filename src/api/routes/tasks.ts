@@ -34,7 +34,11 @@ const bodySchema = z.strictObject({
   plan: anyValue,
 });
 
-/** A Task from a create or update body: flat fields (which win) or {metadata, spec} (P4.3), checked in the spec's order; `name` is the URL's, on update. */
+/**
+ * A Task from a create or update body, given flat (`{name, type, prompt}`, whose fields win) or as
+ * `{metadata, spec}`; its checks run in a fixed order, so a body with several faults is always
+ * refused for the same one first; on update, `name` is the URL's.
+ */
 export function taskFromBody(body: unknown, namespace: string, name?: string): Task {
   const parsed = parseWith(bodySchema, body) as Record<string, unknown> & { metadata?: Record<string, unknown>; spec?: Record<string, unknown> };
   const spec: Record<string, unknown> = { ...parsed.spec };

@@ -33,11 +33,16 @@ const WRITE_FAILURES: Record<string, string> = {
   SQLITE_CANTOPEN: "a database file cannot be opened",
 };
 
+/** Lock codes: another connection holds the database past busy_timeout; waiting, not fixing, helps. */
+const BUSY_CODES = new Set(["SQLITE_BUSY", "SQLITE_LOCKED"]);
+
 /** A write the store could not make, as a 503 that says what to fix; undefined for any other error. */
 export function storeWriteFailure(err: unknown): OrkaError | undefined {
   if (!(err instanceof Database.SqliteError)) return undefined;
   // Extended codes such as SQLITE_IOERR_WRITE share their primary code's meaning.
-  const reason = WRITE_FAILURES[err.code.split("_").slice(0, 2).join("_")];
+  const primary = err.code.split("_").slice(0, 2).join("_");
+  if (BUSY_CODES.has(primary)) return new OrkaError("unavailable", "the data store is busy (another process holds its lock): retry in a moment");
+  const reason = WRITE_FAILURES[primary];
   if (!reason) return undefined;
   return new OrkaError("unavailable", `the data store cannot be written (${reason}): make the data directory writable and give it free space; reads still work`);
 }
@@ -45,15 +50,49 @@ export function storeWriteFailure(err: unknown): OrkaError | undefined {
 /**
  * Why the database cannot be written right now, or undefined when it can. The probe is a real
  * one-page write (the schema version, rewritten unchanged), since a read-only or full store still
- * opens and reads.
+ * opens and reads. Any failure of it means not ready; one SQLite does not explain is named by code.
  */
 export function storeWriteProblem(db: Db): string | undefined {
   try {
     db.pragma(`user_version = ${db.pragma("user_version", { simple: true }) as number}`);
     return undefined;
   } catch (err) {
+    const code = err instanceof Database.SqliteError ? err.code : "unknown error";
+    return storeWriteFailure(err)?.message ?? `the data store failed its write check (${code}): see the server log`;
+  }
+}
+
+/** How long a readiness verdict is kept: /readyz needs no token, and each fresh verdict costs a write. */
+export const READINESS_TTL_MS = 2_000;
+
+/**
+ * Whether the store can be written, as /readyz reports it. A verdict is kept READINESS_TTL_MS, so
+ * any number of probes costs at most one write per interval; a write elsewhere that failed with a
+ * write error sets the verdict at once instead of waiting for the next probe.
+ */
+export class StoreWritability {
+  private verdictCache: { problem: string | undefined; until: number } | undefined;
+  private readonly db: Db;
+  private readonly now: () => number;
+
+  constructor(db: Db, now: () => number = Date.now) {
+    this.db = db;
+    this.now = now;
+  }
+
+  problem(): string | undefined {
+    if (this.verdictCache && this.now() < this.verdictCache.until) return this.verdictCache.problem;
+    return this.remember(storeWriteProblem(this.db));
+  }
+
+  /** Called with any error a request failed on; only a known write failure changes the verdict. */
+  noteFailure(err: unknown): void {
     const failure = storeWriteFailure(err);
-    if (!failure) throw err;
-    return failure.message;
+    if (failure) this.remember(failure.message);
+  }
+
+  private remember(problem: string | undefined): string | undefined {
+    this.verdictCache = { problem, until: this.now() + READINESS_TTL_MS };
+    return problem;
   }
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { guardedRequest, headerOf, readCapped, type EgressPolicy } from "../../policy/ssrf.ts";
+import { guardedRequest, headerOf, type EgressPolicy } from "../../policy/ssrf.ts";
+import { readCapped } from "../../util/read-capped.ts";
 import { defineTool } from "../define.ts";
 import { htmlToMarkdown } from "./html.ts";
 
@@ -32,7 +33,7 @@ export function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Pag
     const fullType = headerOf(response, "content-type") ?? "";
     const contentType = fullType.split(";")[0].trim().toLowerCase();
     if (!isText(contentType)) throw new Error(`unsupported content type: ${contentType}`);
-    const { body, capped } = await readCapped(response, MAX_BODY_BYTES);
+    const { body, capped } = await readCapped(response.body, MAX_BODY_BYTES);
     return { finalUrl: url.toString(), status: response.statusCode, contentType: fullType, body, capped };
   });
 }

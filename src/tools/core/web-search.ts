@@ -2,6 +2,7 @@ import { parseHTML } from "linkedom";
 import { z } from "zod";
 import { redact } from "../../policy/redact.ts";
 import { errorMessage } from "../../util/errors.ts";
+import { readCapped } from "../../util/read-capped.ts";
 import { defineTool } from "../define.ts";
 
 export const SEARCH_PROVIDERS = ["duckduckgo", "generic", "tavily", "brave", "searxng"] as const;
@@ -38,21 +39,9 @@ async function call(url: URL, init: RequestInit, settings: SearchSettings): Prom
   } catch (err) {
     throw new Error(`search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
   }
-  const body = await readCapped(response);
+  const body = (await readCapped((response.body ?? []) as AsyncIterable<Uint8Array>, MAX_UPSTREAM_BYTES)).body.toString("utf8");
   if (response.status !== 200) throw new Error(`search API returned ${response.status}: ${body.slice(0, ERROR_BODY_BYTES)}`);
   return body;
-}
-
-async function readCapped(response: Response): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  if (!response.body) return "";
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    chunks.push(Buffer.from(chunk));
-    size += chunk.length;
-    if (size >= MAX_UPSTREAM_BYTES) break;
-  }
-  return Buffer.concat(chunks).subarray(0, MAX_UPSTREAM_BYTES).toString("utf8");
 }
 
 function endpoint(settings: SearchSettings): URL {

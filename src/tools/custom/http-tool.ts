@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ToolSpec } from "../../resources/tool.ts";
-import { guardedRequest, readCapped, type EgressPolicy } from "../../policy/ssrf.ts";
+import { guardedRequest, type EgressPolicy } from "../../policy/ssrf.ts";
+import { readCapped } from "../../util/read-capped.ts";
 import { redact } from "../../policy/redact.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { describeZodError } from "../../resources/validate.ts";
@@ -19,15 +20,11 @@ export interface HttpToolCall {
   signal?: AbortSignal;
 }
 
-/** Calls a custom HTTP Tool (spec P1.7): URL interpolation, JSON body, auth injection, capped response. */
+/** Calls a custom HTTP Tool: URL interpolation, JSON body, auth injection, capped response. */
 export async function callHttpTool(call: HttpToolCall): Promise<string> {
   validateArguments(call.parameters, call.arguments);
   const body = { ...call.arguments };
-  const url = call.spec.url.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string) => {
-    const value = body[name];
-    delete body[name];
-    return encodeURIComponent(value === undefined || value === null ? "" : String(value));
-  });
+  const url = interpolateUrl(call.spec.url, body);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/plain, */*", ...call.spec.headers };
   if (call.authValue !== undefined) {
     if (call.spec.authInject === "body") body[call.spec.authBodyKey!] = call.authValue;
@@ -35,12 +32,39 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
   }
   // A redirect is answered, not followed: the request carries the Tool's credential, which must not travel on.
   const request = { method: call.spec.method, headers, body: JSON.stringify(body), maxRedirects: 0, timeoutMs: parseDuration(call.spec.timeout), signal: call.signal };
-  const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer, MAX_RESPONSE_BYTES)) }));
+  const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer.body, MAX_RESPONSE_BYTES)) }));
   if (response.status < 200 || response.status >= 300) {
     const secrets = call.authValue ? [call.authValue] : [];
     throw new Error(`tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
   }
   return response.body.toString("utf8");
+}
+
+/**
+ * Puts the `{{param}}` arguments into the URL (each taken out of the body). encodeURIComponent
+ * leaves `.` alone, so a path value of `..` (or one that decodes to it) would walk to another path
+ * on the Tool's host, with the Tool's credential: such a value is refused.
+ */
+function interpolateUrl(template: string, body: Record<string, unknown>): string {
+  const queryStart = template.search(/[?#]/);
+  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string, offset: number) => {
+    const value = body[name];
+    delete body[name];
+    const text = value === undefined || value === null ? "" : String(value);
+    const inPath = queryStart === -1 || offset < queryStart;
+    if (inPath && isDotSegment(text)) throw new Error(`invalid arguments: ${name} may not be "." or ".." (it is a segment of the URL path); give a name`);
+    return encodeURIComponent(text);
+  });
+}
+
+function isDotSegment(text: string): boolean {
+  let decoded = text;
+  try {
+    decoded = decodeURIComponent(text);
+  } catch {
+    // a value that does not decode is sent encoded as it is, so only its own text matters
+  }
+  return [text, decoded].some((segment) => segment === "." || segment === "..");
 }
 
 function validateArguments(parameters: Record<string, unknown>, args: Record<string, unknown>): void {
