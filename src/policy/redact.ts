@@ -67,18 +67,48 @@ export function redactValues(text: string, values: Iterable<string>): string {
 }
 
 /** The same through a parsed JSON body or a raw one: strings and keys are scrubbed, a binary body is kept as it is. */
-function redactFormsIn(value: unknown, forms: readonly string[]): unknown {
-  if (forms.length === 0) return value;
-  if (typeof value === "string") return replaceForms(value, forms);
-  if (Buffer.isBuffer(value)) {
-    const text = utf8OrUndefined(value);
-    return text === undefined ? value : Buffer.from(replaceForms(text, forms), "utf8");
+function redactFormsIn(body: unknown, forms: readonly string[]): unknown {
+  if (forms.length === 0) return body;
+  const scrub = (text: string) => replaceForms(text, forms);
+  if (!Buffer.isBuffer(body)) return mapJsonStrings(body, scrub);
+  const text = utf8OrUndefined(body);
+  return text === undefined ? body : Buffer.from(scrub(text), "utf8");
+}
+
+interface Slot {
+  value: unknown;
+  parent: object;
+  key: string | number;
+}
+
+/**
+ * A copy of parsed JSON with `map` applied to every string and key. A worker's body may be nested
+ * as deeply as a model made its tool arguments, so the walk keeps its own stack instead of recursing.
+ */
+function mapJsonStrings(root: unknown, map: (text: string) => string): unknown {
+  const top: unknown[] = [undefined];
+  const slots: Slot[] = [{ value: root, parent: top, key: 0 }];
+  for (let slot = slots.pop(); slot; slot = slots.pop()) {
+    const { value } = slot;
+    let copy = value;
+    if (typeof value === "string") copy = map(value);
+    else if (Array.isArray(value)) {
+      const items: unknown[] = new Array(value.length);
+      value.forEach((item, index) => slots.push({ value: item, parent: items, key: index }));
+      copy = items;
+    } else if (value && typeof value === "object") {
+      const fields: Record<string, unknown> = {};
+      // Keys are placed now, in their order, and filled as the walk reaches them.
+      for (const [key, item] of Object.entries(value)) {
+        const mapped = map(key);
+        Object.defineProperty(fields, mapped, { value: undefined, enumerable: true, writable: true, configurable: true });
+        slots.push({ value: item, parent: fields, key: mapped });
+      }
+      copy = fields;
+    }
+    (slot.parent as Record<string | number, unknown>)[slot.key] = copy;
   }
-  if (Array.isArray(value)) return value.map((item) => redactFormsIn(item, forms));
-  if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [replaceForms(key, forms), redactFormsIn(item, forms)]));
-  }
-  return value;
+  return top[0];
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });

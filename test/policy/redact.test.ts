@@ -54,6 +54,22 @@ describe("redacting known Secret values", () => {
     expect(secrets.redactBody("team", "t1", binary)).toBe(binary);
     expect(secrets.redactBody("team", "other", body)).toEqual(body);
   });
+
+  it("walks a body nested deeper than the stack would allow, keeping its keys in order", () => {
+    const secrets = new TaskSecrets();
+    secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
+    let deep: unknown = "mdl-Zq81xR4tW0pLs9";
+    for (let level = 0; level < 20_000; level++) deep = level % 2 ? [deep] : { z: 1, a: deep };
+    let out = secrets.redactBody("team", "t1", deep);
+    for (let level = 20_000 - 1; level >= 0; level--) {
+      if (level % 2) out = (out as unknown[])[0];
+      else {
+        expect(Object.keys(out as object)).toEqual(["z", "a"]);
+        out = (out as { a: unknown }).a;
+      }
+    }
+    expect(out).toBe(REDACTED);
+  });
 });
 
 describe("a running attempt's log stream", () => {
