@@ -208,7 +208,7 @@ describe("Secret values a worker sends or a finished Task leaves (embedded serve
     expect(await check()).toBe(true);
   };
 
-  it("keeps a key out of an artifact the worker uploads", async () => {
+  it("keeps a key out of an artifact and a plan the worker sends", async () => {
     peer.setDelay(5_000, "m-slow");
     peer.script("m-slow", [{ text: "late" }]);
     await aiTask("uploader", "m-slow");
@@ -216,14 +216,22 @@ describe("Secret values a worker sends or a finished Task leaves (embedded serve
     // A second credential for the running Task, standing in for its worker's (which only the worker holds).
     const token = "artifact-writer-token-0123456789";
     const running = orka.data.latestAttempt("default", "uploader")!;
-    orka.data.createAttempt({ id: "artifact-writer", namespace: "default", task: "uploader", taskUid: running.taskUid, number: running.number + 1, allowedTools: [] }, sha256Hex(token));
+    orka.data.createAttempt({ id: "artifact-writer", namespace: "default", task: "uploader", taskUid: running.taskUid, number: running.number + 1, allowedTools: ["update_plan"] }, sha256Hex(token));
     const upload = await fetch(`${orka.url}/internal/v1/artifacts/default/uploader/report.txt`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "text/plain" },
       body: `the upstream said ${MODEL_KEY}`,
     });
+    const plan = await fetch(`${orka.url}/internal/v1/plans/default/uploader`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ summary: `calling with ${MODEL_KEY}`, plan_document: "step 1" }),
+    });
     orka.data.finishAttempt("artifact-writer", { state: "succeeded", exitCode: 0 });
     expect(upload.status).toBe(204);
+    expect(plan.status).toBe(204);
+    const readPlan = await fetch(`${orka.url}/api/v1/tasks/uploader/plan`, { headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` } });
+    expect(await readPlan.json()).toMatchObject({ Summary: "calling with [REDACTED]" });
     const download = await fetch(`${orka.url}/api/v1/tasks/uploader/artifacts/report.txt`, { headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` } });
     expect(await download.text()).toBe("the upstream said [REDACTED]");
     await orka.store.delete("Task", "default", "uploader");
