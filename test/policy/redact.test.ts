@@ -87,5 +87,18 @@ describe("a running attempt's log stream", () => {
     data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
     expect(data.readLogs("team", "t1").text).toBe(`calling with ${REDACTED} then done`);
   });
+
+  it("keeps a character made of two code units whole where a chunk is held back", () => {
+    store = tempStore();
+    const secrets = new TaskSecrets();
+    const data = new RedactingTaskDataStore(store.db, secrets);
+    secrets.remember("team", "t1", "t1-1", ["abcd"]);
+    data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
+    // The longest form of "abcd" is 8 characters, so 7 are held back: the cut falls inside the emoji.
+    data.appendLog("team", "t1", 1, "x😀123456");
+    data.appendLog("team", "t1", 1, " and abcd");
+    data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
+    expect(data.readLogs("team", "t1").text).toBe(`x😀123456 and ${REDACTED}`);
+  });
 });
 

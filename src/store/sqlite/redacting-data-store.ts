@@ -41,9 +41,11 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
     const stream = this.openLogStreams.get(streamKey(namespace, task, attempt));
     if (!stream) return super.appendLog(namespace, task, attempt, this.secrets.redact(namespace, task, chunk));
     const text = this.secrets.redact(namespace, task, stream.tail + chunk);
-    const held = Math.min(text.length, Math.max(this.secrets.longestForm(namespace, task) - 1, 0));
-    stream.tail = text.slice(text.length - held);
-    if (text.length > held) super.appendLog(namespace, task, attempt, text.slice(0, text.length - held));
+    let cut = Math.max(text.length - Math.max(this.secrets.longestForm(namespace, task) - 1, 0), 0);
+    // A character outside the BMP is two code units; splitting them would store two broken halves.
+    if (cut > 0 && isLowSurrogate(text.charCodeAt(cut))) cut--;
+    stream.tail = text.slice(cut);
+    if (cut > 0) super.appendLog(namespace, task, attempt, text.slice(0, cut));
   }
 
   override finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
@@ -67,4 +69,5 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
   }
 }
 
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 const streamKey = (namespace: string, task: string, attempt: number) => `${namespace}/${task}#${attempt}`;
