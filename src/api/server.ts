@@ -16,6 +16,7 @@ import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
 import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
 import { registerInternalApprovalRoutes } from "./internal/approval-routes.ts";
 import { registerInternalJournalRoutes } from "./internal/journal-routes.ts";
+import { registerWorkerInputScrub } from "./internal/secret-scrub.ts";
 import { registerEffectLedger } from "./internal/effect-ledger.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
@@ -125,6 +126,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   });
   void app.register(async (internal) => {
     internal.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
+    registerWorkerInputScrub(internal, ctx);
     registerEffectLedger(internal, ctx);
     registerInternalRoutes(internal, ctx);
     registerInternalMemoryRoutes(internal, ctx);

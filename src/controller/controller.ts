@@ -16,7 +16,7 @@ import type { AttemptDirs, WorkloadRunner, AttemptExit } from "../runner/runner.
 import { chown, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SANDBOX_UID } from "../sandbox/bwrap.ts";
-import { attemptEnv, type AttemptConfig } from "../worker/attempt-config.ts";
+import { attemptEnv, carriedSecretValues, type AttemptConfig } from "../worker/attempt-config.ts";
 import type { ModelCallSettings } from "../worker/models.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
@@ -375,7 +375,7 @@ export class Controller {
 
   /** Every Secret value the attempt uses: its model keys, the search key, and its HTTP Tools' credentials. */
   private async secretValuesOf(task: Task, config: AttemptConfig): Promise<(string | undefined)[]> {
-    const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.toolSettings.search.apiKey];
+    const values: (string | undefined)[] = carriedSecretValues(config);
     for (const { name } of config.ai?.customTools ?? []) {
       const ref = (await this.store.get<ToolSpec, ToolStatus>("Tool", task.metadata.namespace, name))?.spec.http?.authSecretRef;
       if (ref) values.push((await this.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, ref.name))?.spec.data[ref.key]);
@@ -575,6 +575,8 @@ export class Controller {
       conditions: setCondition(task.status?.conditions, { type: "Complete", status: "True", reason, message }),
     });
     this.dequeue(taskKey(task.metadata.namespace, task.metadata.name));
+    // Nothing the Task's attempts send is stored any more, so its Secret values need not be kept.
+    this.options.secrets.forget(completed.metadata.namespace, completed.metadata.name);
     this.releaseSession(completed);
     this.options.approvals.cancelPending(completed.metadata.namespace, completed.metadata.name);
     this.options.coordination.deletePlan(completed.metadata.namespace, completed.metadata.name);

@@ -35,6 +35,16 @@ export interface AttemptConfig {
   container?: ContainerRun;
 }
 
+/**
+ * The Secret values an attempt carries (its model keys and the search key). The worker scrubs them
+ * from what its own tools answer before the model sees it; the controller adds the custom Tools'
+ * credentials, which stay on the server, to scrub everything the attempt sends back.
+ */
+export function carriedSecretValues(config: AttemptConfig): string[] {
+  const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.toolSettings.search.apiKey];
+  return values.filter((value): value is string => !!value);
+}
+
 /** What the model loop of one attempt needs, as the controller resolved it. */
 export interface AiRun {
   endpoint: ModelEndpoint;

@@ -6,7 +6,7 @@ import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { errorMessage } from "../util/errors.ts";
-import type { AttemptConfig } from "./attempt-config.ts";
+import { carriedSecretValues, type AttemptConfig } from "./attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "./models.ts";
@@ -87,6 +87,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       turnBudget: ai.turnBudget,
       executeTool: toolExecutor({
         allowed: ai.tools,
+        secretValues: carriedSecretValues(config),
         customTools: new Set(customTools.keys()),
         callCustomTool: async (name, args, key) => {
           const response = await client.callTool(name, args, key);

@@ -4,6 +4,7 @@ import type { ToolContext } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { describeZodError } from "../resources/validate.ts";
+import { redactValues } from "../policy/redact.ts";
 import type { ToolCallContext } from "./loop.ts";
 
 export interface ToolExecutorOptions {
@@ -14,6 +15,8 @@ export interface ToolExecutorOptions {
   context: ToolContext;
   /** The refusal for a tool that was not offered (the worker's: `tool "<x>" was not enabled for this task`). */
   notOffered?: (name: string) => string;
+  /** Secret values the attempt carries: an upstream may echo one in an answer or an error, which the model must not see. */
+  secretValues?: readonly string[];
 }
 
 /** A call refused before anything ran (B7): recorded as rejected, with a reason code, and never executed. */
@@ -36,6 +39,19 @@ export const outcomeUnknown = (tool: string) =>
  * to repeat is answered with `outcome unknown` instead of being run.
  */
 export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallContext) => Promise<string> {
+  const execute = runCall(options);
+  const scrub = (text: string) => redactValues(text, options.secretValues ?? []);
+  return async (call, how) => {
+    try {
+      return scrub(await execute(call, how));
+    } catch (err) {
+      if (err instanceof Error) err.message = scrub(err.message);
+      throw err;
+    }
+  };
+}
+
+function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallContext) => Promise<string> {
   return async (call, how = { interrupted: false }) => {
     if (!options.allowed.includes(call.name)) {
       throw new ToolRejected("tool_not_enabled", options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { REDACTED, redactValues, TaskSecrets } from "../../src/policy/redact.ts";
+import { RedactingTaskDataStore } from "../../src/store/sqlite/redacting-data-store.ts";
+import { tempStore } from "../helpers/store.ts";
 
 describe("redacting known Secret values", () => {
   it("finds a value as sent, JSON-escaped, URL-encoded and base64 (Basic auth)", () => {
@@ -32,4 +34,71 @@ describe("redacting known Secret values", () => {
     expect(secrets.redact("team", "t1", "model-key-123")).toBe("model-key-123");
     expect(secrets.redactForAttempt("t1-1-abcd", "model-key-123")).toBe("model-key-123");
   });
+
+  it("replaces the longer of two values first when one is the other's prefix, in whatever order they are given", () => {
+    const short = "pfx-Kq2Vn7";
+    const long = `${short}Yc5Hb3Ms`;
+    expect(redactValues(`a ${long} b ${short}`, [short, long])).toBe(`a ${REDACTED} b ${REDACTED}`);
+    const secrets = new TaskSecrets();
+    secrets.remember("team", "t1", "t1-1", [short, long]);
+    expect(secrets.redact("team", "t1", `a ${long}`)).toBe(`a ${REDACTED}`);
+  });
+
+  it("scrubs a worker's request body: strings and keys of parsed JSON, and raw text, but keeps binary bytes", () => {
+    const secrets = new TaskSecrets();
+    secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
+    const body = { messages: [{ role: "assistant", content: "key mdl-Zq81xR4tW0pLs9" }], detail: { "mdl-Zq81xR4tW0pLs9": 1, n: 2 } };
+    expect(secrets.redactBody("team", "t1", body)).toEqual({ messages: [{ role: "assistant", content: `key ${REDACTED}` }], detail: { [REDACTED]: 1, n: 2 } });
+    expect(String(secrets.redactBody("team", "t1", Buffer.from("said mdl-Zq81xR4tW0pLs9")))).toBe(`said ${REDACTED}`);
+    const binary = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("mdl-Zq81xR4tW0pLs9")]);
+    expect(secrets.redactBody("team", "t1", binary)).toBe(binary);
+    expect(secrets.redactBody("team", "other", body)).toEqual(body);
+  });
+
+  it("walks a body nested deeper than the stack would allow, keeping its keys in order", () => {
+    const secrets = new TaskSecrets();
+    secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
+    let deep: unknown = "mdl-Zq81xR4tW0pLs9";
+    for (let level = 0; level < 20_000; level++) deep = level % 2 ? [deep] : { z: 1, a: deep };
+    let out = secrets.redactBody("team", "t1", deep);
+    for (let level = 20_000 - 1; level >= 0; level--) {
+      if (level % 2) out = (out as unknown[])[0];
+      else {
+        expect(Object.keys(out as object)).toEqual(["z", "a"]);
+        out = (out as { a: unknown }).a;
+      }
+    }
+    expect(out).toBe(REDACTED);
+  });
 });
+
+describe("a running attempt's log stream", () => {
+  let store: ReturnType<typeof tempStore> | undefined;
+  afterEach(() => store?.close());
+
+  it("finds a value split across two chunks, and writes what it held back when the attempt ends", () => {
+    store = tempStore();
+    const secrets = new TaskSecrets();
+    const data = new RedactingTaskDataStore(store.db, secrets);
+    secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
+    data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
+    data.appendLog("team", "t1", 1, "calling with mdl-Zq81");
+    data.appendLog("team", "t1", 1, "xR4tW0pLs9 then done");
+    data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
+    expect(data.readLogs("team", "t1").text).toBe(`calling with ${REDACTED} then done`);
+  });
+
+  it("keeps a character made of two code units whole where a chunk is held back", () => {
+    store = tempStore();
+    const secrets = new TaskSecrets();
+    const data = new RedactingTaskDataStore(store.db, secrets);
+    secrets.remember("team", "t1", "t1-1", ["abcd"]);
+    data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
+    // The longest form of "abcd" is 8 characters, so 7 are held back: the cut falls inside the emoji.
+    data.appendLog("team", "t1", 1, "x😀123456");
+    data.appendLog("team", "t1", 1, " and abcd");
+    data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
+    expect(data.readLogs("team", "t1").text).toBe(`x😀123456 and ${REDACTED}`);
+  });
+});
+

@@ -59,7 +59,7 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
 }
 
 /** The caller's running attempt, or undefined: the route itself refuses a bad credential with the right message. */
-function workerAttempt(ctx: ApiContext, request: FastifyRequest) {
+export function workerAttempt(ctx: ApiContext, request: FastifyRequest) {
   let token: string;
   try {
     token = bearerToken(request);

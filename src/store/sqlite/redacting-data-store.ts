@@ -1,40 +1,73 @@
 import type { TaskSecrets } from "../../policy/redact.ts";
-import type { AttemptState, ExecutionEvent, ExecutionEventInput } from "../data-store.ts";
+import type { Attempt, AttemptState } from "../data-store.ts";
 import type { Db } from "./db.ts";
 import { SqliteTaskDataStore } from "./data-store.ts";
 
+/** Where a log stream's held-back tail belongs. */
+interface LogStream {
+  attemptId: string;
+  namespace: string;
+  task: string;
+  attempt: number;
+  tail: string;
+}
+
 /**
- * Everything an attempt reports (result, events, logs, its failure reason, which becomes the Task's
- * status message) enters storage here, so this is where the Task's Secret values are scrubbed: an
- * upstream that echoes a key it was sent cannot put it anywhere a reader of the Task can see.
+ * What reaches storage from the worker process itself rather than through /internal/v1 — its log
+ * output and its failure reason, which becomes the Task's status message — is scrubbed of the Task's
+ * Secret values here. (Results, events, journal steps and the rest are scrubbed as they enter the
+ * control plane, by the internal API's hook.)
  */
 export class RedactingTaskDataStore extends SqliteTaskDataStore {
   private readonly secrets: TaskSecrets;
+  /**
+   * Logs arrive in chunks that may split a value, so each running attempt's stream holds back the
+   * last characters that could start one until the next chunk, or the attempt's end, completes them.
+   */
+  private readonly openLogStreams = new Map<string, LogStream>();
 
   constructor(db: Db, secrets: TaskSecrets) {
     super(db);
     this.secrets = secrets;
   }
 
-  override putResult(namespace: string, task: string, body: string): void {
-    super.putResult(namespace, task, this.secrets.redact(namespace, task, body));
-  }
-
-  override appendEvent(namespace: string, task: string, input: ExecutionEventInput): ExecutionEvent {
-    const scrub = (text: string) => this.secrets.redact(namespace, task, text);
-    return super.appendEvent(namespace, task, { ...input, summary: scrub(input.summary), ...(input.content === undefined ? {} : { content: scrub(input.content) }) });
+  override createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt {
+    const created = super.createAttempt(attempt, tokenHash);
+    this.openLogStreams.set(streamKey(created.namespace, created.task, created.number), { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
+    return created;
   }
 
   override appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
-    super.appendLog(namespace, task, attempt, this.secrets.redact(namespace, task, chunk));
+    const stream = this.openLogStreams.get(streamKey(namespace, task, attempt));
+    if (!stream) return super.appendLog(namespace, task, attempt, this.secrets.redact(namespace, task, chunk));
+    const text = this.secrets.redact(namespace, task, stream.tail + chunk);
+    let cut = Math.max(text.length - Math.max(this.secrets.longestForm(namespace, task) - 1, 0), 0);
+    // A character outside the BMP is two code units; splitting them would store two broken halves.
+    if (cut > 0 && isLowSurrogate(text.charCodeAt(cut))) cut--;
+    stream.tail = text.slice(cut);
+    if (cut > 0) super.appendLog(namespace, task, attempt, text.slice(0, cut));
   }
 
   override finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
+    this.closeLogStream(id);
     super.finishAttempt(id, outcome.reason === undefined ? outcome : { ...outcome, reason: this.secrets.redactForAttempt(id, outcome.reason) });
   }
 
   override deleteTaskData(namespace: string, task: string): void {
+    for (const [key, stream] of this.openLogStreams) if (stream.namespace === namespace && stream.task === task) this.openLogStreams.delete(key);
     super.deleteTaskData(namespace, task);
     this.secrets.forget(namespace, task);
   }
+
+  /** Writes what the stream held back: nothing more can complete it. */
+  private closeLogStream(attemptId: string): void {
+    for (const [key, stream] of this.openLogStreams) {
+      if (stream.attemptId !== attemptId) continue;
+      this.openLogStreams.delete(key);
+      if (stream.tail) super.appendLog(stream.namespace, stream.task, stream.attempt, stream.tail);
+    }
+  }
 }
+
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+const streamKey = (namespace: string, task: string, attempt: number) => `${namespace}/${task}#${attempt}`;
