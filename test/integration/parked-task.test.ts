@@ -36,7 +36,8 @@ describe("a parked Task says so", () => {
   let orka: OrkaUnderTest;
 
   beforeAll(async () => {
-    orka = await startOrkaServer();
+    // The deploy Tool calls this server on loopback.
+    orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
     const applied = await orka.cli(["apply", "-f", "-"], resources(orka.url));
     if (applied.code !== 0) throw new Error(applied.stderr);
   });

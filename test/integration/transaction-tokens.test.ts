@@ -67,6 +67,8 @@ describe("transaction tokens in enforce mode (B11)", () => {
       ORKA_TXN_TOKEN_ISSUER: issuer.url,
       ORKA_TXN_TOKEN_AUDIENCE: issuer.audience,
       ORKA_TXN_TOKEN_MODE: "enforce",
+      // A test Tool calls the LLM peer on loopback.
+      ORKA_ALLOW_LOOPBACK_EGRESS: "true",
       ORKA_CONTEXT_TOKEN_TTS_ENDPOINT: `${issuer.url}/token`,
       ORKA_CONTEXT_TOKEN_SUBJECT_TOKEN_FILE: subjectFile,
       ORKA_CONTEXT_TOKEN_CHILD_SCOPE: CHILD_SCOPE,

@@ -7,7 +7,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /**
  * The blocks Orka reads, as OpenAI's parts are read: any other (image, document, thinking, ...)
@@ -102,16 +102,12 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
     authorizeCompatTools(ctx, request, "createMessage", passthrough, namespace);
     const id = `msg_${randomUUID().replace(/-/g, "")}`;
-    const abort = new AbortController();
-    // The response closing before it is complete means the client left: stop the model and tools.
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
-    });
+    const signal = abortWhenClientLeaves(reply);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx.store, ctx.compat, {
         namespace, model: body.model, system, messages: toChat(body, passthrough), maxTokens: body.max_tokens, temperature: body.temperature,
-        passthrough, clientTools, signal: abort.signal,
+        passthrough, clientTools, signal,
         onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
       });
       if (!body.stream) {

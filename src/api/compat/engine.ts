@@ -1,5 +1,5 @@
 import { OFFLINE_PROVIDER_TYPES } from "../../resources/provider.ts";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiContext } from "../context.ts";
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
@@ -60,6 +60,15 @@ const CLIENT_TOOLS_REFUSED =
 
 /** Progress of the server-side loop as an SSE comment: SDKs skip it, so it never joins the answer, and it keeps the stream alive. */
 export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\n\n`;
+
+/** A signal that aborts when the response closes before it is complete: the client left, so the model and tools stop. */
+export function abortWhenClientLeaves(reply: FastifyReply): AbortSignal {
+  const abort = new AbortController();
+  reply.raw.on("close", () => {
+    if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
+  });
+  return abort.signal;
+}
 
 /**
  * Resolves a compat `model`: an Agent of that name, else `provider/model`, else a model of the

@@ -7,7 +7,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /** Text and refusal parts are read; media parts would need a model that sees them, so they are refused rather than dropped. */
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text" || part.type === "refusal", {
@@ -121,15 +121,11 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
     authorizeCompatTools(ctx, request, "createChatCompletion", passthrough, namespace);
     const id = `chatcmpl-${randomBytes(4).toString("hex")}`;
-    const abort = new AbortController();
-    // The response closing before it is complete means the client left: stop the model and tools.
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
-    });
+    const signal = abortWhenClientLeaves(reply);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx.store, ctx.compat, {
-        namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, signal: abort.signal,
+        namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, signal,
         onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
       });
       if (!body.stream) return completionBody(id, body.model, await run());
