@@ -1,5 +1,5 @@
 /**
- * Every public route's action name and the default scope a transaction token needs for it (B3).
+ * Every public route's action name and the default scope a transaction token needs for it.
  * The server refuses to start with a public route that is missing here, so no route goes unchecked.
  */
 export interface RouteAction {

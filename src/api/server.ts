@@ -73,7 +73,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.addHook("preValidation", refuseRepeatedQuery);
   registerAuthentication(app, ctx, compatErrorReply);
 
-  // Namespace isolation for everyone (B9); for transaction-token callers also the route's scope and namespace (B3).
+  // Namespace isolation for everyone; for transaction-token callers also the route's scope and namespace.
   app.addHook("preHandler", async (request) => {
     const principal = request.principal;
     const route = principal && request.routeOptions.url ? routeAction(request.method, request.routeOptions.url) : undefined;

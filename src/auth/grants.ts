@@ -20,7 +20,7 @@ export interface GrantFailure {
   detail: string;
 }
 
-/** Thrown in enforce mode; an API caller's message names only the action (B3), the audit reason says why. */
+/** Thrown in enforce mode; an API caller's message names only the action, the audit reason says why. */
 export class GrantRefused extends OrkaError {
   readonly auditReason: string;
   constructor(action: string, failures: GrantFailure[], message = `context token is not authorized for ${action}`) {
@@ -37,7 +37,7 @@ export function hasScope(claims: TransactionClaims, scope: string, overrides: Re
   return (overrides[scope] ?? [scope]).some((s) => claims.scopes.includes(s));
 }
 
-/** Scope and namespace (B3): every scoped operation needs its scope and must stay in `tctx.namespace`. */
+/** Scope and namespace: every scoped operation needs its scope and must stay in `tctx.namespace`. */
 export function operationFailures(
   claims: TransactionClaims,
   scope: string | undefined,
@@ -75,7 +75,7 @@ const qualified = (namespace: string, name: string) => `${namespace}/${name}`;
 const matchesRef = (entry: string, namespace: string, name: string) => entry === name || entry === qualified(namespace, name);
 const normalizeRepo = (repo: string) => repo.trim().replace(/\/+$/, "").replace(/\.git$/, "").toLowerCase();
 
-/** B4 steps 2–9, in order, for one Task and one token context. Pure: the API, delegation and the worker share it. */
+/** Every grant check, in order, for one Task and one token context. Pure: the API, delegation and the worker share it. */
 export function taskGrantFailures(claims: TransactionClaims, facts: TaskFacts, overrides: Record<string, string[]>): GrantFailure[] {
   const context = claims.context;
   const failures: GrantFailure[] = [];
@@ -139,13 +139,13 @@ export function taskGrantFailures(claims: TransactionClaims, facts: TaskFacts, o
   return failures;
 }
 
-/** B7 (recommended): each call is checked against the stamped `allowedTools`, catching tools an Agent gained after admission. */
+/** Each call is checked against the stamped `allowedTools`, catching tools an Agent gained after admission. */
 export function toolCallFailures(claims: TransactionClaims, tool: string): GrantFailure[] {
   const allowed = contextList(claims.context, "allowedTools");
   return allowed && !allowed.includes(tool) ? [{ reason: "tool_not_allowed", detail: `tool "${tool}" is not allowed by token context` }] : [];
 }
 
-/** B4 step 9 and B7 credentials: the credential scope, the token's namespace, and only the Secret named by `tctx.secret`. */
+/** Credentials: the credential scope, the token's namespace, and only the Secret named by `tctx.secret`. */
 export function credentialFailures(claims: TransactionClaims, namespace: string, secrets: string[], overrides: Record<string, string[]>): GrantFailure[] {
   if (secrets.length === 0) return [];
   const failures: GrantFailure[] = [];

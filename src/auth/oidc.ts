@@ -17,7 +17,7 @@ export interface OidcConfig {
 
 const discoverySchema = z.object({ jwks_uri: z.url() });
 
-/** People signing in through an OpenID Connect provider (B1 step 2). */
+/** People signing in through an OpenID Connect provider (the second authenticator in the chain). */
 export class OidcAuthenticator {
   private readonly config: OidcConfig;
   private jwksUrl?: Promise<string>;

@@ -5,7 +5,7 @@ import type { TransactionClaims } from "./transaction-token.ts";
 type Metadata = { labels?: Record<string, string>; annotations?: Record<string, string> };
 
 /**
- * B6: spec.transaction, its labels and annotations, from a verified token (or, for a delegated
+ * Provenance: spec.transaction, its labels and annotations, from a verified token (or, for a delegated
  * child, from its parent's stamped transaction). The raw token is never kept.
  */
 export function stampTransaction(spec: TaskSpec, metadata: Metadata, claims: TransactionClaims): void {

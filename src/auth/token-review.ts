@@ -14,7 +14,7 @@ const CACHE_MS = 60_000;
 const MAX_CACHED = 10_000;
 const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):([^:]+)$/;
 
-/** Kubernetes ServiceAccount tokens, checked by the API server (B1 step 3); answers are cached for 60 s. */
+/** Kubernetes ServiceAccount tokens, checked by the API server (the third authenticator in the chain); answers are cached for 60 s. */
 export class TokenReviewAuthenticator {
   private readonly api: AuthenticationV1Api;
   private readonly audiences: string[];

@@ -12,7 +12,7 @@ import { resolveTaskFacts } from "./task-tools.ts";
 type Task = Resource<TaskSpec, TaskStatus>;
 const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 
-/** What a parent's transaction lets its children do: the grant gate and, when configured, token exchange (B8). */
+/** What a parent's transaction lets its children do: the grant gate and, when configured, token exchange. */
 export interface ChildGrants {
   gate: GrantGate;
   /** The server's namespace isolation: which namespaces a child may be created in. */
@@ -24,7 +24,7 @@ export interface ChildGrants {
 
 /**
  * Creates a child of a Task that carries a transaction: the child is checked against the parent's stamped
- * grant first (B4/B5), then, with token exchange on, gets its own narrower token in a Secret (B8).
+ * grant first, then, with token exchange on, gets its own narrower token in a Secret.
  * On any failure nothing is left behind: no child, no Secret.
  */
 export async function createChildUnderGrant(store: ResourceStore, grants: ChildGrants, parent: Task, child: Task, operation: string): Promise<Task> {

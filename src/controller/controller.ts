@@ -47,7 +47,7 @@ export interface ControllerOptions {
   logger: Logger;
   /** Where workers reach /internal/v1. */
   controllerURL: string;
-  /** Attempts that may run at once (P2.9 worker slots). */
+  /** Attempts that may run at once (worker slots). */
   slots: number;
   /** Running Tasks allowed per namespace; 0 = no limit. */
   maxActivePerNamespace: number;
@@ -84,7 +84,7 @@ export function hashToken(token: string): string {
 
 const taskKey = (namespace: string, name: string) => `Task/${namespace}/${name}`;
 
-/** The control loop: reconciles Tasks (P2) and Providers (P1.3) level-triggered, from the store. */
+/** The control loop: reconciles Tasks and Providers level-triggered, from the store. */
 export class Controller {
   private readonly store: ResourceStore;
   private readonly data: TaskDataStore;
@@ -215,7 +215,7 @@ export class Controller {
     }
   }
 
-  // ---- Pending (P2.1) ----
+  // ---- Pending ----
 
   private async reconcilePending(task: Task, key: string): Promise<void> {
     const status = task.status!;
@@ -359,7 +359,7 @@ export class Controller {
     this.scheduleTimeoutCheck(running);
   }
 
-  /** A delegated child's exchanged transaction token (B8), as a file in its attempt directory, readable by it alone. */
+  /** A delegated child's exchanged transaction token, as a file in its attempt directory, readable by it alone. */
   private async writeTransactionToken(task: Task, dirs: AttemptDirs): Promise<string | undefined> {
     const secretName = task.metadata.annotations?.[ANNOTATION.transactionTokenSecret];
     if (!secretName) return undefined;
@@ -391,7 +391,7 @@ export class Controller {
     return { ...settings, search: { ...settings.search, apiKey: secret?.spec.data["api-key"] } };
   }
 
-  // ---- Running (P2.2–P2.4) ----
+  // ---- Running ----
 
   private async reconcileRunning(task: Task, key: string): Promise<void> {
     const attempt = this.data.latestAttempt(task.metadata.namespace, task.metadata.name);
@@ -447,7 +447,7 @@ export class Controller {
     };
   }
 
-  /** The autonomous loop (P2.7): after an iteration, finish on goal or budget, wait while suspended, else go again. */
+  /** The autonomous loop: after an iteration, finish on goal or budget, wait while suspended, else go again. */
   private async nextIteration(task: Task, autonomy: { maxIterations: number; approvalTimeoutMs?: number }, key: string): Promise<void> {
     const iteration = task.status?.iteration ?? 0;
     if (autonomy.approvalTimeoutMs !== undefined) {
@@ -560,7 +560,7 @@ export class Controller {
     for (const key of this.runQueue.head(this.freeSlots())) this.work.add(key);
   }
 
-  // ---- Completion (P2.5) and deletion (P2.8) ----
+  // ---- Completion and deletion ----
 
   private async complete(task: Task, phase: TaskPhase, message: string): Promise<void> {
     const reason = { Succeeded: "TaskSucceeded", Failed: "TaskFailed", Cancelled: "TaskCancelled" }[phase as string] ?? "TaskCompleted";
@@ -639,7 +639,7 @@ export class Controller {
     });
   }
 
-  /** Mirrors the children's phases and results into a top-level Task's status (P2.2). */
+  /** Mirrors the children's phases and results into a top-level Task's status. */
   private async refreshChildren(task: Task): Promise<void> {
     if (parentTaskName(task)) return;
     // Children delegated to other namespaces are its children too.
@@ -666,7 +666,7 @@ export class Controller {
     if (fresh) await this.writeStatus(fresh, { childTasks });
   }
 
-  /** P2.10: POST the outcome until a 2xx, every 30 s; a refused target (SSRF) is not retried. */
+  /** Webhooks: POST the outcome until a 2xx, every 30 s; a refused target (SSRF) is not retried. */
   private async deliverWebhook(task: Task, key: string): Promise<void> {
     const target = task.spec.webhookURL;
     if (!target || task.status?.webhookDelivered !== undefined) return;
@@ -695,7 +695,7 @@ export class Controller {
     }
   }
 
-  // ---- Schedules (P2.6) ----
+  // ---- Schedules ----
 
   private async reconcileScheduled(task: Task, key: string): Promise<void> {
     let cron;
@@ -774,7 +774,7 @@ export class Controller {
     }
   }
 
-  // ---- Providers (P1.3) ----
+  // ---- Providers ----
 
   private async reconcileProvider(namespace: string, name: string): Promise<void> {
     const provider = await this.store.get<ProviderSpec, ProviderStatus>("Provider", namespace, name);
@@ -784,7 +784,7 @@ export class Controller {
     await this.store.updateStatus({ ...provider, status: { ready, message, lastValidated: new Date().toISOString() } });
   }
 
-  // ---- Tools (P1.7) ----
+  // ---- Tools ----
 
   private async reconcileTool(namespace: string, name: string): Promise<void> {
     const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);

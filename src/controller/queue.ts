@@ -1,4 +1,4 @@
-/** Who runs next when worker slots are scarce (spec P2.9): priority, aged by waiting time. */
+/** Who runs next when worker slots are scarce: priority, aged by waiting time. */
 
 export interface QueuedTask {
   key: string;

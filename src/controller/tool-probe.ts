@@ -13,7 +13,7 @@ export function probeEndpoint(spec: ToolSpec): string | undefined {
 }
 
 /**
- * A Tool is unavailable when its endpoint cannot be reached, or answers 404 or 5xx (P1.7).
+ * A Tool is unavailable when its endpoint cannot be reached, or answers 404 or 5xx.
  * A HEAD request: tools are not called just to see whether they are there. It goes through the
  * same egress guard as the Tool's calls, so a probe never knocks where a call may not go.
  */

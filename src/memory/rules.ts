@@ -7,7 +7,7 @@ import { OrkaError } from "../util/errors.ts";
 export const MAX_CONTENT_CHARS = 64 * 1024;
 export const MAX_TITLE_CHARS = 200;
 
-/** `tags`/`roles`: an array or a CSV string (A3). */
+/** `tags`/`roles`: an array or a CSV string. */
 export const stringList = z
   .union([z.array(z.string()), z.string()])
   .transform((value) => (Array.isArray(value) ? value : value.split(",")).map((s) => s.trim()).filter(Boolean));
@@ -28,7 +28,7 @@ export const proposalInputSchema = z.object({
 });
 export type ProposalInput = z.input<typeof proposalInputSchema>;
 
-/** Non-empty after redaction, or refused: a secret alone is not a memory (A9). */
+/** Non-empty after redaction, or refused: a secret alone is not a memory. */
 function redactedRequired(field: string, value: string): string {
   const redacted = redactForStorage(value).trim();
   if (!redacted || /^(\[REDACTED\]\s*)+$/.test(redacted)) throw new OrkaError("invalid_argument", `${field} is empty after removing secrets`);

@@ -19,7 +19,7 @@ const SECRET_PHRASE = /\b(token|password|secret|api key|apikey|passphrase)(\s+(?
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+(:[^\s/@]*)?@/gi;
 
 /**
- * Redaction before storage (memory spec A9): everything `redact` removes, plus credential-named
+ * Redaction before storage: everything `redact` removes, plus credential-named
  * pairs, "the token is X" phrases, JWTs and URL userinfo.
  */
 export function redactForStorage(text: string): string {

@@ -184,7 +184,7 @@ export const taskStatusSchema = z.object({
   resuming: z.boolean().optional(),
   /** How many times the current run was resumed after a lost worker. */
   resumes: z.number().int().optional(),
-  /** When the Task entered the queue; drives ageing (P2.9). */
+  /** When the Task entered the queue; drives ageing. */
   queuedAt: z.string().optional(),
 });
 export type TaskStatus = z.infer<typeof taskStatusSchema>;

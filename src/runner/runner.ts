@@ -20,7 +20,7 @@ export interface WorkloadRunner {
   prepare(attemptId: string): Promise<AttemptDirs>;
   /** Gives a lost attempt's directories to the attempt that resumes it (fresh ones if they are gone). */
   adopt(lostAttemptId: string, attemptId: string): Promise<AttemptDirs>;
-  /** Starts the attempt with its P3.6 environment. */
+  /** Starts the attempt with its `ORKA_*` environment (see attempt-config.ts). */
   start(attemptId: string, env: Record<string, string>): void;
   /** Stops the attempt and everything it started; its exit is still reported. Idempotent. */
   kill(attemptId: string, reason: string): void;

@@ -92,6 +92,6 @@ export interface TaskDataStore {
   runningAttempts(): Attempt[];
   finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void;
 
-  /** Removes everything a Task owns (P2.8). */
+  /** Removes everything a Task owns. */
   deleteTaskData(namespace: string, task: string): void;
 }

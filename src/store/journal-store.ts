@@ -55,6 +55,6 @@ export interface JournalStore {
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string): boolean;
   finishEffect(key: string, result: string): void;
 
-  /** Removes a Task's journal and effects (P2.8). */
+  /** Removes a Task's journal and effects. */
   deleteTask(namespace: string, task: string): void;
 }

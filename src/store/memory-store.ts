@@ -1,4 +1,4 @@
-/** Durable memory, review proposals and session transcripts (memory spec A2). Every call is namespace-scoped. */
+/** Durable memory, review proposals and session transcripts. Every call is namespace-scoped. */
 
 export interface Memory {
   id: string;

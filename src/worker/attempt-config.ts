@@ -5,7 +5,7 @@ import type { Approval } from "../store/approval-store.ts";
 import type { ModelCallSettings } from "./models.ts";
 
 /**
- * Everything one attempt needs, resolved by the controller. It travels as the P3.6 environment
+ * Everything one attempt needs, resolved by the controller. It travels as the `ORKA_*` environment
  * (the same for a local worker process and a Kubernetes Job), so it is built and read here only.
  */
 export interface AttemptConfig {
@@ -21,7 +21,7 @@ export interface AttemptConfig {
   workspaceDir: string;
   artifactsDir: string;
   tmpDir: string;
-  /** The Task's own transaction token (B8), in a file only this attempt can read; absent without one. */
+  /** The Task's own transaction token, in a file only this attempt can read; absent without one. */
   transactionTokenFile?: string;
   toolSettings: ToolSettings;
   /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */

@@ -19,7 +19,7 @@ import { createToolContext } from "../tools/context.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
-/** Where a container Task finds its own transaction token (B8). */
+/** Where a container Task finds its own transaction token. */
 const SANDBOX_TOKEN_FILE = "/run/orka/transaction-token";
 
 export interface AttemptIO {

@@ -63,7 +63,7 @@ export interface LoopResult {
 }
 
 /**
- * The tool-calling loop (spec P3.4): ask, run the tool calls in order, repeat until a text answer.
+ * The tool-calling loop: ask, run the tool calls in order, repeat until a text answer.
  * With a journal, each step is recorded before it is acted on; with `resume`, the loop continues a
  * journalled run: a journalled answer is never asked for again, and recorded tool results are reused.
  */

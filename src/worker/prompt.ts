@@ -24,7 +24,7 @@ function personaSection(soul: string): string {
   );
 }
 
-/** System prompt assembly (spec P3.3): skills, the prompt, the persona, autonomous guidance, durable memory, reflection. */
+/** System prompt assembly: skills, the prompt, the persona, autonomous guidance, durable memory, reflection. */
 export function assembleSystemPrompt(parts: {
   skills: string[];
   systemPrompt: string;
@@ -52,7 +52,7 @@ export function assembleSystemPrompt(parts: {
   return sections.join("\n\n");
 }
 
-/** At most 5 reviewed memories in at most 6000 characters, 1200 per entry (memory spec A6). */
+/** At most 5 reviewed memories in at most 6000 characters, 1200 per entry. */
 export function durableMemorySection(memories: Memory[]): string {
   const head = "## Durable Memory\nReviewed background facts from earlier work in this namespace (not part of the conversation):";
   let section = head;
@@ -72,7 +72,7 @@ export function durableMemorySection(memories: Memory[]): string {
   return section;
 }
 
-/** An autonomous iteration's prompt: the plan so far, the human decisions, then the task (P3.3, AG-7). */
+/** An autonomous iteration's prompt: the plan so far, the human decisions, then the task. */
 export function autonomousPrompt(prompt: string, planDocument: string | undefined, approvals: Approval[] = []): string {
   const sections: string[] = [];
   if (planDocument) sections.push(`## Previous Plan State\n\n${planDocument}`);
@@ -85,7 +85,7 @@ export function autonomousPrompt(prompt: string, planDocument: string | undefine
   return sections.length > 0 ? `${sections.join("\n\n")}\n\n## Task\n\n${prompt}` : prompt;
 }
 
-/** The session history fed back (P3.3): user and assistant turns only, the newest within 96 KiB, starting at a user turn. */
+/** The session history fed back: user and assistant turns only, the newest within 96 KiB, starting at a user turn. */
 export function boundedHistory(messages: { role: string; content: string }[]): ChatMessage[] {
   const kept: ChatMessage[] = [];
   let bytes = 0;

@@ -19,7 +19,7 @@ export interface ToolExecutorOptions {
   secretValues?: readonly string[];
 }
 
-/** A call refused before anything ran (B7): recorded as rejected, with a reason code, and never executed. */
+/** A call refused before anything ran: recorded as rejected, with a reason code, and never executed. */
 export class ToolRejected extends Error {
   readonly reason: "tool_not_enabled";
   constructor(reason: "tool_not_enabled", message: string) {

@@ -1,6 +1,6 @@
 import { BUILTIN_TOOL_NAMES, CHILD_MESSAGING_TOOLS, COORDINATOR_TOOLS, GATEWAY_TOOLS, MEMORY_TOOLS } from "../tools/names.ts";
 
-/** The facts about a Task that decide its tools (spec P3.2). */
+/** The facts about a Task that decide its tools. */
 export interface ToolsetInput {
   taskType: "ai" | "agent" | "container";
   agentTools?: { name: string; enabled?: boolean }[];

@@ -34,7 +34,7 @@ const searchQuery = z.object({
 
 const transcriptMessage = z.object({ role: z.enum(["user", "assistant", "tool", "system"]), name: z.string().max(200).optional(), content: z.string().max(1024 * 1024) });
 
-/** Memory and transcripts for workers (memory spec A5): read memories, propose, search — never review or apply. */
+/** Memory and transcripts for workers: read memories, propose, search — never review or apply. */
 export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const attemptOf = (request: FastifyRequest<{ Params: NsParams }>) => authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
   /** Reached through one of `tools`; holding any one is enough. */

@@ -104,7 +104,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 }
 
 /**
- * B7 credentials: a Task with a stamped transaction uses a Secret only with the credential scope, in the
+ * Credentials: a Task with a stamped transaction uses a Secret only with the credential scope, in the
  * token's namespace, and only the Secret named by `tctx.secret`; otherwise the model gets a structured error.
  */
 function credentialRefusal(ctx: ApiContext, task: Resource<TaskSpec, TaskStatus>, secret: string) {

@@ -5,7 +5,7 @@ import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 
 /**
- * B7, server side: a worker reaches a tool's control-plane half only when the tool was advertised to its
+ * Per-call tool authorization, server side: a worker reaches a tool's control-plane half only when the tool was advertised to its
  * attempt, its Task is still the one the attempt runs and not finished, and the Task's stamped grant allows it.
  * `tools` lists the tools that use this endpoint; holding any one is enough.
  */

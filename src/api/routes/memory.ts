@@ -73,7 +73,7 @@ function requireReviewer(request: FastifyRequest): string {
   return principal.name;
 }
 
-/** /api/v1/memories and /api/v1/memory-proposals (memory spec A7–A8), and session listing. */
+/** /api/v1/memories and /api/v1/memory-proposals, and session listing. */
 export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const memory = ctx.memory;
   const loadMemory = (namespace: string, id: string) => {

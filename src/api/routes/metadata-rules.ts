@@ -1,7 +1,7 @@
 import { ANNOTATION, type ObjectMeta } from "../../resources/meta.ts";
 import { OrkaError } from "../../util/errors.ts";
 
-/** Users may set this one Orka annotation: it only removes tools (P4.3, OPEN). */
+/** Users may set this one Orka annotation: it only removes tools. */
 const CLIENT_SETTABLE_ANNOTATIONS = new Set<string>([ANNOTATION.disableCoordinationToolInjection]);
 
 /** `orka.ai/*` labels and annotations carry provenance only Orka may write. */

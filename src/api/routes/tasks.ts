@@ -149,7 +149,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       : task;
   });
 
-  // The reference's plan endpoint speaks PascalCase; kept as is for its clients (P4 divergences).
+  // The reference's plan endpoint speaks PascalCase; kept as is for its clients.
   app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/plan", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);

@@ -9,7 +9,7 @@ const clip = (text: unknown, max = 60) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-/** `orka memory …` and `orka memory proposal …` (memory spec A8), and `orka session …`. */
+/** `orka memory …` and `orka memory proposal …`, and `orka session …`. */
 export function registerMemoryCommands(program: Command, client: () => ApiClient): void {
   const memory = program.command("memory").description("Durable memory and the proposals a person reviews");
   memory

@@ -4,7 +4,7 @@ import { defineTool } from "../define.ts";
 
 const nonNegative = (name: string) => z.number({ message: `${name} must be a number` }).int().min(0, `${name} must be non-negative`);
 
-/** Compact JSON, `[]` when empty (memory spec A3). */
+/** Compact JSON, `[]` when empty. */
 const compact = (value: unknown) => JSON.stringify(value ?? []);
 
 /** Every call is made as this attempt: the namespace and Task come from it, never from arguments. */
