@@ -37,7 +37,7 @@ export function redact(text: string, knownSecrets: readonly string[] = []): stri
 }
 
 /** Shorter values would blank out ordinary words. */
-const MIN_SECRET_LENGTH = 4;
+const MIN_SECRET_LENGTH = 8;
 
 /**
  * The ways a value shows up when an upstream echoes it: as is, escaped inside JSON, URL-encoded,
@@ -59,14 +59,16 @@ function secretForms(values: Iterable<string>): string[] {
 
 const longestFirst = (forms: string[]) => [...new Set(forms)].sort((a, b) => b.length - a.length);
 
-const replaceForms = (text: string, forms: readonly string[]) => forms.reduce((out, form) => out.replaceAll(form, REDACTED), text);
+/** Most strings hold no secret: they are returned as they are, without a copy per form. */
+const replaceForms = (text: string, forms: readonly string[]) =>
+  forms.some((form) => text.includes(form)) ? forms.reduce((out, form) => out.replaceAll(form, REDACTED), text) : text;
 
 /** Replaces every form of the given values, and nothing else: text that merely looks secret is kept. */
 export function redactValues(text: string, values: Iterable<string>): string {
   return replaceForms(text, secretForms(values));
 }
 
-/** The same through a parsed JSON body or a raw one: strings and keys are scrubbed, a binary body is kept as it is. */
+/** The same through a parsed JSON body or a raw one: string values are scrubbed (keys are names, not data), a binary body is kept as it is. */
 function redactFormsIn(body: unknown, forms: readonly string[]): unknown {
   if (forms.length === 0) return body;
   const scrub = (text: string) => replaceForms(text, forms);
@@ -82,7 +84,7 @@ interface Slot {
 }
 
 /**
- * A copy of parsed JSON with `map` applied to every string and key. A worker's body may be nested
+ * A copy of parsed JSON with `map` applied to every string value. A worker's body may be nested
  * as deeply as a model made its tool arguments, so the walk keeps its own stack instead of recursing.
  */
 function mapJsonStrings(root: unknown, map: (text: string) => string): unknown {
@@ -100,9 +102,8 @@ function mapJsonStrings(root: unknown, map: (text: string) => string): unknown {
       const fields: Record<string, unknown> = {};
       // Keys are placed now, in their order, and filled as the walk reaches them.
       for (const [key, item] of Object.entries(value)) {
-        const mapped = map(key);
-        Object.defineProperty(fields, mapped, { value: undefined, enumerable: true, writable: true, configurable: true });
-        slots.push({ value: item, parent: fields, key: mapped });
+        Object.defineProperty(fields, key, { value: undefined, enumerable: true, writable: true, configurable: true });
+        slots.push({ value: item, parent: fields, key });
       }
       copy = fields;
     }

@@ -26,6 +26,7 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
     provider: client.provider,
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const budget = AbortSignal.timeout(budgetMs);
+      const started = Date.now();
       for (let attempt = 0; ; attempt++) {
         try {
           return await tryWithinDeadline(client, request, { timeoutMs: options.timeoutMs, budget, budgetMs });
@@ -33,6 +34,7 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
           if (!(err instanceof ModelApiError) || !err.retryable || attempt >= MAX_RETRIES || budget.aborted || request.signal?.aborted) throw err;
           const backoff = Math.min(MAX_DELAY_MS, options.baseDelayMs * 2 ** attempt);
           const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
+          if (delayMs >= budgetMs - (Date.now() - started)) throw err;
           options.onRetry?.(attempt + 1, err, delayMs);
           await sleep(delayMs, request.signal ? AbortSignal.any([request.signal, budget]) : budget).catch((reason) => {
             throw budget.aborted && !request.signal?.aborted ? err : reason;

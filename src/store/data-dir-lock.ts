@@ -15,12 +15,14 @@ export function lockDataDir(dataDir: string): DataDirLock {
   // Bounded: each pass either takes the file or removes a stale one another start may take first.
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = createPidFile(file);
-    // A data dir nobody can write needs no lock: no server can change the store in it, and this one
+    // A data dir this server cannot write needs no lock: it cannot change the store there, and it
     // starts to say so (not ready, writes answered 503).
     if (created === "read-only") return { release: () => {} };
     if (created) return { release: () => removeIfHeldBy(file, process.pid) };
     const holder = holderOf(file);
-    if (holder !== undefined && isRunning(holder)) {
+    // Our own pid in the file is a previous server's, killed before it could remove it: in a
+    // container the server often gets the same small pid again.
+    if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
       throw new OrkaError(
         "conflict",
         `another Orka server (pid ${holder}) is using the data dir ${dataDir}; stop it, or give this server its own --data-dir (if pid ${holder} is no Orka server, delete ${file})`,
@@ -37,7 +39,7 @@ function createPidFile(file: string): boolean | "read-only" {
   try {
     writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EROFS") return "read-only";
+    if (["EROFS", "EACCES", "EPERM"].includes((err as NodeJS.ErrnoException).code ?? "")) return "read-only";
     throw err;
   }
   try {

@@ -188,7 +188,7 @@ spec: {providerRef: {name: quoting}, tools: [{name: file_write}, {name: file_rea
     expect(task.status.phase).toBe("Succeeded");
     expect((await orka.api("GET", "/api/v1/tasks/hung-fallback/result")).body.result).toBe("from the fallback");
     expect(requestsFor("m-hung")).toHaveLength(4);
-    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(Date.now() - started).toBeLessThan(45_000);
     const notices = (await events("hung-fallback")).filter((e) => e.type === "ModelRequestRetried").map((e) => e.summary);
     expect(notices[0]).toMatch(new RegExp(`^peer: provider did not answer within ${MODEL_TIMEOUT_MS} ms, retry 1 in \\d+ ms$`));
 

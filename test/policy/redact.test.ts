@@ -44,11 +44,11 @@ describe("redacting known Secret values", () => {
     expect(secrets.redact("team", "t1", `a ${long}`)).toBe(`a ${REDACTED}`);
   });
 
-  it("scrubs a worker's request body: strings and keys of parsed JSON, and raw text, but keeps binary bytes", () => {
+  it("scrubs a worker's request body: string values of parsed JSON (keys are names, kept as sent), and raw text, but keeps binary bytes", () => {
     const secrets = new TaskSecrets();
     secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
-    const body = { messages: [{ role: "assistant", content: "key mdl-Zq81xR4tW0pLs9" }], detail: { "mdl-Zq81xR4tW0pLs9": 1, n: 2 } };
-    expect(secrets.redactBody("team", "t1", body)).toEqual({ messages: [{ role: "assistant", content: `key ${REDACTED}` }], detail: { [REDACTED]: 1, n: 2 } });
+    const body = { messages: [{ role: "assistant", content: "key mdl-Zq81xR4tW0pLs9" }], detail: { tool_choice: "none", n: 2 } };
+    expect(secrets.redactBody("team", "t1", body)).toEqual({ messages: [{ role: "assistant", content: `key ${REDACTED}` }], detail: { tool_choice: "none", n: 2 } });
     expect(String(secrets.redactBody("team", "t1", Buffer.from("said mdl-Zq81xR4tW0pLs9")))).toBe(`said ${REDACTED}`);
     const binary = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("mdl-Zq81xR4tW0pLs9")]);
     expect(secrets.redactBody("team", "t1", binary)).toBe(binary);
@@ -92,13 +92,13 @@ describe("a running attempt's log stream", () => {
     store = tempStore();
     const secrets = new TaskSecrets();
     const data = new RedactingTaskDataStore(store.db, secrets);
-    secrets.remember("team", "t1", "t1-1", ["abcd"]);
+    secrets.remember("team", "t1", "t1-1", ["abcdefgh"]);
     data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
-    // The longest form of "abcd" is 8 characters, so 7 are held back: the cut falls inside the emoji.
-    data.appendLog("team", "t1", 1, "x😀123456");
-    data.appendLog("team", "t1", 1, " and abcd");
+    // The longest form of "abcdefgh" is 12 characters, so 11 are held back: the cut falls inside the emoji.
+    data.appendLog("team", "t1", 1, "x😀1234567890");
+    data.appendLog("team", "t1", 1, " and abcdefgh");
     data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
-    expect(data.readLogs("team", "t1").text).toBe(`x😀123456 and ${REDACTED}`);
+    expect(data.readLogs("team", "t1").text).toBe(`x😀1234567890 and ${REDACTED}`);
   });
 });
 

@@ -109,7 +109,14 @@ export function registerTaskWatch(app: FastifyInstance, ctx: ApiContext): void {
         else send(change);
       }),
     );
-    const { items } = await ctx.store.list("Task", { namespace });
+    let items: Awaited<ReturnType<typeof ctx.store.list>>["items"];
+    try {
+      ({ items } = await ctx.store.list("Task", { namespace }));
+    } catch (err) {
+      // The stream has started, so the failure is told in it; the client reconnects.
+      stream.send("error", { message: err instanceof Error ? err.message : String(err) });
+      return stream.close();
+    }
     for (const task of items) stream.send("ADDED", task);
     stream.send("synced", { count: items.length }, listedAt);
     for (const change of backlog) send(change);
