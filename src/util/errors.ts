@@ -46,6 +46,13 @@ export function httpStatusOf(code: ErrorCode): number {
   return httpStatusByCode[code];
 }
 
+/** The code behind an HTTP status another Orka process answered with, so its meaning survives the hop. */
+export function errorCodeOfStatus(status: number): ErrorCode {
+  if (status === 409) return "conflict";
+  const code = (Object.keys(httpStatusByCode) as ErrorCode[]).find((candidate) => httpStatusByCode[candidate] === status);
+  return code ?? (status >= 500 ? "unavailable" : "invalid_argument");
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,5 +1,6 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { ControlPlane } from "../tools/define.ts";
+import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
 
 const CONTROL_PLANE_TIMEOUT_MS = 10_000;
 
@@ -76,7 +77,7 @@ export class ControlPlaneClient implements ControlPlane {
       } catch {
         // not JSON: keep the text
       }
-      throw new Error(message || `control plane answered HTTP ${response.status}`);
+      throw new OrkaError(errorCodeOfStatus(response.status), message || `control plane answered HTTP ${response.status}`);
     }
     return text ? JSON.parse(text) : undefined;
   }
