@@ -12,7 +12,7 @@ import { checkNamespaceForTask } from "./task-identity.ts";
 type Task = Resource<TaskSpec, TaskStatus>;
 
 
-/** The Agent name: `<task>-<role>-<6 hex>`, DNS-1123, at most 63 characters (core-tools AM-3). */
+/** The Agent name: `<task>-<role>-<6 hex>`, DNS-1123, at most 63 characters. */
 function agentName(task: string, role: string): string {
   const slug = `${task}-${role}`.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").slice(0, 55).replace(/^-+|-+$/g, "");
   return `${slug}-${randomBytes(3).toString("hex")}`;
@@ -64,7 +64,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
 }
 
 /**
- * delete_agent: only an Agent this Task created (its owner), never a person's (core-tools AM-7), in
+ * delete_agent: only an Agent this Task created (its owner), never a person's, in
  * the namespace asked for when the Task's identity may act there.
  */
 export async function deleteAgentForTask(store: ResourceStore, isolation: NamespaceIsolation, task: Task, name: string, requestedNamespace?: string) {

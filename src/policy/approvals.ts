@@ -16,7 +16,7 @@ export interface ApprovalBinding {
 }
 
 /**
- * Binds an approval to one exact call (coordination AG-1): the Task (by uid), the Tool, the
+ * Binds an approval to one exact call: the Task (by uid), the Tool, the
  * canonical arguments (auth key dropped, URL parameters set apart) and the Tool's spec.
  */
 export function bindApproval(target: { namespace: string; task: string; taskUID: string }, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): ApprovalBinding {

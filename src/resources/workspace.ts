@@ -50,7 +50,7 @@ function checkRefName(field: "branch" | "ref" | "pushBranch" | "prBaseBranch", n
   if (problem) fail(`workspace.${field} is invalid: ${problem}`);
 }
 
-/** One detector for secret-like text (PR-3). */
+/** One detector for secret-like text. */
 const SECRET_LIKE = [
   /(github_pat_|ghp_|xoxb-|sk-)[A-Za-z0-9_./+=:-]{8,}/,
   /(AKIA|ASIA)[A-Z0-9]{16}/,
@@ -105,7 +105,7 @@ export function validateWorkspace(input: Workspace): Workspace {
   return ws;
 }
 
-/** PR-1…PR-4: limits in code points, no whitespace-only title, no secrets, no publisher markers. */
+/** Limits in code points, no whitespace-only title, no secrets, no publisher markers. */
 function checkPullRequestText(ws: Workspace): void {
   if (ws.prTitle !== undefined) {
     if (codePoints(ws.prTitle) > 256) fail("workspace.prTitle exceeds 256 characters");

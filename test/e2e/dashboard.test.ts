@@ -5,6 +5,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 import { launchChromium } from "../helpers/browser.ts";
+import { approvalGatedDeployer } from "../fixtures/deployer.ts";
 
 // ORKA_UPDATE_SCREENSHOTS=1 refreshes the README's screenshots; otherwise they go to a temp dir.
 const SCREENSHOTS = process.env.ORKA_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dirname, "../../docs/screenshots") : mkdtempSync(join(tmpdir(), "orka-shots-"));
@@ -36,26 +37,6 @@ spec:
       - text: Releases ship on Tuesdays.
 ---
 apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: deployer-script}
-spec:
-  type: scripted
-  scripted:
-    turns:
-      - toolCalls:
-          - {name: deploy, arguments: {version: "1.4.2"}}
-          - {name: update_plan, arguments: {summary: deployed, plan_document: deployed 1.4.2, goal_complete: true}}
-      - text: iteration over
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Tool
-metadata: {name: deploy}
-spec:
-  description: Deploy a version to production.
-  parameters: {type: object, properties: {version: {type: string}}, required: [version]}
-  http: {url: "${orkaUrl}/healthz", method: GET}
----
-apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: researcher}
 spec: {providerRef: {name: researcher-script}, systemPrompt: {inline: You research one question.}}
@@ -68,14 +49,7 @@ spec:
   systemPrompt: {inline: You split work between researchers.}
   coordination: {enabled: true, allowedAgents: [{name: researcher}]}
 ---
-apiVersion: core.orka.ai/v1alpha1
-kind: Agent
-metadata: {name: deployer}
-spec:
-  providerRef: {name: deployer-script}
-  tools: [{name: deploy}]
-  coordination: {enabled: true, autonomous: true, maxIterations: 3, approvalRequiredTools: [deploy]}
-`;
+${approvalGatedDeployer(orkaUrl, "iteration over")}`;
 
 const COORDINATOR_YAML = `apiVersion: core.orka.ai/v1alpha1
 kind: Task

@@ -1,36 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
+import { approvalGatedDeployer } from "../fixtures/deployer.ts";
 
-// An autonomous deployer whose `deploy` Tool needs a person's approval: its first iteration parks the Task.
-const resources = (orkaUrl: string) => `
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: deployer-script}
-spec:
-  type: scripted
-  scripted:
-    turns:
-      - toolCalls:
-          - {name: deploy, arguments: {version: "1.4.2"}}
-          - {name: update_plan, arguments: {summary: deployed, plan_document: deployed 1.4.2, goal_complete: true}}
-      - text: deployed 1.4.2
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Tool
-metadata: {name: deploy}
-spec:
-  description: Deploy a version to production.
-  parameters: {type: object, properties: {version: {type: string}}, required: [version]}
-  http: {url: "${orkaUrl}/healthz", method: GET}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Agent
-metadata: {name: deployer}
-spec:
-  providerRef: {name: deployer-script}
-  tools: [{name: deploy}]
-  coordination: {enabled: true, autonomous: true, maxIterations: 3, approvalRequiredTools: [deploy]}
-`;
+// The deployer's first iteration parks the Task on its approval-gated deploy.
+const resources = (orkaUrl: string) => approvalGatedDeployer(orkaUrl, "deployed 1.4.2");
 
 describe("a parked Task says so", () => {
   let orka: OrkaUnderTest;

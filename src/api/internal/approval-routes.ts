@@ -65,7 +65,7 @@ function requestFor(ctx: ApiContext, task: Task, tool: Resource<ToolSpec, unknow
 }
 
 /**
- * The gate in front of custom Tool calls (AG-4, AG-8): a Tool listed in `approvalRequiredTools`, or
+ * The gate in front of custom Tool calls: a Tool listed in `approvalRequiredTools`, or
  * an exact call someone asked approval for, runs once per attempt after a person approved it;
  * otherwise it is parked or refused.
  */

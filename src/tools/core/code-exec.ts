@@ -10,7 +10,7 @@ export const OUTPUT_LIMIT_BYTES = 65_536;
 const DEFAULT_TIMEOUT_S = 30;
 const MAX_TIMEOUT_S = 60;
 
-/** CE-6 limits: CPU 60 s, 2 GiB address space, 256 processes, 64 MiB files, 256 open files. */
+/** Limits: CPU 60 s, 2 GiB address space, 256 processes, 64 MiB files, 256 open files. */
 export const CODE_EXEC_LIMITS: SandboxLimits = {
   cpuSeconds: 60,
   memoryBytes: 2 * 1024 ** 3,
@@ -29,7 +29,7 @@ const INTERPRETERS: Record<string, { canonical: string; command: string[] }> = {
   sh: { canonical: "bash", command: ["bash"] },
 };
 
-/** CE-3: nothing is inherited from the worker. */
+/** Nothing is inherited from the worker. */
 const CODE_ENV = {
   PATH: "/usr/local/bin:/usr/bin:/bin",
   HOME: "/tmp",
@@ -42,7 +42,7 @@ const CODE_ENV = {
   TERM: "dumb",
 };
 
-/** CE-4: defence in depth for shell code, checked before anything is spawned; the sandbox is the boundary. */
+/** Defence in depth for shell code, checked before anything is spawned; the sandbox is the boundary. */
 const SHELL_GUARDS: [RegExp, string][] = [
   [/\brm\s+(-[a-zA-Z]*[rRf]|--recursive|--force)/, "rm with -r/-f"],
   [/\bdel\s+\/[fq]/i, "del /f or /q"],

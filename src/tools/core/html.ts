@@ -7,7 +7,7 @@ const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fen
 turndown.use(gfm);
 turndown.remove(["script", "style", "noscript", "template", "iframe", "object"] as never);
 
-/** Readable Markdown of a page (WF-3): no scripts run, nothing fetched; the article if Readability finds one. */
+/** Readable Markdown of a page: no scripts run, nothing fetched; the article if Readability finds one. */
 export function htmlToMarkdown(html: string): { title: string; markdown: string } {
   const { document } = parseHTML(html);
   const title = (document.querySelector("title")?.textContent ?? "").trim();

@@ -59,7 +59,7 @@ function pick(items: unknown, map: (item: Record<string, unknown>) => SearchResu
 
 const text = (value: unknown) => (typeof value === "string" ? value : "");
 
-/** One adapter per provider, each returning the same result shape (WS-2). */
+/** One adapter per provider, each returning the same result shape. */
 const adapters: Record<Exclude<SearchProvider, "generic">, (query: string, limit: number, settings: SearchSettings) => Promise<SearchResult[]>> = {
   async tavily(query, limit, settings) {
     const body = await call(endpoint(settings), {

@@ -14,7 +14,7 @@ export interface FileRoot {
 export class WorkspaceError extends Error {}
 
 /**
- * The confinement of file_read and file_write (core-tools FR-2): paths resolve component by
+ * The confinement of file_read and file_write: paths resolve component by
  * component inside a root, symlinks are followed only when relative and staying inside, and the
  * opened file is checked again through /proc/self/fd, which closes the check-then-open race.
  */
