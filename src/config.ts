@@ -14,7 +14,7 @@ import type { SignInLimit, TrustProxy } from "./api/auth.ts";
 import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
-import type { ModelCallSettings } from "./worker/models.ts";
+import type { ModelCallSettings } from "./providers/model.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {

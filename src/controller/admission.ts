@@ -11,7 +11,7 @@ import { builtinTool } from "../tools/registry.ts";
 import { enabledCustomTools, resolveTaskFacts, taskToolset, type ToolSources } from "./task-tools.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
-import type { AiRun, ContainerRun } from "../worker/attempt-config.ts";
+import type { AiRun, ContainerRun } from "../runner/attempt-config.ts";
 import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
 import { OrkaError } from "../util/errors.ts";
 

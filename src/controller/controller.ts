@@ -16,8 +16,8 @@ import type { AttemptDirs, WorkloadRunner, AttemptExit } from "../runner/runner.
 import { chown, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SANDBOX_UID } from "../sandbox/bwrap.ts";
-import { attemptEnv, carriedSecretValues, type AttemptConfig } from "../worker/attempt-config.ts";
-import type { ModelCallSettings } from "../worker/models.ts";
+import { attemptEnv, carriedSecretValues, type AttemptConfig } from "../runner/attempt-config.ts";
+import type { ModelCallSettings } from "../providers/model.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
 import { admit, isTerminal, parentNamespaceOf, parentTaskName, type StartPlan, type Task } from "./admission.ts";

@@ -126,3 +126,9 @@ export function unusableBody(data: unknown, response: Response, field: string, a
     : `a JSON body without "${field}"`;
   return new ModelApiError(`provider returned HTTP ${response.status} with ${what}`, response.status, { retryable: true });
 }
+
+/** How every model call is made: the first retry backoff, and how long one call may take unless its endpoint says otherwise. */
+export interface ModelCallSettings {
+  retryBaseMs: number;
+  timeoutMs: number;
+}

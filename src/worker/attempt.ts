@@ -6,7 +6,7 @@ import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { errorMessage } from "../util/errors.ts";
-import { carriedSecretValues, type AttemptConfig } from "./attempt-config.ts";
+import { carriedSecretValues, type AttemptConfig } from "../runner/attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "./models.ts";

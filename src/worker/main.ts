@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Worker entry point for one attempt in its own process (a Kubernetes Job runs this).
-import { readAttemptEnv } from "./attempt-config.ts";
+import { readAttemptEnv } from "../runner/attempt-config.ts";
 import { runAttempt } from "./attempt.ts";
 
 const controller = new AbortController();

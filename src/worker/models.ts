@@ -1,15 +1,9 @@
 import { createModelClient, type ModelEndpoint } from "../providers/index.ts";
 import type { ModelClient, ModelRequest, ModelResponse } from "../providers/model.ts";
-import { ModelApiError } from "../providers/model.ts";
+import { ModelApiError, type ModelCallSettings } from "../providers/model.ts";
 import { clipText } from "../util/text.ts";
 import { withRetries } from "../providers/retry.ts";
 import { errorMessage } from "../util/errors.ts";
-
-/** How every model call is made: the first retry backoff, and how long one call may take unless its endpoint says otherwise. */
-export interface ModelCallSettings {
-  retryBaseMs: number;
-  timeoutMs: number;
-}
 
 const NOTICE_DETAIL_CHARS = 300;
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
-import type { AttemptConfig } from "../../src/worker/attempt-config.ts";
+import type { AttemptConfig } from "../../src/runner/attempt-config.ts";
 
 // The worker against a stand-in control plane whose memory store is down (memory spec A11.6).
 describe("AI attempt with the memory store down", () => {

@@ -19,7 +19,8 @@ import { CORE_TOOLS } from "../../tools/names.ts";
 import { redactValues } from "../../policy/redact.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
-import { modelWithFallbacks, type ModelCallSettings } from "../../worker/models.ts";
+import { modelWithFallbacks } from "../../worker/models.ts";
+import type { ModelCallSettings } from "../../providers/model.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
 
 /** The first five core tools: exactly what the compatible endpoints offer. */

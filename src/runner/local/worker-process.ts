@@ -1,5 +1,5 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
-import { readAttemptEnv } from "../../worker/attempt-config.ts";
+import { readAttemptEnv } from "../attempt-config.ts";
 import { runAttempt } from "../../worker/attempt.ts";
 import { errorMessage } from "../../util/errors.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";

@@ -2,7 +2,7 @@ import type { ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Approval } from "../store/approval-store.ts";
-import type { ModelCallSettings } from "./models.ts";
+import type { ModelCallSettings } from "../providers/model.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the `ORKA_*` environment

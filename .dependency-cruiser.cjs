@@ -1,0 +1,57 @@
+/**
+ * Import rules, checked by `npm test` (scripts: check:imports). The layout they keep is drawn in
+ * docs/architecture.md: areas depend on contracts, never on each other's machinery.
+ */
+const area = (name) => `^src/${name}/`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "A module never reaches itself again through its imports: cycles make load order and ownership unclear.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "controller-not-sandbox-or-worker",
+      comment: "The controller decides and records; running an attempt is the runner's, running a model loop the worker's.",
+      severity: "error",
+      from: { path: area("controller") },
+      to: { path: [area("sandbox"), area("worker")] },
+    },
+    {
+      name: "api-not-worker-or-local-runner",
+      comment: "The API process starts no model loop or sandbox itself: work runs as attempts of the WorkloadRunner.",
+      severity: "error",
+      from: { path: area("api") },
+      to: { path: [area("worker"), area("runner/local"), area("sandbox")] },
+    },
+    {
+      name: "tools-not-runner",
+      comment: "Tools get their directories and settings through their context, not from how attempts are run.",
+      severity: "error",
+      from: { path: area("tools") },
+      to: { path: area("runner") },
+    },
+    {
+      name: "config-not-concrete-tool",
+      comment: "Configuration knows tool settings, not the modules of individual tools.",
+      severity: "error",
+      from: { path: "^src/config\\.ts$" },
+      to: { path: "^src/tools/(core|memory|coordination|custom)/" },
+    },
+    {
+      name: "ui-not-server",
+      comment: "The dashboard talks to the server over HTTP only.",
+      severity: "error",
+      from: { path: "^ui/src/" },
+      to: { path: "^src/" },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules" },
+  },
+};
