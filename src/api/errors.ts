@@ -36,7 +36,8 @@ export function knownError(error: Error, request: FastifyRequest): Error {
 
 export function errorHandler(thrown: Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const error = knownError(thrown, request);
-  if (error instanceof OrkaError) return sendError(reply, error.httpStatus, error.message);
+  // An internal error is a fault of Orka itself: logged like any unexplained one, its detail never answered.
+  if (error instanceof OrkaError && error.code !== "internal") return sendError(reply, error.httpStatus, error.message);
   const statusCode = (error as FastifyError).statusCode;
   if (statusCode && statusCode < 500) return sendError(reply, statusCode, error.message);
   request.log.error({ err: error }, "request failed");

@@ -62,6 +62,6 @@ export class OidcAuthenticator {
 
 async function discoverJwks(issuer: string): Promise<string> {
   const response = await fetch(`${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
-  if (!response.ok) throw new Error(`OIDC discovery failed: HTTP ${response.status}`);
+  if (!response.ok) throw new OrkaError("unavailable", `OIDC discovery failed: HTTP ${response.status}`);
   return discoverySchema.parse(await response.json()).jwks_uri;
 }

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { OrkaError } from "../util/errors.ts";
 
 export const TXN_TOKEN_TYPE_URN = "urn:ietf:params:oauth:token-type:txn_token";
 const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -48,21 +49,21 @@ export async function exchangeForTransactionToken(config: ChildTokenExchangeConf
     signal: AbortSignal.timeout(10_000),
   });
   const text = await response.text();
-  if (text.length > MAX_RESPONSE_BYTES) throw new Error("token exchange reply is too large");
-  if (!response.ok) throw new Error(`token exchange failed: HTTP ${response.status}`);
+  if (text.length > MAX_RESPONSE_BYTES) throw new OrkaError("unavailable", "token exchange reply is too large");
+  if (!response.ok) throw new OrkaError("unavailable", `token exchange failed: HTTP ${response.status}`);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new Error("token exchange reply is not JSON");
+    throw new OrkaError("unavailable", "token exchange reply is not JSON");
   }
   const parsed = replySchema.safeParse(body);
-  if (!parsed.success) throw new Error(`token exchange reply is not a transaction token: ${parsed.error.issues[0].message}`);
+  if (!parsed.success) throw new OrkaError("unavailable", `token exchange reply is not a transaction token: ${parsed.error.issues[0].message}`);
   return parsed.data.access_token;
 }
 
 export async function readSubjectTokenFile(path: string): Promise<string> {
   const token = (await readFile(path, "utf8")).trim();
-  if (!token) throw new Error("the subject token file is empty");
+  if (!token) throw new OrkaError("failed_precondition", "the subject token file is empty");
   return token;
 }

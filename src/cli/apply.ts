@@ -7,7 +7,7 @@ import { parseResource, parseSpec } from "../resources/validate.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
 import { errorMessage, OrkaError } from "../util/errors.ts";
 import { canonicalJson } from "../util/hash.ts";
-import { ApiError, type ApiClient } from "./client.ts";
+import type { ApiClient } from "./client.ts";
 
 /** One file (or stdin) to apply: where it came from, for messages, and its text. */
 export interface ApplySource {
@@ -98,7 +98,7 @@ async function plan(api: ApiClient, raw: Record<string, unknown>, object: Resour
   const scoped = api.withNamespace((raw.metadata as { namespace?: string } | undefined)?.namespace);
   const path = `${pluralOf(kind)}/${object.metadata.name}`;
   const body = kind === "Secret" ? raw : { metadata: raw.metadata, spec: raw.spec };
-  const existing = await scoped.get<Partial<Resource>>(path).catch((err) => (err instanceof ApiError && err.status === 404 ? undefined : Promise.reject(err)));
+  const existing = await scoped.get<Partial<Resource>>(path).catch((err) => (err instanceof OrkaError && err.code === "not_found" ? undefined : Promise.reject(err)));
   const planned = { label: `${kind.toLowerCase()}/${object.metadata.name}`, kind, path, body, scoped };
   if (!existing) return { ...planned, action: "create" };
   if (kind === "Task") return { ...planned, action: sameSpec(kind, object, existing) ? "unchanged" : "refuse" };

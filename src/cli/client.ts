@@ -1,12 +1,6 @@
-/** The CLI's HTTP client for /api/v1; errors carry the server's message. */
-export class ApiError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
+import { errorFromAnswer, OrkaError } from "../util/errors.ts";
 
+/** The CLI's HTTP client for /api/v1; an error is the server's, as an OrkaError with its code and message. */
 export class ApiClient {
   readonly server: string;
   private readonly token: string | undefined;
@@ -85,19 +79,14 @@ export class ApiClient {
         body: body !== undefined ? JSON.stringify(body) : undefined,
       });
     } catch (err) {
-      throw new ApiError(0, `cannot reach the Orka server at ${this.server} (${(err as Error).cause ?? (err as Error).message}); is \`orka serve\` running? Set it with --server or \`orka config set-server\``);
+      throw new OrkaError("unavailable", `cannot reach the Orka server at ${this.server} (${(err as Error).cause ?? (err as Error).message}); is \`orka serve\` running? Set it with --server or \`orka config set-server\``);
     }
     if (!response.ok) throw await this.errorFrom(response);
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  private async errorFrom(response: Response): Promise<ApiError> {
-    const text = await response.text();
-    try {
-      return new ApiError(response.status, JSON.parse(text).error.message);
-    } catch {
-      return new ApiError(response.status, text || `HTTP ${response.status}`);
-    }
+  private async errorFrom(response: Response): Promise<OrkaError> {
+    return errorFromAnswer(response.status, await response.text(), `HTTP ${response.status}`);
   }
 }

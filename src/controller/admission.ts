@@ -30,9 +30,12 @@ export interface StartPlan {
 export type Admission = { kind: "fail"; message: string } | { kind: "wait"; delayMs: number; reason: string } | { kind: "admit"; plan: StartPlan };
 
 const fail = (message: string): Admission => ({ kind: "fail", message });
-/** A refusal (an unreadable script file, say) fails the Task with its reason instead of retrying the reconcile. */
+/**
+ * A refusal (an unreadable script file, say) fails the Task with its reason instead of retrying the
+ * reconcile; a fault of Orka itself (an internal error, a Secret that cannot be decrypted) is retried.
+ */
 const refusal = (err: unknown): OrkaError => {
-  if (err instanceof OrkaError) return err;
+  if (err instanceof OrkaError && err.code !== "internal") return err;
   throw err;
 };
 const CHILD_WAIT_MS = 10_000;

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { Agent, errors, interceptors, request, type Dispatcher } from "undici";
-import { errorMessage } from "../util/errors.ts";
+import { errorMessage, OrkaError } from "../util/errors.ts";
 
 /** What outbound requests made on a user's behalf may reach. */
 export interface EgressPolicy {
@@ -60,7 +60,12 @@ export function forbiddenAddressReason(rawAddress: string, policy: EgressPolicy)
   return undefined;
 }
 
-export class EgressRefused extends Error {}
+/** A URL Orka may not call on someone's behalf; a caller tells it apart (`instanceof`) from a target that failed to answer. */
+export class EgressRefused extends OrkaError {
+  constructor(reason: string) {
+    super("permission_denied", reason);
+  }
+}
 
 /** Checks scheme and host before any connection; DNS answers are checked again at connect time. */
 export function checkEgressUrl(text: string, policy: EgressPolicy): URL {
@@ -144,7 +149,7 @@ export async function guardedRequest<T>(
       const location = headerOf(response, "location");
       if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
         await response.body.dump();
-        if (hop >= egress.maxRedirects) throw new Error(`too many redirects (max ${egress.maxRedirects})`);
+        if (hop >= egress.maxRedirects) throw new OrkaError("unavailable", `too many redirects (max ${egress.maxRedirects})`);
         url = checkEgressUrl(new URL(location, url).toString(), policy);
         continue;
       }
@@ -164,13 +169,17 @@ export async function guardedRequest<T>(
 
 const isTimeout = (err: unknown) => (err as Error | undefined)?.name === "TimeoutError";
 
-/** A refusal keeps its own message; a timeout and a network failure say what happened; the caller's own errors pass. */
+/**
+ * A refusal is thrown as the EgressRefused itself, unwrapped here should undici ever wrap the guarded
+ * lookup's in its own error, so callers test `instanceof EgressRefused` and never look at a cause; a
+ * timeout and a network failure say what happened; the caller's own errors pass.
+ */
 function describeFetchError(err: unknown, timeoutMs: number): Error {
   const cause = (err as { cause?: unknown }).cause;
   if (err instanceof EgressRefused) return err;
   if (cause instanceof EgressRefused) return cause;
-  if (isTimeout(err) || isTimeout(cause)) return new Error(`request timed out after ${timeoutMs} ms`);
-  if (err instanceof errors.UndiciError || (err as NodeJS.ErrnoException).syscall !== undefined) return new Error(`fetch failed: ${errorMessage(err)}`);
+  if (isTimeout(err) || isTimeout(cause)) return new OrkaError("deadline_exceeded", `request timed out after ${timeoutMs} ms`);
+  if (err instanceof errors.UndiciError || (err as NodeJS.ErrnoException).syscall !== undefined) return new OrkaError("unavailable", `fetch failed: ${errorMessage(err)}`);
   return err as Error;
 }
 

@@ -4,6 +4,7 @@ import { anthropicModel } from "./anthropic.ts";
 import type { ModelClient } from "./model.ts";
 import { openAIModel } from "./openai.ts";
 import { scriptedModel } from "./scripted.ts";
+import { OrkaError } from "../util/errors.ts";
 
 /** Everything the worker needs to reach one model: resolved by the controller, passed in the env contract. */
 export interface ModelEndpoint {
@@ -25,10 +26,10 @@ export interface ModelEndpoint {
 export function createModelClient(endpoint: ModelEndpoint, timeoutMs: number): ModelClient {
   switch (endpoint.type) {
     case "scripted":
-      if (!endpoint.script) throw new Error(`scripted provider ${endpoint.name} has no turns`);
+      if (!endpoint.script) throw new OrkaError("failed_precondition", `scripted provider ${endpoint.name} has no turns`);
       return scriptedModel(endpoint.script.turns);
     case "replay":
-      if (!endpoint.replay) throw new Error(`replay provider ${endpoint.name} has no recording`);
+      if (!endpoint.replay) throw new OrkaError("failed_precondition", `replay provider ${endpoint.name} has no recording`);
       return replayModel(endpoint.replay);
     case "anthropic":
       return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, timeoutMs });
@@ -40,6 +41,6 @@ export function createModelClient(endpoint: ModelEndpoint, timeoutMs: number): M
 }
 
 function requireKey(endpoint: ModelEndpoint): string {
-  if (!endpoint.apiKey) throw new Error(`API key for ${endpoint.name} not found`);
+  if (!endpoint.apiKey) throw new OrkaError("failed_precondition", `API key for ${endpoint.name} not found`);
   return endpoint.apiKey;
 }

@@ -1,6 +1,7 @@
 /** The one request/response shape every model vendor is translated to and from. */
 import { redact } from "../policy/redact.ts";
 import { clipText } from "../util/text.ts";
+import { errorCodeOfDependency, OrkaError, type ErrorCode } from "../util/errors.ts";
 
 export interface ToolCall {
   id: string;
@@ -51,16 +52,16 @@ const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 529]);
 /**
  * A failed model call, vendor-neutral: what the provider did (its HTTP status and message, a body
  * that was no answer, or silence) in words that need no vendor, so retries, fallbacks, context-length
- * handling and the Task's failure message need not know the vendor.
+ * handling and the Task's failure message need not know the vendor. Its code is the provider's
+ * refusal for a 4xx (resource_exhausted for a rate limit), deadline_exceeded for silence, else unavailable.
  */
-export class ModelApiError extends Error {
+export class ModelApiError extends OrkaError {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   readonly retryable: boolean;
 
-  constructor(message: string, status?: number, options: { retryAfterMs?: number; retryable?: boolean } = {}) {
-    super(message);
-    this.name = "ModelApiError";
+  constructor(message: string, status?: number, options: { retryAfterMs?: number; retryable?: boolean; code?: ErrorCode } = {}) {
+    super(options.code ?? errorCodeOfDependency(status), message);
     this.status = status;
     this.retryAfterMs = options.retryAfterMs;
     this.retryable = options.retryable ?? RETRYABLE_STATUSES.has(status ?? 0);

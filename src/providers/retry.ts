@@ -65,7 +65,7 @@ function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: {
   const silence = new Promise<never>((_resolve, reject) => {
     deadline.addEventListener("abort", () => {
       const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
-      reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true }));
+      reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
     }, { once: true });
   });
   return Promise.race([client.complete({ ...request, signal }), silence]);

@@ -3,6 +3,7 @@ import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Approval } from "../store/approval-store.ts";
 import type { ModelCallSettings } from "../providers/model.ts";
+import { OrkaError } from "../util/errors.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the `ORKA_*` environment
@@ -138,7 +139,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
 export function readAttemptEnv(env: Record<string, string | undefined>): AttemptConfig {
   const need = (name: string) => {
     const value = env[name];
-    if (value === undefined) throw new Error(`worker environment is missing ${name}`);
+    if (value === undefined) throw new OrkaError("internal", `worker environment is missing ${name}`);
     return value;
   };
   const optionalNumber = (name: string) => (env[name] ? Number(env[name]) : undefined);

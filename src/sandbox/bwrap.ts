@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { OrkaError } from "../util/errors.ts";
 
 export interface SandboxLimits {
   cpuSeconds: number;
@@ -55,7 +56,12 @@ export function exitCodeOf(result: Pick<SandboxResult, "exitCode" | "signal">): 
 /** Uid/gid the sandboxed process runs as when Orka itself runs as root (nobody). */
 export const SANDBOX_UID = 65534;
 
-export class SandboxUnavailableError extends Error {}
+/** The sandbox cannot run here (no bubblewrap): the attempt or tool call fails with this reason instead of running unconfined. */
+export class SandboxUnavailableError extends OrkaError {
+  constructor(message: string) {
+    super("unavailable", message);
+  }
+}
 
 /** Finds bubblewrap on PATH; the sandbox never falls back to running commands unconfined. */
 export function findBwrap(): string | undefined {

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { OrkaError } from "../util/errors.ts";
 
 /** AES-256-GCM with a key kept in a local file (mode 0600), so Secrets are not plain text on disk. */
 export class SecretCipher {
@@ -23,7 +24,7 @@ export class SecretCipher {
 
   decrypt(sealed: string): string {
     const [version, iv, tag, body] = sealed.split(":");
-    if (version !== "v1") throw new Error("unknown secret encoding");
+    if (version !== "v1") throw new OrkaError("internal", "unknown secret encoding");
     const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(iv, "base64"));
     decipher.setAuthTag(Buffer.from(tag, "base64"));
     return Buffer.concat([decipher.update(Buffer.from(body, "base64")), decipher.final()]).toString("utf8");

@@ -132,6 +132,30 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     expect([unauthorized.status, ((await unauthorized.json()) as any).error]).toEqual([401, { message: "invalid token", type: "authentication_error", param: null, code: null }]);
   });
 
+  it("answers a model that refused as a failed completion (502), in each protocol's shape, streaming or not", async () => {
+    const refused = "model call to default (openai, model m-refuses) failed: provider returned HTTP 400: no such model";
+    const send = (path: string, body: Record<string, unknown>) =>
+      fetch(`${orka.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${orka.token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const openAIBody = { model: "m-refuses", messages: [{ role: "user", content: "x" }] };
+    const anthropicBody = { model: "default/m-refuses", max_tokens: 64, messages: [{ role: "user", content: "x" }] };
+
+    peer.failNext(1, { status: 400, message: "no such model" }, "m-refuses");
+    const openAI = await send("/openai/v1/chat/completions", openAIBody);
+    expect([openAI.status, ((await openAI.json()) as any).error]).toEqual([502, { message: `completion failed: ${refused}`, type: "server_error", param: null, code: null }]);
+
+    peer.failNext(1, { status: 400, message: "no such model" }, "m-refuses");
+    const streamed = await (await send("/openai/v1/chat/completions", { ...openAIBody, stream: true })).text();
+    expect(streamed).toContain(JSON.stringify({ error: { message: `completion failed: ${refused}`, type: "server_error", param: null, code: null } }));
+
+    peer.failNext(1, { status: 400, message: "no such model" }, "m-refuses");
+    const anthropicAnswer = await send("/anthropic/v1/messages", anthropicBody);
+    expect([anthropicAnswer.status, ((await anthropicAnswer.json()) as any).error.message]).toEqual([502, `completion failed: ${refused}`]);
+
+    peer.failNext(1, { status: 400, message: "no such model" }, "m-refuses");
+    const anthropicStream = await (await send("/anthropic/v1/messages", { ...anthropicBody, stream: true })).text();
+    expect(anthropicStream).toContain(JSON.stringify({ type: "error", error: { type: "api_error", message: `completion failed: ${refused}` } }));
+  });
+
   it("answers Anthropic messages with x-api-key or Bearer, and server-side tools", async () => {
     peer.script("c-tools", [{ toolCalls: [{ name: "code_exec", arguments: { language: "python", code: "print(6*7)" } }] }, { text: "It is 42." }]);
     const message = await anthropic.messages.create({ model: "claude/c-tools", max_tokens: 200, system: "Use tools.", messages: [{ role: "user", content: "6*7?" }] });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkEgressUrl, EgressRefused, forbiddenAddressReason, guardedLookup } from "../../src/policy/ssrf.ts";
+import { checkEgressUrl, EgressRefused, forbiddenAddressReason, guardedLookup, guardedRequest, postJsonGuarded } from "../../src/policy/ssrf.ts";
 
 const strict = { allowLoopback: false };
 
@@ -34,5 +34,19 @@ describe("egress (SSRF) checks", () => {
     const error = await new Promise<Error | null>((resolve) => lookup("localhost", {}, (err) => resolve(err)));
     expect(error).toBeInstanceOf(EgressRefused);
     expect(error?.message).toBe("URL must not target private, loopback, or link-local addresses");
+  });
+
+  // Callers (webhooks, HTTP Tools, probes, web_fetch) tell a refusal from a failure by its type alone.
+  it("throws the refusal itself from a guarded request, not wrapped in a cause, whether the URL or its DNS answer is refused", async () => {
+    const refusals = [
+      guardedRequest("http://127.0.0.1:9/", strict, { maxRedirects: 0, timeoutMs: 5000 }, async () => "answered"),
+      guardedRequest("http://localhost:9/", strict, { maxRedirects: 0, timeoutMs: 5000 }, async () => "answered"),
+      postJsonGuarded(new URL("http://localhost:9/hook"), {}, {}, strict, 5000),
+    ];
+    for (const refusal of refusals) {
+      const err = await refusal.then(() => undefined, (reason: unknown) => reason);
+      expect(err).toBeInstanceOf(EgressRefused);
+      expect([(err as EgressRefused).code, (err as EgressRefused).message]).toEqual(["permission_denied", "URL must not target private, loopback, or link-local addresses"]);
+    }
   });
 });

@@ -9,7 +9,7 @@ import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
-import type { ChatMessage, FinishReason, ToolCall, ToolDefinition } from "../../providers/model.ts";
+import { ModelApiError, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
 import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import { toolDefinition, type ToolSettings } from "../../tools/define.ts";
@@ -22,6 +22,14 @@ import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
 import { modelWithFallbacks } from "../../worker/models.ts";
 import type { ModelCallSettings } from "../../providers/model.ts";
 import { toolExecutor } from "../../worker/tool-executor.ts";
+
+/**
+ * An error that refuses the request itself, answered with its own status and message; a model call
+ * that failed (whatever the provider said) is a completion that failed, answered 502.
+ */
+export function isCompatRefusal(err: unknown): err is OrkaError {
+  return err instanceof OrkaError && !(err instanceof ModelApiError);
+}
 
 /** The first five core tools: exactly what the compatible endpoints offer. */
 export const COMPAT_TOOLS = CORE_TOOLS.slice(0, 5);

@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { ChatMessage, FinishReason, ToolDefinition } from "../../providers/model.ts";
 import { describeZodError } from "../../resources/validate.ts";
-import { OrkaError, errorMessage } from "../../util/errors.ts";
+import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+import { abortWhenClientLeaves, authorizeCompatTools, isCompatRefusal, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /** Text and refusal parts are read; media parts would need a model that sees them, so they are refused rather than dropped. */
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text" || part.type === "refusal", {
@@ -153,10 +153,10 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
 }
 
 function failureMessage(err: unknown): string {
-  return err instanceof OrkaError ? err.message : `completion failed: ${errorMessage(err)}`;
+  return isCompatRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}`;
 }
 
 function compatFailure(reply: FastifyReply, err: unknown) {
-  if (err instanceof OrkaError) return openAIError(reply, err.httpStatus, err.message, err.field ?? null);
+  if (isCompatRefusal(err)) return openAIError(reply, err.httpStatus, err.message, err.field ?? null);
   return openAIError(reply, 502, failureMessage(err));
 }

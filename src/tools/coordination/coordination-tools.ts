@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { namespaceName } from "../../resources/meta.ts";
 import { parseDuration } from "../../util/duration.ts";
-import { errorMessage } from "../../util/errors.ts";
+import { errorMessage, OrkaError } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
 import { containerArgs, createAgentArgs, delegateArgs, waitArgs } from "./schemas.ts";
 
@@ -25,17 +25,17 @@ export const waitForTasks = defineTool({
   description: "Wait until the named child tasks are Succeeded, Failed or Cancelled (or the timeout passes), then return their results.",
   parameters: waitArgs,
   async run({ tasks, timeout }, ctx) {
-    if (tasks.length === 0) throw new Error("at least one task name is required");
+    if (tasks.length === 0) throw new OrkaError("invalid_argument", "at least one task name is required");
     let total: number;
     try {
       total = parseDuration(timeout);
     } catch (err) {
-      throw new Error(`invalid timeout "${timeout}": ${errorMessage(err)}`);
+      throw new OrkaError("invalid_argument", `invalid timeout "${timeout}": ${errorMessage(err)}`);
     }
     const deadline = Date.now() + total;
     // The control plane answers as soon as every child has ended (it watches the store), else after a window.
     for (;;) {
-      if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error("stopped");
+      ctx.signal.throwIfAborted();
       const waitMs = Math.max(0, Math.min(POLL_WINDOW_MS, deadline - Date.now()));
       const state = (await ctx.controlPlane.post(own(ctx, "wait"), { tasks, waitMs })) as { completed: boolean };
       if (state.completed || Date.now() >= deadline) return state;
@@ -60,7 +60,7 @@ export const cancelTask = defineTool({
   parameters: z.object({ task_name: z.string(), namespace: z.string().optional(), reason: z.string().optional() }),
   aliases: { taskName: "task_name" },
   async run({ task_name: taskName, reason }, ctx) {
-    if (!taskName.trim()) throw new Error("task_name is required");
+    if (!taskName.trim()) throw new OrkaError("invalid_argument", "task_name is required");
     return ctx.controlPlane.post(own(ctx, "cancel-child"), { taskName, reason });
   },
 });
@@ -73,7 +73,7 @@ export const sendMessage = defineTool({
   aliases: { toTask: "to_task" },
   async run({ to_task: toTask, content }, ctx) {
     const target = toTask.trim();
-    if (!target || !content) throw new Error("to_task and content are required");
+    if (!target || !content) throw new OrkaError("invalid_argument", "to_task and content are required");
     await ctx.controlPlane.post(`messages/${ctx.namespace}`, { toTask: target, content });
     return target === "*" ? "Message sent to all siblings" : `Message sent to ${target}`;
   },
@@ -103,8 +103,8 @@ export const updatePlan = defineTool({
   }),
   aliases: { planDocument: "plan_document", progressPct: "progress_pct", goalComplete: "goal_complete" },
   async run(args, ctx) {
-    if (!args.summary.trim()) throw new Error("summary is required");
-    if (!args.plan_document.trim()) throw new Error("plan_document is required");
+    if (!args.summary.trim()) throw new OrkaError("invalid_argument", "summary is required");
+    if (!args.plan_document.trim()) throw new OrkaError("invalid_argument", "plan_document is required");
     const progress = args.progress_pct ?? 0;
     await ctx.controlPlane.post(`plans/${ctx.namespace}/${ctx.taskName}`, { ...args, progress_pct: progress });
     return `Plan updated: ${args.summary} (progress: ${progress}%${args.goal_complete ? ", goal marked as COMPLETE" : ""})`;
@@ -127,7 +127,7 @@ export const deleteAgent = defineTool({
   description: "Delete an Agent this task created.",
   parameters: z.object({ name: z.string(), namespace: namespaceName.optional().describe("Namespace of the Agent (defaults to this Task's)") }),
   async run({ name, namespace }, ctx) {
-    if (!name.trim()) throw new Error("agent name is required");
+    if (!name.trim()) throw new OrkaError("invalid_argument", "agent name is required");
     return ctx.controlPlane.delete(own(ctx, `agents/${encodeURIComponent(name)}`), { namespace });
   },
 });

@@ -2,8 +2,8 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { exitCodeOf, runSandboxed, SandboxUnavailableError, type SandboxLimits } from "../../sandbox/bwrap.ts";
-import { errorMessage } from "../../util/errors.ts";
+import { exitCodeOf, runSandboxed, type SandboxLimits } from "../../sandbox/bwrap.ts";
+import { errorMessage, OrkaError } from "../../util/errors.ts";
 import { defineTool } from "../define.ts";
 
 export const OUTPUT_LIMIT_BYTES = 65_536;
@@ -87,8 +87,8 @@ export const codeExec = defineTool({
   }),
   async run({ language, code, timeout }, ctx): Promise<CodeExecResult> {
     const interpreter = INTERPRETERS[language.trim().toLowerCase()];
-    if (!interpreter) throw new Error(`unsupported language: ${language}`);
-    if (!code.trim()) throw new Error("code is required");
+    if (!interpreter) throw new OrkaError("invalid_argument", `unsupported language: ${language}`);
+    if (!code.trim()) throw new OrkaError("invalid_argument", "code is required");
     if (interpreter.canonical === "bash") {
       const blocked = shellGuard(code);
       if (blocked) return failure(`command blocked by safety guard: ${blocked}`);
@@ -96,7 +96,7 @@ export const codeExec = defineTool({
     const seconds = clampTimeout(timeout);
     const codeDir = await mkdtemp(join(tmpdir(), "orka-code-"));
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error("execution timed out")), seconds * 1000);
+    const timer = setTimeout(() => deadline.abort(new OrkaError("deadline_exceeded", "execution timed out")), seconds * 1000);
     try {
       await chmod(codeDir, 0o755);
       await writeFile(join(codeDir, "code"), code, { mode: 0o444 });
@@ -122,7 +122,6 @@ export const codeExec = defineTool({
         ...(run.stderrTruncated ? { error_truncated: true } : {}),
       };
     } catch (err) {
-      if (err instanceof SandboxUnavailableError) return failure(`code_exec sandbox unavailable: ${err.message}`);
       return failure(`code_exec sandbox unavailable: ${errorMessage(err)}`);
     } finally {
       clearTimeout(timer);

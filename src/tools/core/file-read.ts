@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OrkaError } from "../../util/errors.ts";
 import { defineTool } from "../define.ts";
 
 export const MiB = 1024 * 1024;
@@ -31,13 +32,13 @@ export const fileRead = defineTool({
     limit: z.number().int().default(DEFAULT_READ_BYTES).describe("Bytes to read (default 65536, at most 1 MiB)"),
   }),
   async run({ path, offset, limit }, ctx) {
-    if (offset < 0) throw new Error("offset must be non-negative");
+    if (offset < 0) throw new OrkaError("invalid_argument", "offset must be non-negative");
     const bytesWanted = limit <= 0 ? DEFAULT_READ_BYTES : Math.min(limit, MiB);
     const handle = await ctx.workspace.openForRead(path);
     try {
       const info = await handle.stat();
-      if (info.isDirectory()) throw new Error("path is a directory, not a file");
-      if (!info.isFile()) throw new Error("not a regular file");
+      if (info.isDirectory()) throw new OrkaError("failed_precondition", "path is a directory, not a file");
+      if (!info.isFile()) throw new OrkaError("failed_precondition", "not a regular file");
       const length = Math.max(0, Math.min(bytesWanted, info.size - offset));
       const buffer = Buffer.alloc(length);
       const { bytesRead } = length > 0 ? await handle.read(buffer, 0, length, offset) : { bytesRead: 0 };

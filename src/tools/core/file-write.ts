@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
 import { sha256Hex } from "../../util/hash.ts";
+import { OrkaError } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
 import { MiB } from "./file-read.ts";
 
@@ -23,9 +24,9 @@ export const fileWrite = defineTool({
     create_dirs: z.boolean().default(true).describe("Create missing parent directories (default true)"),
   }),
   async run({ path, content, mode, create_dirs: createDirs }, ctx) {
-    if (mode !== "write" && mode !== "append") throw new Error("mode must be 'write' or 'append'");
+    if (mode !== "write" && mode !== "append") throw new OrkaError("invalid_argument", "mode must be 'write' or 'append'");
     const bytes = Buffer.from(content, "utf8");
-    if (bytes.length > MiB) throw new Error(`content size ${bytes.length} exceeds maximum ${MiB} bytes`);
+    if (bytes.length > MiB) throw new OrkaError("payload_too_large", `content size ${bytes.length} exceeds maximum ${MiB} bytes`);
     const { root, dir, name, exists } = await ctx.workspace.directoryFor(path, createDirs);
     const target = join(dir, name);
     // Sandboxed code runs as nobody when Orka runs as root; it must be able to change these files too.
@@ -37,8 +38,8 @@ export const fileWrite = defineTool({
       const handle = await ctx.workspace.checkedOpen(root, target, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
       try {
         const info = await handle.stat();
-        if (!info.isFile()) throw new Error("not a regular file");
-        if (info.size + bytes.length > MAX_APPEND_TOTAL) throw new Error(`append would grow the file past ${MAX_APPEND_TOTAL} bytes`);
+        if (!info.isFile()) throw new OrkaError("failed_precondition", "not a regular file");
+        if (info.size + bytes.length > MAX_APPEND_TOTAL) throw new OrkaError("resource_exhausted", `append would grow the file past ${MAX_APPEND_TOTAL} bytes`);
         await handle.write(bytes);
         if (owner !== undefined && !exists) await handle.chown(owner, owner);
       } finally {

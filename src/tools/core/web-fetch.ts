@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { guardedRequest, headerOf, type EgressPolicy } from "../../policy/ssrf.ts";
 import { readCapped } from "../../util/read-capped.ts";
+import { OrkaError } from "../../util/errors.ts";
 import { defineTool } from "../define.ts";
 import { htmlToMarkdown } from "./html.ts";
 
@@ -32,7 +33,7 @@ export function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Pag
   return guardedRequest(rawUrl, settings.egress, request, async (response, url) => {
     const fullType = headerOf(response, "content-type") ?? "";
     const contentType = fullType.split(";")[0].trim().toLowerCase();
-    if (!isText(contentType)) throw new Error(`unsupported content type: ${contentType}`);
+    if (!isText(contentType)) throw new OrkaError("unsupported_media_type", `unsupported content type: ${contentType}`);
     const { body, capped } = await readCapped(response.body, MAX_BODY_BYTES);
     return { finalUrl: url.toString(), status: response.statusCode, contentType: fullType, body, capped };
   });
@@ -63,7 +64,7 @@ export const webFetch = defineTool({
     raw: z.boolean().default(false).describe("Return HTML as markup instead of extracted text"),
   }),
   async run({ url, max_chars: maxChars, raw }, ctx) {
-    if (!url.trim()) throw new Error("url is required");
+    if (!url.trim()) throw new OrkaError("invalid_argument", "url is required");
     const limit = maxChars > 0 ? maxChars : DEFAULT_MAX_CHARS;
     const page = await guardedGet(url.trim(), ctx.settings.fetch);
     const text = decode(page);

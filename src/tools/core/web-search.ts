@@ -1,7 +1,7 @@
 import { parseHTML } from "linkedom";
 import { z } from "zod";
 import { redact } from "../../policy/redact.ts";
-import { errorMessage } from "../../util/errors.ts";
+import { codeOf, errorMessage, OrkaError } from "../../util/errors.ts";
 import { readCapped } from "../../util/read-capped.ts";
 import { defineTool } from "../define.ts";
 
@@ -37,23 +37,23 @@ async function call(url: URL, init: RequestInit, settings: SearchSettings): Prom
   try {
     response = await fetch(url, { ...init, signal: AbortSignal.timeout(settings.timeoutMs) });
   } catch (err) {
-    throw new Error(`search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
+    throw new OrkaError("unavailable", `search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
   }
   const body = (await readCapped((response.body ?? []) as AsyncIterable<Uint8Array>, MAX_UPSTREAM_BYTES)).body.toString("utf8");
-  if (response.status !== 200) throw new Error(`search API returned ${response.status}: ${body.slice(0, ERROR_BODY_BYTES)}`);
+  if (response.status !== 200) throw new OrkaError("unavailable", `search API returned ${response.status}: ${body.slice(0, ERROR_BODY_BYTES)}`);
   return body;
 }
 
 function endpoint(settings: SearchSettings): URL {
   const url = settings.url ?? DEFAULT_URLS[settings.provider];
-  if (!url) throw new Error(`web search unavailable: the ${settings.provider} provider needs a search URL configured`);
+  if (!url) throw new OrkaError("failed_precondition", `web search unavailable: the ${settings.provider} provider needs a search URL configured`);
   return new URL(url);
 }
 
 const bearer = (key?: string): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
 
 function pick(items: unknown, map: (item: Record<string, unknown>) => SearchResult, limit: number): SearchResult[] {
-  if (!Array.isArray(items)) throw new Error("web search unavailable: the search API answered in an unexpected shape");
+  if (!Array.isArray(items)) throw new OrkaError("unavailable", "web search unavailable: the search API answered in an unexpected shape");
   return items.map((item) => map(item as Record<string, unknown>)).filter((r) => r.title && r.url).slice(0, limit);
 }
 
@@ -87,7 +87,7 @@ const adapters: Record<Exclude<SearchProvider, "generic">, (query: string, limit
     const url = endpoint(settings);
     url.searchParams.set("q", query);
     const results = parseDuckDuckGo(await call(url, { headers: { "user-agent": BROWSER_UA, accept: "text/html" } }, settings), limit);
-    if (results.length === 0) throw new Error("web search unavailable: DuckDuckGo returned no results");
+    if (results.length === 0) throw new OrkaError("unavailable", "web search unavailable: DuckDuckGo returned no results");
     return results;
   },
 };
@@ -126,7 +126,7 @@ export const webSearch = defineTool({
     limit: z.number().int().default(5).describe("Number of results (default 5, at most 20)"),
   }),
   async run({ query, limit }, ctx) {
-    if (!query.trim()) throw new Error("query is required");
+    if (!query.trim()) throw new OrkaError("invalid_argument", "query is required");
     const count = limit > 0 ? Math.min(limit, 20) : 5;
     const settings = ctx.settings.search;
     try {
@@ -139,7 +139,7 @@ export const webSearch = defineTool({
       return JSON.stringify(await adapters[settings.provider](query, count, settings), null, 2);
     } catch (err) {
       // The key is the operator's; it must never reach the model, even inside an upstream error.
-      throw new Error(redact(errorMessage(err), settings.apiKey ? [settings.apiKey] : []));
+      throw new OrkaError(codeOf(err, "unavailable"), redact(errorMessage(err), settings.apiKey ? [settings.apiKey] : []));
     }
   },
 });

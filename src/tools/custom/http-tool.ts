@@ -4,6 +4,7 @@ import { guardedRequest, type EgressPolicy } from "../../policy/ssrf.ts";
 import { readCapped } from "../../util/read-capped.ts";
 import { redact } from "../../policy/redact.ts";
 import { parseDuration } from "../../util/duration.ts";
+import { errorCodeOfDependency, OrkaError } from "../../util/errors.ts";
 import { describeZodError } from "../../resources/validate.ts";
 
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -35,7 +36,7 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
   const response = await guardedRequest(url, call.egress, request, async (answer) => ({ status: answer.statusCode, ...(await readCapped(answer.body, MAX_RESPONSE_BYTES)) }));
   if (response.status < 200 || response.status >= 300) {
     const secrets = call.authValue ? [call.authValue] : [];
-    throw new Error(`tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
+    throw new OrkaError(errorCodeOfDependency(response.status), `tool returned HTTP ${response.status}: ${redact(response.body.subarray(0, ERROR_BODY_BYTES).toString("utf8"), secrets)}`);
   }
   return response.body.toString("utf8");
 }
@@ -52,7 +53,7 @@ function interpolateUrl(template: string, body: Record<string, unknown>): string
     delete body[name];
     const text = value === undefined || value === null ? "" : String(value);
     const inPath = queryStart === -1 || offset < queryStart;
-    if (inPath && isDotSegment(text)) throw new Error(`invalid arguments: ${name} may not be "." or ".." (it is a segment of the URL path); give a name`);
+    if (inPath && isDotSegment(text)) throw new OrkaError("invalid_argument", `invalid arguments: ${name} may not be "." or ".." (it is a segment of the URL path); give a name`);
     return encodeURIComponent(text);
   });
 }
@@ -75,5 +76,5 @@ function validateArguments(parameters: Record<string, unknown>, args: Record<str
     return; // a schema zod cannot read is still offered to the model; the endpoint validates
   }
   const result = schema.safeParse(args);
-  if (!result.success) throw new Error(`invalid arguments: ${describeZodError(result.error).message}`);
+  if (!result.success) throw new OrkaError("invalid_argument", `invalid arguments: ${describeZodError(result.error).message}`);
 }

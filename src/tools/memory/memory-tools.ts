@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { stringList, titleFromContent } from "../../memory/rules.ts";
+import { codeOf, errorMessage, OrkaError } from "../../util/errors.ts";
 import { defineTool } from "../define.ts";
 
 const nonNegative = (name: string) => z.number({ message: `${name} must be a number` }).int().min(0, `${name} must be non-negative`);
@@ -12,7 +13,7 @@ async function call<T>(action: string, request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (err) {
-    throw new Error(`failed to ${action}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new OrkaError(codeOf(err, "unavailable"), `failed to ${action}: ${errorMessage(err)}`);
   }
 }
 
@@ -60,7 +61,7 @@ export const remember = defineTool({
   }),
   aliases: { agentName: "agent_name" },
   async run(args, ctx) {
-    if (!args.content.trim()) throw new Error("content is required");
+    if (!args.content.trim()) throw new OrkaError("invalid_argument", "content is required");
     const description = [args.description, args.tags?.length ? `Tags: ${args.tags.join(", ")}` : undefined].filter(Boolean).join("\n");
     const proposal = await call("remember", () =>
       ctx.controlPlane.post(`memory-proposals/${ctx.namespace}`, {
@@ -90,7 +91,7 @@ export const proposeMemory = defineTool({
   }),
   aliases: { skillName: "skill_name", agentName: "agent_name" },
   async run(args, ctx) {
-    if (!args.title.trim()) throw new Error("title is required");
+    if (!args.title.trim()) throw new OrkaError("invalid_argument", "title is required");
     const proposal = await call("propose memory", () =>
       ctx.controlPlane.post(`memory-proposals/${ctx.namespace}`, {
         type: args.type,
@@ -121,7 +122,7 @@ export const searchTranscript = defineTool({
   }),
   aliases: { sessionName: "session_name", excludeSessionName: "exclude_session_name", maxSnippetLength: "max_snippet_length" },
   async run(args, ctx) {
-    if (!args.query.trim()) throw new Error("query is required");
+    if (!args.query.trim()) throw new OrkaError("invalid_argument", "query is required");
     const results = await call("search transcript", () =>
       ctx.controlPlane.get(`sessions/${ctx.namespace}/search`, {
         query: args.query,
