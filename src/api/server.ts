@@ -12,6 +12,7 @@ import { registerHealthProbes } from "./routes/health.ts";
 import { registerAdminRoutes } from "./routes/admin.ts";
 import { registerTokenRoutes } from "./routes/tokens.ts";
 import { registerTaskRoutes } from "./routes/tasks.ts";
+import { registerApprovalRoutes } from "./routes/approvals.ts";
 import { registerTaskWatch } from "./routes/task-watch.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
@@ -95,6 +96,7 @@ function registerRestApi(api: FastifyInstance, ctx: ApiContext): void {
   registerTokenRoutes(api, ctx);
   registerAdminRoutes(api, ctx);
   registerTaskRoutes(api, ctx);
+  registerApprovalRoutes(api, ctx);
   registerTaskWatch(api, ctx);
   registerKinds(api, ctx);
   registerSecretRoutes(api, ctx);

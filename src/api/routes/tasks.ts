@@ -10,7 +10,7 @@ import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
-import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
+import type { ResourceStore } from "../../store/resource-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
@@ -68,13 +68,20 @@ export function taskFromBody(body: unknown, namespace: string, name?: string): T
   return { apiVersion: API_VERSION, kind: "Task", metadata: clientMeta as Task["metadata"], spec: taskSpec };
 }
 
+/** The Task by name, or a 404. */
+export async function loadTask(store: ResourceStore, namespace: string, name: string): Promise<Task> {
+  const task = await store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+  if (!task) throw new OrkaError("not_found", "task not found");
+  return task;
+}
+
+/** A Task that has finished, or is gone: nothing more will happen to it. */
+export function isTaskDone(task: Task | undefined): boolean {
+  return !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+}
+
 export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const load = async (namespace: string, name: string): Promise<Task> => {
-    const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
-    if (!task) throw new OrkaError("not_found", "task not found");
-    return task;
-  };
-  const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+  const load = (namespace: string, name: string) => loadTask(ctx.store, namespace, name);
 
   /** The Task's references as they resolve now (its Agent's Provider included), which the caller must be allowed to make. */
   const checkResolvedReferences = async (request: FastifyRequest, task: Task) => {
@@ -225,7 +232,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     flush();
     const unsubscribe = ctx.data.onLog(namespace, name, flush);
     const poll = setInterval(async () => {
-      if (isDone(await ctx.store.get("Task", namespace, name))) {
+      if (isTaskDone(await ctx.store.get("Task", namespace, name))) {
         flush();
         stream.send("stream_complete", {});
         stream.close();
@@ -265,7 +272,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     };
     const finishIfDone = async () => {
       const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
-      if (!isDone(task)) return;
+      if (!isTaskDone(task)) return;
       flush();
       stream.send("stream_complete", { lastSeq, type: task?.status?.phase ?? "Deleted" });
       stream.close();
@@ -281,41 +288,6 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       clearInterval(poll);
     });
     await finishIfDone();
-  });
-
-  app.get("/approvals", async (request) => {
-    const query = parseWith(z.object({ status: z.enum(APPROVAL_STATUSES).optional(), limit: z.coerce.number().int().min(1).max(500).default(200) }), request.query ?? {});
-    const namespace = namespaceOf(request);
-    return { namespace, approvals: ctx.approvals.list(namespace, query.status, query.limit) };
-  });
-
-  app.get<{ Params: { name: string } }>("/tasks/:name/approvals", async (request) => {
-    const namespace = namespaceOf(request);
-    const task = await load(namespace, request.params.name);
-    return { namespace, taskName: task.metadata.name, approvals: ctx.approvals.listForTask(namespace, task.metadata.name, task.metadata.uid) };
-  });
-
-  app.post<{ Params: { name: string; id: string } }>("/tasks/:name/approvals/:id/decision", async (request) => {
-    const namespace = namespaceOf(request);
-    const task = await load(namespace, request.params.name);
-    const body = parseWith(z.strictObject({ ...namespaceField, decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
-    const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
-    if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
-    const approval = ctx.approvals.get(namespace, request.params.id);
-    if (!approval || approval.taskName !== task.metadata.name || approval.taskUID !== task.metadata.uid) throw new OrkaError("not_found", "approval not found");
-    if (approval.status === status) return approval;
-    if (approval.status !== "pending") throw new OrkaError("conflict", `approval is already ${approval.status}`);
-    if (task.metadata.deletionTimestamp) throw new OrkaError("conflict", "task is deleting");
-    if (isDone(task)) throw new OrkaError("conflict", "task is complete");
-    const reason = typeof body.reason === "string" ? body.reason.slice(0, 1024) : undefined;
-    const decided = ctx.approvals.decide(namespace, approval.id, { status, reason, actor: principalOf(request).name });
-    ctx.data.appendEvent(namespace, task.metadata.name, {
-      type: status === "approved" ? "ApprovalApproved" : "ApprovalDeclined",
-      toolName: approval.targetTool,
-      summary: `approval ${approval.id} ${status} by ${decided.decisionActor}${reason ? `: ${reason}` : ""}`,
-    });
-    ctx.controller.poke(namespace, task.metadata.name);
-    return decided;
   });
 
   app.get<{ Params: { name: string } }>("/tasks/:name/children", async (request) => {
