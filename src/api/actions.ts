@@ -72,9 +72,6 @@ function crud(path: string, kind: string, readScope: string, writeScope: string)
 
 const ROUTE_ACTIONS: ReadonlyMap<string, RouteAction> = new Map(entries.map(([route, action, scope]) => [route, { action, scope }]));
 
-/** Routes people and their tools call; /internal/v1 and the health probes are checked differently. */
-export const isPublicRoute = (url: string) => /^\/(api|openai|anthropic)\//.test(url);
-
 export function routeAction(method: string, url: string): RouteAction | undefined {
   return ROUTE_ACTIONS.get(`${method} ${url}`);
 }

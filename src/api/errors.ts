@@ -3,6 +3,12 @@ import { OrkaError } from "../util/errors.ts";
 import { storeWriteFailure } from "../store/sqlite/db.ts";
 import { MAX_NAME_LENGTH } from "../resources/meta.ts";
 
+/** How a surface answers an error: the API's shape, or a compatible protocol's. */
+export type ErrorReply = (reply: FastifyReply, status: number, message: string) => FastifyReply;
+
+/** How a surface answers an error a request failed on. */
+export type ErrorAnswer = (error: Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
 /** Every API error has one shape: {"error":{"code":<HTTP status>,"message":"…"}}. */
 export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).send({ error: { code: status, message } });
@@ -34,7 +40,8 @@ export function knownError(error: Error, request: FastifyRequest): Error {
   return storeFailure ?? error;
 }
 
-export function errorHandler(thrown: Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/** The Orka API's answer: what we can explain with its status, anything else logged and answered 500. */
+export const apiErrorAnswer: ErrorAnswer = (thrown, request, reply) => {
   const error = knownError(thrown, request);
   // An internal error is a fault of Orka itself: logged like any unexplained one, its detail never answered.
   if (error instanceof OrkaError && error.code !== "internal") return sendError(reply, error.httpStatus, error.message);
@@ -42,4 +49,18 @@ export function errorHandler(thrown: Error, request: FastifyRequest, reply: Fast
   if (statusCode && statusCode < 500) return sendError(reply, statusCode, error.message);
   request.log.error({ err: error }, "request failed");
   return sendError(reply, 500, "internal error; see the server log");
+};
+
+/** A compatible protocol's answer: the error's status and message in the protocol's shape, an unexpected one as "internal error". */
+export function protocolErrorAnswer(errorReply: ErrorReply): ErrorAnswer {
+  return (thrown, request, reply) => {
+    const error = knownError(thrown, request);
+    const status = error instanceof OrkaError ? error.httpStatus : ((error as FastifyError).statusCode ?? 500);
+    return errorReply(reply, status, status === 500 ? "internal error" : error.message);
+  };
+}
+
+/** A path no route of the surface serves: a 404 in the surface's shape. */
+export function notFound(errorReply: ErrorReply): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return (request, reply) => errorReply(reply, 404, `no route for ${request.method} ${request.url.split("?")[0]}`);
 }

@@ -82,13 +82,13 @@ function contentBlocks(answer: CompatAnswer) {
 }
 
 export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): void {
-  app.get("/anthropic/v1/models", async (request) => {
+  app.get("/models", async (request) => {
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
     const models = await listModels(ctx.store, namespace);
     return { data: models.map((m) => ({ type: "model", id: m.id, display_name: m.id, created_at: new Date(m.created * 1000).toISOString() })), has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null };
   });
 
-  app.post("/anthropic/v1/messages", async (request, reply) => {
+  app.post("/messages", async (request, reply) => {
     const parsed = requestSchema.safeParse(request.body ?? {});
     if (!parsed.success) return anthropicError(reply, 400, describeZodError(parsed.error).message);
     const body = parsed.data;

@@ -96,12 +96,12 @@ const usageOf = (answer: CompatAnswer) => ({
 });
 
 export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): void {
-  app.get("/openai/v1/models", async (request: FastifyRequest) => {
+  app.get("/models", async (request: FastifyRequest) => {
     const namespace = resolveNamespace(principalOf(request), (request.query as { namespace?: string }).namespace);
     return { object: "list", data: await listModels(ctx.store, namespace) };
   });
 
-  app.post("/openai/v1/chat/completions", async (request, reply) => {
+  app.post("/chat/completions", async (request, reply) => {
     const parsed = requestSchema.safeParse(request.body ?? {});
     if (!parsed.success) {
       const { field, message } = describeZodError(parsed.error);

@@ -95,7 +95,7 @@ export async function approvalGate(ctx: ApiContext, attempt: Attempt, tool: Reso
 }
 
 export function registerInternalApprovalRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: { ns: string; task: string } }>("/internal/v1/tasks/:ns/:task/approvals", async (request) => {
+  app.post<{ Params: { ns: string; task: string } }>("/tasks/:ns/:task/approvals", async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
     const task = await authorizeToolUse(ctx, attempt, ["request_approval"], "/internal/v1/tasks/:ns/:task/approvals");
     if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");

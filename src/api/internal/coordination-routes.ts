@@ -30,36 +30,36 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
   };
   const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange, isolation: ctx.isolation };
 
-  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/delegate", async (request, reply) => {
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/delegate", async (request, reply) => {
     const { task } = await callerTask(request, ["delegate_task"]);
     return reply.code(201).send(await delegate(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, parseWith(delegateArgs, request.body ?? {})));
   });
 
-  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/agents", async (request, reply) => {
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/agents", async (request, reply) => {
     const { attempt, task } = await callerTask(request, ["create_agent"]);
     return reply.code(201).send(await createAgentForTask(ctx.store, task, attempt.allowedTools, parseWith(createAgentArgs, request.body ?? {})));
   });
 
-  app.delete<{ Params: TaskParams & { name: string }; Querystring: { namespace?: string } }>("/internal/v1/tasks/:ns/:task/agents/:name", async (request) => {
+  app.delete<{ Params: TaskParams & { name: string }; Querystring: { namespace?: string } }>("/tasks/:ns/:task/agents/:name", async (request) => {
     const { task } = await callerTask(request, ["delete_agent"]);
     const { namespace } = parseWith(z.object({ namespace: namespaceName.optional() }), request.query ?? {});
     return deleteAgentForTask(ctx.store, ctx.isolation, task, request.params.name, namespace);
   });
 
-  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/containers", async (request) => {
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/containers", async (request) => {
     const { task } = await callerTask(request, ["create_container_task"]);
     const parsed = containerArgs.safeParse(request.body ?? {});
     if (!parsed.success) return { success: false, error: parsed.error.issues[0].message, errorType: "invalid_arguments", suggestion: "fix the arguments" };
     return createContainerChild(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, parsed.data);
   });
 
-  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/wait", async (request) => {
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/wait", async (request) => {
     const { task } = await callerTask(request, ["wait_for_tasks"]);
     const body = parseWith(z.object({ tasks: z.array(z.string()).min(1, "at least one task name is required"), waitMs: z.number().int().min(0).default(0) }), request.body ?? {});
     return waitForChildren(ctx.store, ctx.data, task, body.tasks, Math.min(body.waitMs, MAX_WAIT_WINDOW_MS));
   });
 
-  app.post<{ Params: TaskParams }>("/internal/v1/tasks/:ns/:task/cancel-child", async (request) => {
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/cancel-child", async (request) => {
     const { attempt, task: parent } = await callerTask(request, ["cancel_task"]);
     const body = parseWith(z.object({ taskName: z.string().trim().min(1, "task_name is required"), reason: z.string().max(1000).optional() }), request.body ?? {});
     if (parent.status?.jobName !== attempt.id) throw new OrkaError("permission_denied", "caller is not the current worker for this task");
@@ -74,7 +74,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     return { taskName: body.taskName, status: "cancellation requested" };
   });
 
-  app.post<{ Params: { ns: string } }>("/internal/v1/messages/:ns", async (request, reply) => {
+  app.post<{ Params: { ns: string } }>("/messages/:ns", async (request, reply) => {
     const attempt = authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
     await authorizeToolUse(ctx, attempt, ["send_message"], "/internal/v1/messages/:ns");
     const body = parseWith(z.object({ toTask: z.string().trim().min(1, "to_task and content are required"), content: z.string().min(1, "to_task and content are required") }), request.body ?? {});
@@ -92,14 +92,14 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     return reply.code(204).send();
   });
 
-  app.get<{ Params: TaskParams; Querystring: { markRead?: string } }>("/internal/v1/messages/:ns/:task", async (request) => {
+  app.get<{ Params: TaskParams; Querystring: { markRead?: string } }>("/messages/:ns/:task", async (request) => {
     const { task } = await callerTask(request, ["check_messages"]);
     const family = parentTaskName(task);
     if (!family) return [];
     return ctx.coordination.readMessages(task.metadata.namespace, family, task.metadata.name, request.query.markRead !== "false");
   });
 
-  app.post<{ Params: TaskParams }>("/internal/v1/plans/:ns/:task", async (request, reply) => {
+  app.post<{ Params: TaskParams }>("/plans/:ns/:task", async (request, reply) => {
     const { task } = await callerTask(request, ["update_plan"]);
     const body = parseWith(
       z.object({
@@ -122,7 +122,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     return reply.code(204).send();
   });
 
-  app.get<{ Params: TaskParams }>("/internal/v1/plans/:ns/:task", async (request) => {
+  app.get<{ Params: TaskParams }>("/plans/:ns/:task", async (request) => {
     const { task } = await callerTask(request);
     const plan = ctx.coordination.getPlan(task.metadata.namespace, task.metadata.name);
     if (!plan) throw new OrkaError("not_found", "no plan found for this task");

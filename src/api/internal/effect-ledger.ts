@@ -29,7 +29,7 @@ const CUSTOM_TOOL_ROUTE = "/internal/v1/tools/:ns/:task/:name";
 export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): void {
   app.addHook("preHandler", async (request, reply) => {
     const key = request.headers["idempotency-key"];
-    if (typeof key !== "string" || !request.url.startsWith("/internal/v1/")) return;
+    if (typeof key !== "string") return;
     if (!/^[0-9a-f]{64}$/.test(key)) throw new OrkaError("invalid_argument", "Idempotency-Key must be 64 hex characters");
     const attempt = workerAttempt(ctx, request);
     if (!attempt) return; // the route refuses it

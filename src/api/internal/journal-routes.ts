@@ -22,7 +22,7 @@ const stepSchema = z.object({
 
 /** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
 export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: TaskParams }>("/internal/v1/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
+  app.post<{ Params: TaskParams }>("/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
     const step = parseWith(stepSchema, request.body ?? {});
     killBeforeJournalStep("server", attempt.task, step.seq);
@@ -31,7 +31,7 @@ export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiCont
     return ctx.journal.append({ namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number }, journalled);
   });
 
-  app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/internal/v1/journal/:ns/:task", async (request) => {
+  app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
     const { run } = parseWith(z.object({ run: z.coerce.number().int().positive() }), request.query ?? {});
     return { steps: ctx.journal.steps(attempt.taskUid, run) };

@@ -44,12 +44,12 @@ export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiConte
     return attempt;
   };
 
-  app.get<{ Params: NsParams }>("/internal/v1/memories/:ns", async (request) => {
+  app.get<{ Params: NsParams }>("/memories/:ns", async (request) => {
     await toolAttempt(request, ["recall_memory"]);
     return ctx.memory.recall(request.params.ns, parseWith(recallQuery, request.query));
   });
 
-  app.post<{ Params: NsParams }>("/internal/v1/memory-proposals/:ns", async (request, reply) => {
+  app.post<{ Params: NsParams }>("/memory-proposals/:ns", async (request, reply) => {
     const attempt = await toolAttempt(request, ["propose_memory", "remember"]);
     const body = (request.body ?? {}) as { namespace?: string };
     if (body.namespace !== undefined && body.namespace !== request.params.ns) throw new OrkaError("invalid_argument", "memory proposal namespace mismatch");
@@ -58,18 +58,18 @@ export function registerInternalMemoryRoutes(app: FastifyInstance, ctx: ApiConte
     return reply.code(201).send(createProposal(ctx.memory, request.params.ns, input));
   });
 
-  app.get<{ Params: NsParams }>("/internal/v1/sessions/:ns/search", async (request) => {
+  app.get<{ Params: NsParams }>("/sessions/:ns/search", async (request) => {
     await toolAttempt(request, ["search_transcript"]);
     return ctx.memory.searchTranscripts(request.params.ns, parseWith(searchQuery, request.query));
   });
 
-  app.get<{ Params: NsParams & { session: string } }>("/internal/v1/sessions/:ns/:session/messages", async (request) => {
+  app.get<{ Params: NsParams & { session: string } }>("/sessions/:ns/:session/messages", async (request) => {
     attemptOf(request);
     const { limit } = parseWith(z.object({ limit: intText("limit", 50, 1000) }), request.query);
     return ctx.memory.transcript(request.params.ns, request.params.session, limit);
   });
 
-  app.post<{ Params: NsParams & { session: string } }>("/internal/v1/sessions/:ns/:session/messages", async (request, reply) => {
+  app.post<{ Params: NsParams & { session: string } }>("/sessions/:ns/:session/messages", async (request, reply) => {
     const attempt = attemptOf(request);
     const session = await ctx.store.get("Task", attempt.namespace, attempt.task);
     if ((session?.spec as { sessionRef?: { name?: string } } | undefined)?.sessionRef?.name !== request.params.session) {

@@ -40,7 +40,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
 
   app.post<{ Params: TaskParams }>(
-    "/internal/v1/results/:ns/:task",
+    "/results/:ns/:task",
     { bodyLimit: MAX_RESULT_BYTES + 1024 },
     async (request, reply) => {
       attemptOf(request);
@@ -53,7 +53,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   );
 
   app.post<{ Params: TaskParams & { file: string } }>(
-    "/internal/v1/artifacts/:ns/:task/:file",
+    "/artifacts/:ns/:task/:file",
     { bodyLimit: MAX_ARTIFACT_BYTES + 1024 },
     async (request, reply) => {
       attemptOf(request);
@@ -66,7 +66,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     },
   );
 
-  app.post<{ Params: TaskParams }>("/internal/v1/events/:ns/task/:task", async (request, reply) => {
+  app.post<{ Params: TaskParams }>("/events/:ns/task/:task", async (request, reply) => {
     attemptOf(request);
     // One event, or a batch of up to 500 in order.
     const events = parseWith(z.union([eventSchema, eventBatchSchema]), request.body);
@@ -74,7 +74,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     return reply.code(204).send();
   });
 
-  app.post<{ Params: TaskParams & { name: string } }>("/internal/v1/tools/:ns/:task/:name", async (request) => {
+  app.post<{ Params: TaskParams & { name: string } }>("/tools/:ns/:task/:name", async (request) => {
     const attempt = attemptOf(request);
     const { ns, name } = request.params;
     const task = await authorizeToolUse(ctx, attempt, [name], "/internal/v1/tools/:ns/:task/:name");

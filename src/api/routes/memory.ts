@@ -82,13 +82,13 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
     return found;
   };
 
-  app.get("/api/v1/memories", async (request) => {
+  app.get("/memories", async (request) => {
     const namespace = namespaceOf(request);
     const q = parseWith(memoryQuery, request.query);
     return { items: memory.recall(namespace, { ...q, query: q.query ?? q.q }), metadata: {} };
   });
 
-  app.post("/api/v1/memories", async (request, reply) => {
+  app.post("/memories", async (request, reply) => {
     const namespace = namespaceOf(request);
     const body = parseWith(memoryBody, request.body ?? {});
     if (!body.content?.trim()) throw new OrkaError("invalid_argument", "content is required");
@@ -102,16 +102,16 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
     return reply.code(201).send(created);
   });
 
-  app.get<{ Params: IdParams }>("/api/v1/memories/:id", async (request) => loadMemory(namespaceOf(request), request.params.id));
+  app.get<{ Params: IdParams }>("/memories/:id", async (request) => loadMemory(namespaceOf(request), request.params.id));
 
-  app.put<{ Params: IdParams }>("/api/v1/memories/:id", async (request) => {
+  app.put<{ Params: IdParams }>("/memories/:id", async (request) => {
     const namespace = namespaceOf(request);
     const body = parseWith(memoryUpdateBody, requiredBody(request));
     loadMemory(namespace, request.params.id);
     return memory.updateMemory(namespace, request.params.id, { ...body, content: body.content ? redactRequired("content", body.content) : undefined });
   });
 
-  app.delete<{ Params: IdParams }>("/api/v1/memories/:id", async (request, reply) => {
+  app.delete<{ Params: IdParams }>("/memories/:id", async (request, reply) => {
     const namespace = namespaceOf(request);
     loadMemory(namespace, request.params.id);
     memory.updateMemory(namespace, request.params.id, { deleted: true, disabled: true });
@@ -119,31 +119,31 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
   });
 
   for (const [verb, disabled] of [["disable", true], ["enable", false]] as const) {
-    app.post<{ Params: IdParams }>(`/api/v1/memories/:id/${verb}`, async (request, reply) => {
+    app.post<{ Params: IdParams }>(`/memories/:id/${verb}`, async (request, reply) => {
       memory.setMemoryDisabled(namespaceOf(request), request.params.id, disabled);
       return reply.code(204).send();
     });
   }
 
-  app.get("/api/v1/memory-proposals", async (request) => {
+  app.get("/memory-proposals", async (request) => {
     const namespace = namespaceOf(request);
     const q = parseWith(proposalQuery, request.query);
     return { items: memory.listProposals(namespace, { ...q, query: q.query ?? q.q }), metadata: {} };
   });
 
-  app.post("/api/v1/memory-proposals", async (request, reply) => {
+  app.post("/memory-proposals", async (request, reply) => {
     const namespace = namespaceOf(request);
     const { namespace: _namespace, ...proposal } = parseWith(proposalBody, request.body ?? {});
     return reply.code(201).send(createProposal(memory, namespace, proposal));
   });
 
-  app.get<{ Params: IdParams }>("/api/v1/memory-proposals/:id", async (request) => {
+  app.get<{ Params: IdParams }>("/memory-proposals/:id", async (request) => {
     const found = memory.getProposal(namespaceOf(request), request.params.id);
     if (!found) throw new OrkaError("not_found", "memory proposal not found");
     return found;
   });
 
-  app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/review", async (request, reply) => {
+  app.post<{ Params: IdParams }>("/memory-proposals/:id/review", async (request, reply) => {
     const namespace = namespaceOf(request);
     const reviewer = requireReviewer(request);
     const body = parseWith(reviewBody, request.body ?? {});
@@ -155,23 +155,23 @@ export function registerMemoryRoutes(app: FastifyInstance, ctx: ApiContext): voi
     return reply.code(204).send();
   });
 
-  app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/apply", async (request) => {
+  app.post<{ Params: IdParams }>("/memory-proposals/:id/apply", async (request) => {
     const namespace = namespaceOf(request);
     const reviewer = requireReviewer(request);
     const body = parseWith(z.strictObject({ ...namespaceField, appliedBy: z.string().max(200).optional() }), request.body ?? {});
     return memory.applyProposal(namespace, request.params.id, body.appliedBy ?? reviewer);
   });
 
-  app.post<{ Params: IdParams }>("/api/v1/memory-proposals/:id/archive", async (request, reply) => {
+  app.post<{ Params: IdParams }>("/memory-proposals/:id/archive", async (request, reply) => {
     const namespace = namespaceOf(request);
     requireReviewer(request);
     memory.archiveProposal(namespace, request.params.id);
     return reply.code(204).send();
   });
 
-  app.get("/api/v1/sessions", async (request) => ({ items: memory.listSessions(namespaceOf(request)), metadata: {} }));
+  app.get("/sessions", async (request) => ({ items: memory.listSessions(namespaceOf(request)), metadata: {} }));
 
-  app.get<{ Params: { name: string } }>("/api/v1/sessions/:name", async (request) => {
+  app.get<{ Params: { name: string } }>("/sessions/:name", async (request) => {
     const namespace = namespaceOf(request);
     if (!memory.sessionExists(namespace, request.params.name)) throw new OrkaError("not_found", "session not found");
     return { name: request.params.name, messages: memory.transcript(namespace, request.params.name, 1000) };

@@ -41,7 +41,7 @@ export function objectFromBody(kind: KindName, body: unknown, namespace: string,
 
 export function registerKindRoutes(app: FastifyInstance, ctx: ApiContext, routes: KindRoutes): void {
   const { kind } = routes;
-  const base = `/api/v1/${pluralOf(kind)}`;
+  const base = `/${pluralOf(kind)}`;
   const label = kind.toLowerCase();
   const refuseReserved = (name: string) => {
     const message = routes.reserved?.(name);

@@ -27,25 +27,25 @@ export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): voi
     return { apiVersion: "v1", kind: "Secret", metadata: document.metadata as Resource["metadata"], spec: secretSpecFromDocument(document) };
   };
 
-  app.get("/api/v1/secrets", async (request) => {
+  app.get("/secrets", async (request) => {
     const list = await ctx.store.list<SecretSpec, unknown>("Secret", { namespace: namespaceOf(request) });
     return { items: list.items.map(describeSecret), metadata: { continue: "", remainingItemCount: 0 } };
   });
 
-  app.get<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request) => {
+  app.get<{ Params: { name: string } }>("/secrets/:name", async (request) => {
     const secret = await ctx.store.get<SecretSpec, unknown>("Secret", namespaceOf(request), request.params.name);
     if (!secret) throw new OrkaError("not_found", "secret not found");
     return describeSecret(secret);
   });
 
-  app.post("/api/v1/secrets", async (request, reply) => {
+  app.post("/secrets", async (request, reply) => {
     const namespace = namespaceOf(request);
     requireOperator(principalOf(request), "creating a secret");
     const secret = load(request, namespace);
     return reply.code(201).send(describeSecret(await ctx.store.create(secret)));
   });
 
-  app.put<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request) => {
+  app.put<{ Params: { name: string } }>("/secrets/:name", async (request) => {
     requireOperator(principalOf(request), "updating a secret");
     const namespace = namespaceOf(request);
     const current = await ctx.store.get<SecretSpec, unknown>("Secret", namespace, request.params.name);
@@ -54,7 +54,7 @@ export function registerSecretRoutes(app: FastifyInstance, ctx: ApiContext): voi
     return describeSecret(await ctx.store.update({ ...current, metadata: { ...current.metadata, labels: next.metadata.labels }, spec: next.spec }));
   });
 
-  app.delete<{ Params: { name: string } }>("/api/v1/secrets/:name", async (request, reply) => {
+  app.delete<{ Params: { name: string } }>("/secrets/:name", async (request, reply) => {
     requireOperator(principalOf(request), "deleting a secret");
     await ctx.store.delete("Secret", namespaceOf(request), request.params.name);
     return reply.code(204).send();

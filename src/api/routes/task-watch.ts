@@ -75,14 +75,14 @@ export function registerTaskWatch(app: FastifyInstance, ctx: ApiContext): void {
   const changes = taskChangeLog(ctx);
   app.addHook("onClose", async () => changes.stop());
 
-  app.get("/api/v1/task-summary", async (request) => {
+  app.get("/task-summary", async (request) => {
     const namespace = namespaceOf(request);
     const resourceVersion = changes.lastSeq();
     const { items } = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace });
     return { namespace, resourceVersion, total: items.length, phases: countByPhase(items), recent: newestFirst(items).slice(0, RECENT_TASKS) };
   });
 
-  app.get("/api/v1/watch/tasks", async (request, reply) => {
+  app.get("/watch/tasks", async (request, reply) => {
     const namespace = namespaceOf(request);
     const after = resumeFrom(request);
     const stream = openSse(request, reply);

@@ -10,7 +10,7 @@ import { validateWorkspace } from "../../resources/workspace.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
-import { APPROVAL_STATUSES } from "../../store/approval-store.ts";
+import type { ResourceStore } from "../../store/resource-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
@@ -68,13 +68,20 @@ export function taskFromBody(body: unknown, namespace: string, name?: string): T
   return { apiVersion: API_VERSION, kind: "Task", metadata: clientMeta as Task["metadata"], spec: taskSpec };
 }
 
+/** The Task by name, or a 404. */
+export async function loadTask(store: ResourceStore, namespace: string, name: string): Promise<Task> {
+  const task = await store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+  if (!task) throw new OrkaError("not_found", "task not found");
+  return task;
+}
+
+/** A Task that has finished, or is gone: nothing more will happen to it. */
+export function isTaskDone(task: Task | undefined): boolean {
+  return !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+}
+
 export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const load = async (namespace: string, name: string): Promise<Task> => {
-    const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
-    if (!task) throw new OrkaError("not_found", "task not found");
-    return task;
-  };
-  const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+  const load = (namespace: string, name: string) => loadTask(ctx.store, namespace, name);
 
   /** The Task's references as they resolve now (its Agent's Provider included), which the caller must be allowed to make. */
   const checkResolvedReferences = async (request: FastifyRequest, task: Task) => {
@@ -100,10 +107,10 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return ctx.store.create(task);
   };
 
-  app.post("/api/v1/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(requiredBody(request), namespaceOf(request)))));
+  app.post("/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(requiredBody(request), namespaceOf(request)))));
 
   // A new Task that continues a journalled run from one of its steps, optionally with another model.
-  app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/fork", async (request, reply) => {
+  app.post<{ Params: { name: string } }>("/tasks/:name/fork", async (request, reply) => {
     const namespace = namespaceOf(request);
     const body = parseWith(
       z.strictObject({ ...namespaceField, name: objectName.optional(), at: z.number().int().min(1, "at is a step number, 1 or more"), model: z.string().min(1).optional(), run: z.number().int().positive().optional() }),
@@ -130,7 +137,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return reply.code(201).send(await createAs(request, fork));
   });
 
-  app.get("/api/v1/tasks", async (request) => {
+  app.get("/tasks", async (request) => {
     const query = request.query as ListQuery & { status?: string };
     const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", {
       namespace: namespaceOf(request),
@@ -141,7 +148,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return listResponse(list);
   });
 
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
+  app.get<{ Params: { name: string } }>("/tasks/:name", async (request) => {
     const task = await load(namespaceOf(request), request.params.name);
     const plan = ctx.coordination.getPlan(task.metadata.namespace, task.metadata.name);
     return plan
@@ -150,7 +157,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   });
 
   // The reference's plan endpoint speaks PascalCase; kept as is for its clients.
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/plan", async (request) => {
+  app.get<{ Params: { name: string } }>("/tasks/:name/plan", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
     const plan = ctx.coordination.getPlan(namespace, request.params.name);
@@ -168,7 +175,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     };
   });
 
-  app.put<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request) => {
+  app.put<{ Params: { name: string } }>("/tasks/:name", async (request) => {
     const namespace = namespaceOf(request);
     const current = await load(namespace, request.params.name);
     const next = taskFromBody(requiredBody(request), namespace, request.params.name);
@@ -188,12 +195,12 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     });
   });
 
-  app.delete<{ Params: { name: string } }>("/api/v1/tasks/:name", async (request, reply) => {
+  app.delete<{ Params: { name: string } }>("/tasks/:name", async (request, reply) => {
     await ctx.store.delete("Task", namespaceOf(request), request.params.name);
     return reply.code(204).send();
   });
 
-  app.post<{ Params: { name: string } }>("/api/v1/tasks/:name/cancel", async (request) => {
+  app.post<{ Params: { name: string } }>("/tasks/:name/cancel", async (request) => {
     const namespace = namespaceOf(request);
     const { reason } = parseWith(z.strictObject({ ...namespaceField, reason: z.string().max(1024).optional() }), request.body ?? {});
     await load(namespace, request.params.name);
@@ -201,7 +208,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return { taskName: request.params.name, phase };
   });
 
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/result", async (request) => {
+  app.get<{ Params: { name: string } }>("/tasks/:name/result", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
     const result = ctx.data.getResult(namespace, request.params.name);
@@ -209,7 +216,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return { result };
   });
 
-  app.get<{ Params: { name: string }; Querystring: { follow?: string } }>("/api/v1/tasks/:name/logs", async (request, reply) => {
+  app.get<{ Params: { name: string }; Querystring: { follow?: string } }>("/tasks/:name/logs", async (request, reply) => {
     const namespace = namespaceOf(request);
     const name = request.params.name;
     await load(namespace, name);
@@ -225,7 +232,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     flush();
     const unsubscribe = ctx.data.onLog(namespace, name, flush);
     const poll = setInterval(async () => {
-      if (isDone(await ctx.store.get("Task", namespace, name))) {
+      if (isTaskDone(await ctx.store.get("Task", namespace, name))) {
         flush();
         stream.send("stream_complete", {});
         stream.close();
@@ -238,7 +245,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   });
 
   app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string; type?: string } }>(
-    "/api/v1/tasks/:name/events",
+    "/tasks/:name/events",
     async (request) => {
       const namespace = namespaceOf(request);
       const name = request.params.name;
@@ -251,7 +258,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: { after?: string } }>("/api/v1/tasks/:name/stream", async (request, reply) => {
+  app.get<{ Params: { name: string }; Querystring: { after?: string } }>("/tasks/:name/stream", async (request, reply) => {
     const namespace = namespaceOf(request);
     const name = request.params.name;
     await load(namespace, name);
@@ -265,7 +272,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     };
     const finishIfDone = async () => {
       const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
-      if (!isDone(task)) return;
+      if (!isTaskDone(task)) return;
       flush();
       stream.send("stream_complete", { lastSeq, type: task?.status?.phase ?? "Deleted" });
       stream.close();
@@ -283,42 +290,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     await finishIfDone();
   });
 
-  app.get("/api/v1/approvals", async (request) => {
-    const query = parseWith(z.object({ status: z.enum(APPROVAL_STATUSES).optional(), limit: z.coerce.number().int().min(1).max(500).default(200) }), request.query ?? {});
-    const namespace = namespaceOf(request);
-    return { namespace, approvals: ctx.approvals.list(namespace, query.status, query.limit) };
-  });
-
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/approvals", async (request) => {
-    const namespace = namespaceOf(request);
-    const task = await load(namespace, request.params.name);
-    return { namespace, taskName: task.metadata.name, approvals: ctx.approvals.listForTask(namespace, task.metadata.name, task.metadata.uid) };
-  });
-
-  app.post<{ Params: { name: string; id: string } }>("/api/v1/tasks/:name/approvals/:id/decision", async (request) => {
-    const namespace = namespaceOf(request);
-    const task = await load(namespace, request.params.name);
-    const body = parseWith(z.strictObject({ ...namespaceField, decision: z.unknown().optional(), reason: z.unknown().optional() }), request.body ?? {});
-    const status = ({ approve: "approved", approved: "approved", decline: "declined", declined: "declined" } as const)[String(body.decision) as "approve"];
-    if (!status) throw new OrkaError("invalid_argument", "decision must be approve or decline");
-    const approval = ctx.approvals.get(namespace, request.params.id);
-    if (!approval || approval.taskName !== task.metadata.name || approval.taskUID !== task.metadata.uid) throw new OrkaError("not_found", "approval not found");
-    if (approval.status === status) return approval;
-    if (approval.status !== "pending") throw new OrkaError("conflict", `approval is already ${approval.status}`);
-    if (task.metadata.deletionTimestamp) throw new OrkaError("conflict", "task is deleting");
-    if (isDone(task)) throw new OrkaError("conflict", "task is complete");
-    const reason = typeof body.reason === "string" ? body.reason.slice(0, 1024) : undefined;
-    const decided = ctx.approvals.decide(namespace, approval.id, { status, reason, actor: principalOf(request).name });
-    ctx.data.appendEvent(namespace, task.metadata.name, {
-      type: status === "approved" ? "ApprovalApproved" : "ApprovalDeclined",
-      toolName: approval.targetTool,
-      summary: `approval ${approval.id} ${status} by ${decided.decisionActor}${reason ? `: ${reason}` : ""}`,
-    });
-    ctx.controller.poke(namespace, task.metadata.name);
-    return decided;
-  });
-
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/children", async (request) => {
+  app.get<{ Params: { name: string } }>("/tasks/:name/children", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
     const list = await ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: childrenOf(request.params.name) });
@@ -326,7 +298,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   });
 
   // A finished run as a `replay` Provider: apply it, point a Task at it, and the run plays back offline.
-  app.get<{ Params: { name: string }; Querystring: { run?: string; provider?: string } }>("/api/v1/tasks/:name/export", async (request) => {
+  app.get<{ Params: { name: string }; Querystring: { run?: string; provider?: string } }>("/tasks/:name/export", async (request) => {
     const namespace = namespaceOf(request);
     const task = await load(namespace, request.params.name);
     const query = parseWith(z.object({ run: z.coerce.number().int().positive().optional(), provider: objectName.optional() }), request.query ?? {});
@@ -337,13 +309,13 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     return replayProviderFrom(steps, { task: task.metadata.name, namespace, run }, query.provider ?? `${task.metadata.name}-replay`.slice(0, 253));
   });
 
-  app.get<{ Params: { name: string } }>("/api/v1/tasks/:name/artifacts", async (request) => {
+  app.get<{ Params: { name: string } }>("/tasks/:name/artifacts", async (request) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
     return { items: ctx.data.listArtifacts(namespace, request.params.name) };
   });
 
-  app.get<{ Params: { name: string; file: string } }>("/api/v1/tasks/:name/artifacts/:file", async (request, reply) => {
+  app.get<{ Params: { name: string; file: string } }>("/tasks/:name/artifacts/:file", async (request, reply) => {
     const namespace = namespaceOf(request);
     await load(namespace, request.params.name);
     const content = ctx.data.getArtifact(namespace, request.params.name, request.params.file);
