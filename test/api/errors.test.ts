@@ -1,13 +1,13 @@
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
-import { errorHandler } from "../../src/api/errors.ts";
+import { apiErrorAnswer } from "../../src/api/errors.ts";
 import { OrkaError } from "../../src/util/errors.ts";
 
 // Every API error has one shape; an internal fault is answered like an unexplained one, its detail kept in the log.
 describe("the API's error answers", () => {
   it("answers an OrkaError with its status and message, and an internal one or a bare Error as an internal error", async () => {
     const app = Fastify();
-    app.setErrorHandler(errorHandler);
+    app.setErrorHandler(apiErrorAnswer);
     app.get("/busy", async () => {
       throw new OrkaError("unavailable", "the data store is busy: retry in a moment");
     });
