@@ -3,7 +3,7 @@ import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
 import type { ToolSpec } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { TaskFacts } from "../auth/grants.ts";
-import { assembleToolset, type Toolset } from "../worker/toolset.ts";
+import { assembleToolset, type Toolset } from "../tools/assignment.ts";
 import { parentTaskName, type Task } from "./admission.ts";
 import type { Agent } from "./resolve.ts";
 
