@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { ANNOTATION, API_VERSION, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
 import { replayProviderFrom } from "../../controller/recording.ts";
-import { SERVER_STAMPED_TASK_FIELDS, TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
+import { SERVER_STAMPED_TASK_FIELDS, isTerminal, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
@@ -74,7 +74,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     if (!task) throw new OrkaError("not_found", "task not found");
     return task;
   };
-  const isDone = (task: Task | undefined) => !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+  const isDone = (task: Task | undefined) => !task || isTerminal(task);
 
   /** The Task's references as they resolve now (its Agent's Provider included), which the caller must be allowed to make. */
   const checkResolvedReferences = async (request: FastifyRequest, task: Task) => {
