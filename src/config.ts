@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
-import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/core/web-search.ts";
+import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/settings.ts";
 import { DEFAULT_NAMESPACE, namespaceName } from "./resources/meta.ts";
 import { OrkaError } from "./util/errors.ts";
 import { TOKEN_ROLES } from "./auth/principal.ts";

@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { serverConfigFrom } from "../config.ts";
 import { pluralOf, resolveKindName, type KindName } from "../resources/kinds.ts";
-import { TERMINAL_PHASES } from "../resources/task.ts";
+import { isTerminalPhase } from "../resources/task.ts";
 import { parseYamlDocuments } from "../resources/yaml.ts";
 import { parseDuration } from "../util/duration.ts";
 import { errorMessage } from "../util/errors.ts";
@@ -192,7 +192,7 @@ task
         if (approval) console.error(parkedNotice(current, approval));
       }
       lastLine = line;
-      if (TERMINAL_PHASES.includes(phase as (typeof TERMINAL_PHASES)[number])) {
+      if (isTerminalPhase(phase)) {
         if (phase !== "Succeeded") process.exitCode = 1;
         return;
       }

@@ -1,4 +1,4 @@
-import { TERMINAL_PHASES } from "../resources/task.ts";
+import { isTerminal } from "../resources/task.ts";
 
 /** What the CLI reads of a Task to tell whether it is parked for a person. */
 export interface TaskState {
@@ -8,7 +8,7 @@ export interface TaskState {
 
 /** The approval a parked Task waits for: the controller names it in the WaitingForApproval condition. */
 export function awaitedApproval(task: TaskState): string | undefined {
-  if (TERMINAL_PHASES.includes((task.status?.phase ?? "Pending") as (typeof TERMINAL_PHASES)[number])) return undefined;
+  if (isTerminal(task)) return undefined;
   const condition = task.status?.conditions?.find((c) => c.type === "WaitingForApproval");
   return condition?.status === "True" ? condition.message : undefined;
 }

@@ -2,20 +2,20 @@ import { OFFLINE_PROVIDER_TYPES } from "../resources/provider.ts";
 import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolDefinition } from "../providers/model.ts";
-import { ANNOTATION, LABEL, type Resource } from "../resources/meta.ts";
+import { coordinationOf } from "../resources/agent.ts";
+import { ANNOTATION, LABEL } from "../resources/meta.ts";
 import type { SkillSpec } from "../resources/skill.ts";
-import type { TaskSpec, TaskStatus } from "../resources/task.ts";
-import { TERMINAL_PHASES } from "../resources/task.ts";
+import type { Task, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
-import { enabledCustomTools, resolveTaskFacts, taskToolset, type ToolSources } from "./task-tools.ts";
+import { childRefusal, type ChildRefusal } from "./child-rules.ts";
+import { parentNamespaceOf, parentTaskName } from "./parent-link.ts";
+import { assignTaskTools, resolveTaskFacts, type TaskTools } from "./task-tools.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import type { AiRun, ContainerRun } from "../runner/attempt-config.ts";
 import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
 import { OrkaError } from "../util/errors.ts";
-
-export type Task = Resource<TaskSpec, TaskStatus>;
 
 /** Everything a Task needs to start, resolved from the store. */
 export interface StartPlan {
@@ -39,15 +39,6 @@ const refusal = (err: unknown): OrkaError => {
   throw err;
 };
 const CHILD_WAIT_MS = 10_000;
-
-export function parentTaskName(task: Task): string | undefined {
-  return task.metadata.annotations?.[ANNOTATION.parentTaskName] ?? task.metadata.labels?.[LABEL.parentTask];
-}
-
-/** The namespace a child's parent lives in: its own, unless it was delegated to another one. */
-export function parentNamespaceOf(task: Task): string {
-  return task.metadata.annotations?.[ANNOTATION.parentTaskNamespace] ?? task.metadata.namespace;
-}
 
 /** What admission checks a Task against besides the store. */
 export interface AdmissionChecks {
@@ -83,26 +74,26 @@ export async function admit(store: ResourceStore, task: Task, { grants, provider
     return fail("request_approval and approvalRequiredTools need an Agent with coordination.autonomous: true");
   }
 
-  const child = await checkChild(store, task);
+  const child = await checkChild(store, task, agent);
   if (child.kind !== "admit") return child;
   const plan: StartPlan = { agent, parentTask: parentTaskName(task), depth: child.plan.depth, notices: [] };
 
   if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
-  const sources: ToolSources = { agent, customTools: await enabledCustomTools(store, namespace) };
-  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, sources, providers);
+  const tools = await assignTaskTools(store, task, agent);
+  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, tools, providers);
   if (admission.kind !== "admit" || !spec.transaction) return admission;
-  return recheckGrant(store, grants, task, sources, admission);
+  return recheckGrant(store, grants, task, tools, admission);
 }
 
 /**
  * The grant was checked when the Task was created, but its Agent, Tools or Providers may have changed
  * since: what the attempt would get now, read from the same sources as the plan, must still be covered.
  */
-async function recheckGrant(store: ResourceStore, grants: GrantGate, task: Task, sources: ToolSources, admission: Admission): Promise<Admission> {
+async function recheckGrant(store: ResourceStore, grants: GrantGate, task: Task, tools: TaskTools, admission: Admission): Promise<Admission> {
   const claims = task.spec.transaction!;
   const site = { method: "START", path: `tasks/${task.metadata.name}`, principal: claims.subject, namespace: task.metadata.namespace };
   try {
-    grants.attemptStart(claims, await resolveTaskFacts(store, task, sources), site);
+    grants.attemptStart(claims, await resolveTaskFacts(store, task, tools), site);
   } catch (err) {
     if (err instanceof GrantRefused) return fail(err.message);
     throw err;
@@ -110,7 +101,8 @@ async function recheckGrant(store: ResourceStore, grants: GrantGate, task: Task,
   return admission;
 }
 
-async function checkChild(store: ResourceStore, task: Task): Promise<Admission> {
+/** A delegated child (it has a coordination depth) starts only while its parent may have it, and within the parent's running-children limit. */
+async function checkChild(store: ResourceStore, task: Task, agent: Agent | undefined): Promise<Admission> {
   const depthText = task.metadata.annotations?.[ANNOTATION.coordinationDepth];
   if (depthText === undefined) return { kind: "admit", plan: { depth: 0, notices: [] } };
   const depth = Number(depthText);
@@ -121,28 +113,30 @@ async function checkChild(store: ResourceStore, task: Task): Promise<Admission> 
   const parentAgent = parentAgentRef
     ? await store.get<Agent["spec"], unknown>("Agent", parentAgentRef.namespace ?? parentNamespaceOf(task), parentAgentRef.name)
     : undefined;
-  const coordination = parentAgent?.spec.coordination;
-  if (!coordination?.enabled) return fail("parent agent does not have coordination enabled");
-  if (depth > coordination.maxDepth) return fail(`coordination depth ${depth} exceeds max ${coordination.maxDepth}`);
-  const agentName = task.spec.agentRef?.name ?? "";
-  const allowed = coordination.allowedAgents ?? [];
-  if (allowed.length > 0) {
-    if (!allowed.some((a) => a.name === agentName)) return fail(`agent "${agentName}" not in parent's allowedAgents`);
-  } else {
-    const target = agentName ? await store.get("Agent", task.spec.agentRef?.namespace ?? task.metadata.namespace, agentName) : undefined;
-    if (target?.metadata.labels?.[LABEL.createdBy] !== "create_agent" || target.metadata.annotations?.[ANNOTATION.parentTaskName] !== parentName) {
-      return fail(`agent "${agentName}" not in parent's allowedAgents`);
-    }
-  }
+  const agentRef = { name: task.spec.agentRef?.name ?? "", namespace: task.spec.agentRef?.namespace ?? task.metadata.namespace };
+  const refusal = childRefusal({ parentName, parentAgent, depth, namespace: task.metadata.namespace, agentRef, agent });
+  if (refusal) return fail(admissionRefused(refusal, depth, agentRef.name));
+  const { maxConcurrentChildren } = coordinationOf(parentAgent?.spec);
   const siblings = await store.list<TaskSpec, TaskStatus>("Task", {
     namespace: task.metadata.namespace,
     labelSelector: `${LABEL.parentTask}=${task.metadata.labels?.[LABEL.parentTask] ?? parentName}`,
   });
   const running = siblings.items.filter((t) => t.metadata.name !== task.metadata.name && t.status?.phase === "Running").length;
-  if (running >= coordination.maxConcurrentChildren) {
-    return { kind: "wait", delayMs: CHILD_WAIT_MS, reason: `waiting: parent has ${running} running children (max ${coordination.maxConcurrentChildren})` };
+  if (running >= maxConcurrentChildren) {
+    return { kind: "wait", delayMs: CHILD_WAIT_MS, reason: `waiting: parent has ${running} running children (max ${maxConcurrentChildren})` };
   }
   return { kind: "admit", plan: { depth, notices: [] } };
+}
+
+function admissionRefused(refusal: ChildRefusal, depth: number, agent: string): string {
+  switch (refusal.rule) {
+    case "coordination":
+      return "parent agent does not have coordination enabled";
+    case "depth":
+      return `coordination depth ${depth} exceeds max ${refusal.maxDepth}`;
+    case "agent":
+      return `agent "${agent}" not in parent's allowedAgents`;
+  }
 }
 
 function admitContainer(task: Task, plan: StartPlan): Admission {
@@ -153,7 +147,7 @@ function admitContainer(task: Task, plan: StartPlan): Admission {
   return { kind: "admit", plan };
 }
 
-async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, sources: ToolSources, providers: ProviderSettings): Promise<Admission> {
+async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, tools: TaskTools, providers: ProviderSettings): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agent = plan.agent;
@@ -197,7 +191,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
     else plan.notices.push(`skill ${ref.name} not found; skipped`);
   }
 
-  const tools = assembleTools(task, plan, sources.customTools);
+  const offered = offeredTools(plan, tools);
   const coordination = agent?.spec.coordination;
   plan.ai = {
     endpoint,
@@ -206,7 +200,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
     systemPrompt: spec.ai?.systemPrompt ?? agent?.spec.systemPrompt?.inline ?? "",
     soul: agent?.spec.soul?.inline,
     skills,
-    ...tools,
+    ...offered,
     temperature: spec.ai?.temperature ?? agent?.spec.model?.temperature,
     maxTokens: spec.ai?.maxTokens ?? agent?.spec.model?.maxTokens,
     turnBudget: coordination?.enabled ? (coordination.autonomous ? 100 : 50) : 10,
@@ -214,8 +208,8 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, source
   return { kind: "admit", plan };
 }
 
-function assembleTools(task: Task, plan: StartPlan, customByName: ToolSources["customTools"]): { tools: string[]; customTools: ToolDefinition[] } {
-  const toolset = taskToolset(task, plan.agent, new Set(customByName.keys()));
+/** What the model is offered of the Task's tool set: the built-in tools this build implements and the custom Tools, with notes on the rest. */
+function offeredTools(plan: StartPlan, { toolset, customTools: customByName }: TaskTools): { tools: string[]; customTools: ToolDefinition[] } {
   plan.notices.push(...toolset.warnings);
   const custom = new Set(toolset.custom);
   const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));
@@ -227,8 +221,4 @@ function assembleTools(task: Task, plan: StartPlan, customByName: ToolSources["c
       return { name, description: tool.spec.description, parameters: tool.spec.parameters };
     }),
   };
-}
-
-export function isTerminal(task: Task): boolean {
-  return TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
 }

@@ -1,16 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { agentSpecSchema, type AgentSpec } from "../resources/agent.ts";
-import { ANNOTATION, API_VERSION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
-import type { TaskSpec, TaskStatus } from "../resources/task.ts";
+import { agentSpecSchema, coordinationOf, type AgentSpec } from "../resources/agent.ts";
+import { ANNOTATION, API_VERSION, LABEL, labelValue } from "../resources/meta.ts";
+import type { Task } from "../resources/task.ts";
 import { parseWith } from "../resources/validate.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { CreateAgentArgs } from "../tools/coordination/schemas.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
+import { parentLink } from "./parent-link.ts";
 import { checkNamespaceForTask } from "./task-identity.ts";
-
-type Task = Resource<TaskSpec, TaskStatus>;
-
 
 /** The Agent name: `<task>-<role>-<6 hex>`, DNS-1123, at most 63 characters. */
 function agentName(task: string, role: string): string {
@@ -32,7 +30,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
   const escalated = (args.tools ?? []).filter((tool) => !allowedTools.includes(tool));
   if (escalated.length > 0) throw new OrkaError("permission_denied", `tools not held by this task cannot be granted: ${escalated.join(", ")}`);
   const depth = Number(task.metadata.annotations?.[ANNOTATION.coordinationDepth] ?? 0) || 0;
-  const remaining = (creator?.spec.coordination?.maxDepth ?? 3) - depth;
+  const remaining = coordinationOf(creator?.spec).maxDepth - depth;
   if ((args.coordination?.maxDepth ?? 0) > remaining) throw new OrkaError("permission_denied", `maxDepth may be at most ${remaining} (what this task has left)`);
   const model = typeof args.model === "string" ? { name: args.model.includes("/") ? args.model.slice(args.model.indexOf("/") + 1) : args.model } : args.model;
   const spec = parseWith(
@@ -51,13 +49,7 @@ export async function createAgentForTask(store: ResourceStore, task: Task, allow
   await store.create({
     apiVersion: API_VERSION,
     kind: "Agent",
-    metadata: {
-      name,
-      namespace,
-      labels: { [LABEL.parentTask]: labelValue(task.metadata.name), [LABEL.createdBy]: "create_agent", "orka.ai/agent-role": labelValue(args.name.toLowerCase()) },
-      annotations: { [ANNOTATION.parentTaskName]: task.metadata.name },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: task.metadata.name, uid: task.metadata.uid!, controller: true }],
-    },
+    metadata: { name, namespace, ...parentLink(task, namespace, { labels: { [LABEL.createdBy]: "create_agent", "orka.ai/agent-role": labelValue(args.name.toLowerCase()) } }) },
     spec,
   });
   return { agentName: name, namespace, status: "created" };

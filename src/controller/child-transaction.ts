@@ -2,14 +2,13 @@ import { randomBytes } from "node:crypto";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
 import { exchangeForTransactionToken, readSubjectTokenFile, TXN_TOKEN_TYPE_URN, type ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
-import { ANNOTATION, LABEL, labelValue, type Resource } from "../resources/meta.ts";
+import { ANNOTATION, LABEL, labelValue } from "../resources/meta.ts";
 import type { SecretSpec } from "../resources/secret.ts";
-import type { TaskSpec, TaskStatus } from "../resources/task.ts";
+import type { Task } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { resolveTaskFacts } from "./task-tools.ts";
 
-type Task = Resource<TaskSpec, TaskStatus>;
 const JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt";
 
 /** What a parent's transaction lets its children do: the grant gate and, when configured, token exchange. */

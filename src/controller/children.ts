@@ -1,40 +1,26 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
 import type { AgentSpec } from "../resources/agent.ts";
-import { ANNOTATION, API_VERSION, LABEL, childrenOf, labelValue, type Resource } from "../resources/meta.ts";
-import { TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../resources/task.ts";
+import { ANNOTATION, API_VERSION, LABEL, childrenOf, labelValue } from "../resources/meta.ts";
+import { DEFAULT_PRIORITY, isTerminalPhase, taskSpecSchema, type Task, type TaskSpec, type TaskStatus } from "../resources/task.ts";
 import { parseWith } from "../resources/validate.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { ContainerArgs, DelegateArgs } from "../tools/coordination/schemas.ts";
 import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
-import { parentNamespaceOf, parentTaskName } from "./admission.ts";
+import { childRefusal, type ChildRefusal } from "./child-rules.ts";
+import { parentLink, parentNamespaceOf, parentTaskName } from "./parent-link.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
 import { stampTransaction } from "../auth/provenance.ts";
 import { createChildUnderGrant, type ChildGrants } from "./child-transaction.ts";
 import { checkNamespaceForTask } from "./task-identity.ts";
 
-type Task = Resource<TaskSpec, TaskStatus>;
 const fail = (message: string) => new OrkaError("invalid_argument", message);
 const RESULT_LIMIT = 4096;
 
 function childName(parent: string): string {
   return `${parent.slice(0, 200)}-child-${randomBytes(3).toString("hex").slice(0, 5)}`;
-}
-
-/** The parent link; an owner reference only within one namespace (owners cannot reach across). */
-function provenance(parent: Task, namespace: string, extraLabels: Record<string, string>, extraAnnotations: Record<string, string>) {
-  const sameNamespace = namespace === parent.metadata.namespace;
-  return {
-    labels: { [LABEL.parentTask]: labelValue(parent.metadata.name), [LABEL.coordinator]: "true", ...extraLabels },
-    annotations: {
-      [ANNOTATION.parentTaskName]: parent.metadata.name,
-      ...(sameNamespace ? {} : { [ANNOTATION.parentTaskNamespace]: parent.metadata.namespace }),
-      ...extraAnnotations,
-    },
-    ...(sameNamespace ? { ownerReferences: [{ apiVersion: API_VERSION, kind: "Task", name: parent.metadata.name, uid: parent.metadata.uid!, controller: true }] } : {}),
-  };
 }
 
 /** A child of `parent` by name: in the parent's namespace, else one delegated to another namespace. */
@@ -52,7 +38,7 @@ function checkTimeout(timeout: string | undefined): string | undefined {
 }
 
 function checkPriority(priority: number | undefined, parent: Task): number {
-  if (priority === undefined) return parent.spec.priority ?? 500;
+  if (priority === undefined) return parent.spec.priority ?? DEFAULT_PRIORITY;
   if (priority < 0 || priority > 1000) throw fail("priority must be between 0 and 1000");
   return priority;
 }
@@ -70,16 +56,10 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
     throw new OrkaError("permission_denied", `cross-namespace references are not allowed: agent namespace "${agentNamespace}" for a task in "${taskNamespace}"`);
   }
   const parentAgent = parent.spec.agentRef ? await store.get<AgentSpec, unknown>("Agent", parent.spec.agentRef.namespace ?? namespace, parent.spec.agentRef.name) : undefined;
-  const coordination = parentAgent?.spec.coordination;
   const depth = Number(parent.metadata.annotations?.[ANNOTATION.coordinationDepth] ?? 0) || 0;
-  const maxDepth = coordination?.maxDepth ?? 3;
-  if (depth + 1 > maxDepth) throw fail(`coordination depth exceeded: current depth ${depth}, max depth ${maxDepth}`);
-  const allowed = coordination?.allowedAgents ?? [];
-  // A bare name stands for an Agent in the child's own namespace.
-  if (allowed.length > 0 && !allowed.some((a) => a.name === args.agent && (a.namespace ?? taskNamespace) === agentNamespace)) {
-    throw fail(`agent "${agentNamespace}/${args.agent}" is not in the allowed agents list`);
-  }
   const agent = await store.get<AgentSpec, unknown>("Agent", agentNamespace, args.agent);
+  const refusal = childRefusal({ parentName: parent.metadata.name, parentAgent, depth: depth + 1, namespace: taskNamespace, agentRef: { name: args.agent, namespace: agentNamespace }, agent });
+  if (refusal) throw fail(delegationRefused(refusal, depth, `${agentNamespace}/${args.agent}`));
   if (!agent) throw fail(`failed to get agent "${agentNamespace}/${args.agent}": not found`);
   const codingAgent = agent.spec.runtime !== undefined;
   if (!codingAgent && (args.workspace || args.maxTurns !== undefined || args.allowBash !== undefined)) {
@@ -118,6 +98,17 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   const child = await createChild(store, grants, parent, taskNamespace, spec, { labels, annotations }, "delegateTask");
   if (prior) await labelFirstIteration(store, prior);
   return { taskName: child.metadata.name, status: "created" };
+}
+
+function delegationRefused(refusal: ChildRefusal, depth: number, agent: string): string {
+  switch (refusal.rule) {
+    case "coordination":
+      return "this task's agent does not have coordination enabled";
+    case "depth":
+      return `coordination depth exceeded: current depth ${depth}, max depth ${refusal.maxDepth}`;
+    case "agent":
+      return `agent "${agent}" is not in the allowed agents list`;
+  }
 }
 
 /**
@@ -216,7 +207,7 @@ async function createChild(
   const child: Task = {
     apiVersion: API_VERSION,
     kind: "Task",
-    metadata: { name: childName(parent.metadata.name), namespace, ...provenance(parent, namespace, extra.labels, extra.annotations) },
+    metadata: { name: childName(parent.metadata.name), namespace, ...parentLink(parent, namespace, { labels: { [LABEL.coordinator]: "true", ...extra.labels }, annotations: extra.annotations }) },
     spec,
   };
   if (parent.spec.transaction) stampTransaction(child.spec, child.metadata, parent.spec.transaction);
@@ -263,7 +254,7 @@ export function describeChild(data: TaskDataStore, parent: Task, name: string, c
   if (parentTaskName(child) !== parent.metadata.name || parentNamespaceOf(child) !== parent.metadata.namespace) return { task: name, phase: "Error", result: `error: task "${name}" is not a child of the current task` };
   const phase = child.status?.phase ?? "Pending";
   let entry: WaitResult = { task: name, phase, ...(child.spec.agentRef ? { agent: child.spec.agentRef.name } : {}) };
-  if (TERMINAL_PHASES.includes(phase)) {
+  if (isTerminalPhase(phase)) {
     const stored = data.getResult(child.metadata.namespace, name);
     if (stored === undefined) entry.result = phase === "Failed" ? `error: ${child.status?.message ?? "failed"}` : child.status?.message;
     else entry = { ...resultEntry(stored), ...entry };
@@ -301,7 +292,7 @@ export async function waitForChildren(store: ResourceStore, data: TaskDataStore,
   const read = async () => {
     const results: WaitResult[] = [];
     for (const name of names) results.push(describeChild(data, parent, name, await findChild(store, parent, name)));
-    const completed = results.every((r) => r.phase === "Error" || TERMINAL_PHASES.includes(r.phase as never));
+    const completed = results.every((r) => r.phase === "Error" || isTerminalPhase(r.phase));
     return { completed, results };
   };
   let state = await read();

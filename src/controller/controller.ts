@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
 import type { Logger } from "../util/logger.ts";
 import { ANNOTATION, API_VERSION, childrenOf, FINALIZER_CLEANUP, LABEL, labelValue, type Resource } from "../resources/meta.ts";
-import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
+import { isTerminal, type Task, type TaskPhase, type TaskSpec, type TaskStatus } from "../resources/task.ts";
 import type { Attempt, TaskDataStore, ExecutionEventInput } from "../store/data-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { AgentSpec } from "../resources/agent.ts";
@@ -20,7 +20,8 @@ import { attemptEnv, carriedSecretValues, type AttemptConfig } from "../runner/a
 import type { ModelCallSettings } from "../providers/model.ts";
 import { OrkaError, errorMessage } from "../util/errors.ts";
 import { parseDuration } from "../util/duration.ts";
-import { admit, isTerminal, parentNamespaceOf, parentTaskName, type StartPlan, type Task } from "./admission.ts";
+import { admit, type StartPlan } from "./admission.ts";
+import { parentNamespaceOf, parentTaskName } from "./parent-link.ts";
 import { resultWithoutDiff } from "./children.ts";
 import { setCondition } from "./conditions.ts";
 import { RunQueue, type QueuedTask } from "./queue.ts";

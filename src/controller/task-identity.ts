@@ -1,7 +1,7 @@
 import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { RequestedBy } from "../auth/principal.ts";
 import { OrkaError } from "../util/errors.ts";
-import type { Task } from "./admission.ts";
+import type { Task } from "../resources/task.ts";
 
 /**
  * Refuses a namespace other than the Task's own unless the identity the Task acts for may act there:

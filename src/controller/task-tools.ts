@@ -1,59 +1,56 @@
 import { ANNOTATION } from "../resources/meta.ts";
 import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import type { Task } from "../resources/task.ts";
 import type { ToolSpec } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { TaskFacts } from "../auth/grants.ts";
-import { assembleToolset, type Toolset } from "../worker/toolset.ts";
-import { parentTaskName, type Task } from "./admission.ts";
+import { assembleToolset, type Toolset } from "../tools/assignment.ts";
+import { parentTaskName } from "./parent-link.ts";
 import type { Agent } from "./resolve.ts";
 
 /** Enabled Tool resources of a namespace, by name. */
-export async function enabledCustomTools(store: ResourceStore, namespace: string) {
+async function enabledCustomTools(store: ResourceStore, namespace: string) {
   const list = await store.list<ToolSpec, unknown>("Tool", { namespace });
   return new Map(list.items.filter((t) => t.spec.enabled !== false).map((t) => [t.metadata.name, t]));
 }
 
-/** The Task's tool set by the seed's rule table: what the worker advertises and what a grant must cover. */
-export function taskToolset(task: Task, agent: Agent | undefined, customTools: ReadonlySet<string>): Toolset {
-  return assembleToolset({
-    taskType: task.spec.type,
-    agentTools: agent?.spec.tools,
-    aiTools: task.spec.ai?.tools,
-    coordination: agent?.spec.coordination,
-    isChild: parentTaskName(task) !== undefined,
-    disableInjection: task.metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
-    customTools,
-  });
-}
-
-/** A coding-agent runtime adds its own tools (and Bash); without a list it is unrestricted. */
-function runtimeTools(task: Task, agent: Agent | undefined): string[] | "unrestricted" {
-  const runtime = agent?.spec.runtime;
-  const allowed = task.spec.agentRuntime?.allowedTools ?? runtime?.defaultAllowedTools;
-  if (!allowed) return "unrestricted";
-  const bash = task.spec.agentRuntime?.allowBash ?? runtime?.defaultAllowBash ?? false;
-  return bash ? [...allowed, "Bash"] : allowed;
-}
-
-/** The Agent and Tools a Task's tool set is built from, read once so the grant check and the attempt see the same. */
-export interface ToolSources {
+/** A Task's tool set and what it was worked out from, read once so the grant check and the attempt see the same. */
+export interface TaskTools {
   agent: Agent | undefined;
   customTools: Awaited<ReturnType<typeof enabledCustomTools>>;
+  toolset: Toolset;
 }
 
-/** Everything a Task's grant and reference checks need to know about it, resolved from the store (or from sources already read). */
-export async function resolveTaskFacts(store: ResourceStore, task: Task, sources?: ToolSources): Promise<TaskFacts> {
+/**
+ * The one place a Task's tools are worked out: its Agent (read here unless the caller has it) and the
+ * enabled Tools of its namespace, through the rule table. The model is offered these, and a grant must
+ * cover them.
+ */
+export async function assignTaskTools(store: ResourceStore, task: Task, agent?: Agent): Promise<TaskTools> {
+  const { spec, metadata } = task;
+  agent ??= spec.agentRef ? await store.get<Agent["spec"], unknown>("Agent", spec.agentRef.namespace ?? metadata.namespace, spec.agentRef.name) : undefined;
+  const customTools = await enabledCustomTools(store, metadata.namespace);
+  const runtime = agent?.spec.runtime;
+  const toolset = assembleToolset({
+    taskType: spec.type,
+    agentTools: agent?.spec.tools,
+    aiTools: spec.ai?.tools,
+    coordination: agent?.spec.coordination,
+    isChild: parentTaskName(task) !== undefined,
+    disableInjection: metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
+    customTools: new Set(customTools.keys()),
+    runtimeAllowedTools: spec.agentRuntime?.allowedTools ?? runtime?.defaultAllowedTools,
+    runtimeAllowBash: spec.agentRuntime?.allowBash ?? runtime?.defaultAllowBash ?? false,
+  });
+  return { agent, customTools, toolset };
+}
+
+/** Everything a Task's grant and reference checks need to know about it, with its tools as assigned (assigned here unless given). */
+export async function resolveTaskFacts(store: ResourceStore, task: Task, tools?: TaskTools): Promise<TaskFacts> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   const agentNamespace = spec.agentRef?.namespace ?? namespace;
-  const agent = sources ? sources.agent : spec.agentRef ? await store.get<Agent["spec"], unknown>("Agent", agentNamespace, spec.agentRef.name) : undefined;
-  const customTools = sources?.customTools ?? (await enabledCustomTools(store, namespace));
-  const toolset = taskToolset(task, agent, new Set(customTools.keys()));
-  let tools: TaskFacts["tools"] = toolset.names;
-  if (spec.type === "agent") {
-    const extra = runtimeTools(task, agent);
-    tools = extra === "unrestricted" ? extra : [...new Set([...toolset.names, ...extra])];
-  }
+  const { agent, customTools, toolset } = tools ?? (await assignTaskTools(store, task));
 
   const models: TaskFacts["models"] = [];
   const dependencies: TaskFacts["dependencies"] = spec.agentRef ? [{ field: "agentRef", namespace: agentNamespace }] : [];
@@ -83,7 +80,7 @@ export async function resolveTaskFacts(store: ResourceStore, task: Task, sources
     agent: spec.agentRef ? { name: spec.agentRef.name, namespace: agentNamespace } : undefined,
     models,
     workspace: workspace ? { repo: workspace.gitRepo, branch: workspace.branch, ref: workspace.ref } : undefined,
-    tools,
+    tools: toolset.unrestricted ? "unrestricted" : toolset.names,
     credentialSecrets: [...new Set(credentialSecrets)],
     dependencies,
     isChild: parentTaskName(task) !== undefined,

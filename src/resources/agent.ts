@@ -5,6 +5,27 @@ import { soulSchema } from "./soul.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 
+/** What an Agent's `coordination` means for a field it leaves out, or when it has no `coordination` at all. */
+export const COORDINATION_DEFAULTS = { enabled: false, autonomous: false, maxIterations: 0, maxConcurrentChildren: 5, maxDepth: 3 } as const;
+
+const coordinationSchema = z
+  .strictObject({
+    enabled: z.boolean().default(COORDINATION_DEFAULTS.enabled),
+    autonomous: z.boolean().default(COORDINATION_DEFAULTS.autonomous),
+    maxIterations: z.number().int().min(0).default(COORDINATION_DEFAULTS.maxIterations),
+    allowedAgents: z.array(namespacedRef).optional(),
+    maxConcurrentChildren: z.number().int().min(1).default(COORDINATION_DEFAULTS.maxConcurrentChildren),
+    maxDepth: z.number().int().min(1).max(10).default(COORDINATION_DEFAULTS.maxDepth),
+    approvalRequiredTools: z.array(z.string()).optional(),
+    /** A pending approval older than this expires (treated as declined); none: wait for ever. */
+    approvalTimeout: durationText.optional(),
+  })
+  .refine((c) => !(c.approvalRequiredTools?.length && !c.autonomous), {
+    message: "approvalRequiredTools requires autonomous: true",
+    path: ["approvalRequiredTools"],
+  });
+export type Coordination = z.infer<typeof coordinationSchema>;
+
 export const agentSpecSchema = z
   .strictObject({
     providerRef: namespacedRef.optional(),
@@ -29,23 +50,7 @@ export const agentSpecSchema = z
     skills: z.array(localRef).optional(),
     soul: soulSchema.optional(),
     secretRef: localRef.optional(),
-    coordination: z
-      .strictObject({
-        enabled: z.boolean().default(false),
-        autonomous: z.boolean().default(false),
-        maxIterations: z.number().int().min(0).default(0),
-        allowedAgents: z.array(namespacedRef).optional(),
-        maxConcurrentChildren: z.number().int().min(1).default(5),
-        maxDepth: z.number().int().min(1).max(10).default(3),
-        approvalRequiredTools: z.array(z.string()).optional(),
-        /** A pending approval older than this expires (treated as declined); none: wait for ever. */
-        approvalTimeout: durationText.optional(),
-      })
-      .refine((c) => !(c.approvalRequiredTools?.length && !c.autonomous), {
-        message: "approvalRequiredTools requires autonomous: true",
-        path: ["approvalRequiredTools"],
-      })
-      .optional(),
+    coordination: coordinationSchema.optional(),
     runtime: z
       .strictObject({
         type: z.enum(RUNTIME_TYPES).optional(),
@@ -64,6 +69,11 @@ export const agentSpecSchema = z
     path: ["runtime"],
   });
 export type AgentSpec = z.infer<typeof agentSpecSchema>;
+
+/** An Agent's coordination settings with the defaults filled in, also for an Agent stored without them. */
+export function coordinationOf(spec: AgentSpec | undefined): Coordination {
+  return { ...COORDINATION_DEFAULTS, ...spec?.coordination };
+}
 
 export const agentStatusSchema = z.object({
   ready: z.boolean().optional(),

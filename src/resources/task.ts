@@ -1,13 +1,31 @@
 import { Cron } from "croner";
 import { z } from "zod";
-import { durationText, httpURL, localRef, namespacedRef } from "./meta.ts";
+import { durationText, httpURL, localRef, namespacedRef, type Resource } from "./meta.ts";
 
 export const TASK_TYPES = ["ai", "agent", "container"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 export const TASK_PHASES = ["Pending", "Running", "Finalizing", "Succeeded", "Failed", "Scheduled", "Cancelled"] as const;
 export type TaskPhase = (typeof TASK_PHASES)[number];
-export const TERMINAL_PHASES: readonly TaskPhase[] = ["Succeeded", "Failed", "Cancelled"];
+const TERMINAL_PHASES: readonly string[] = ["Succeeded", "Failed", "Cancelled"] satisfies TaskPhase[];
+
+/** Whether a phase is one a Task never leaves: Succeeded, Failed or Cancelled. No phase yet is Pending. */
+export function isTerminalPhase(phase: string | undefined): boolean {
+  return TERMINAL_PHASES.includes(phase ?? "Pending");
+}
+
+export function isTerminal(task: { status?: { phase?: string } }): boolean {
+  return isTerminalPhase(task.status?.phase);
+}
+
+/** The priority of a Task that sets none. */
+export const DEFAULT_PRIORITY = 500;
+
+/** What a `sessionRef` means for a field it leaves out. */
+export const SESSION_REF_DEFAULTS = { create: false, append: true, maxMessages: 50 } as const;
+
+/** What a `retryPolicy` means for a field it leaves out. */
+export const RETRY_POLICY_DEFAULTS = { maxRetries: 0, backoffMultiplier: 2 } as const;
 
 /** Types only: the rules between fields (intent, credentials, PR text) live in workspace.ts. */
 export const workspaceSchema = z.strictObject({
@@ -95,11 +113,11 @@ export const taskSpecSchema = z.strictObject({
   args: z.array(z.string()).optional(),
   env: z.array(z.strictObject({ name: z.string().min(1), value: z.string().default("") })).optional(),
   timeout: durationText.optional(),
-  priority: z.number().int().min(0).max(1000).default(500),
+  priority: z.number().int().min(0).max(1000).default(DEFAULT_PRIORITY),
   retryPolicy: z
     .strictObject({
-      maxRetries: z.number().int().min(0).max(100).default(0),
-      backoffMultiplier: z.number().min(1).default(2),
+      maxRetries: z.number().int().min(0).max(100).default(RETRY_POLICY_DEFAULTS.maxRetries),
+      backoffMultiplier: z.number().min(1).default(RETRY_POLICY_DEFAULTS.backoffMultiplier),
       initialDelay: durationText.optional(),
     })
     .optional(),
@@ -113,9 +131,9 @@ export const taskSpecSchema = z.strictObject({
   sessionRef: z
     .strictObject({
       name: z.string().min(1),
-      create: z.boolean().default(false),
-      append: z.boolean().default(true),
-      maxMessages: z.number().int().positive().default(50),
+      create: z.boolean().default(SESSION_REF_DEFAULTS.create),
+      append: z.boolean().default(SESSION_REF_DEFAULTS.append),
+      maxMessages: z.number().int().positive().default(SESSION_REF_DEFAULTS.maxMessages),
     })
     .optional(),
   workspace: workspaceSchema.optional(),
@@ -144,6 +162,7 @@ export const taskSpecSchema = z.strictObject({
     path: ["prompt"],
   });
 export type TaskSpec = z.infer<typeof taskSpecSchema>;
+export type Task = Resource<TaskSpec, TaskStatus>;
 
 export const taskConditionSchema = z.object({
   type: z.string(),

@@ -1,4 +1,3 @@
-import type { AttemptDirs } from "../runner/runner.ts";
 import { Workspace } from "./core/workspace.ts";
 import type { ControlPlane, ToolContext, ToolSettings } from "./define.ts";
 
@@ -10,11 +9,17 @@ export const NO_CONTROL_PLANE: ControlPlane = {
   withIdempotencyKey: () => NO_CONTROL_PLANE,
 };
 
+/** The private directories of one attempt (or one compat request) that its tools work in. */
+export interface ToolDirs {
+  workspaceDir: string;
+  tmpDir: string;
+}
+
 /** The one way to build a tool context: file tools see `/workspace` and `/tmp` of these directories. */
 export function createToolContext(options: {
   namespace: string;
   taskName: string;
-  dirs: Pick<AttemptDirs, "workspaceDir" | "tmpDir">;
+  dirs: ToolDirs;
   settings: ToolSettings;
   signal: AbortSignal;
   controlPlane?: ControlPlane;

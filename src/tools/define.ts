@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { ToolDefinition } from "../providers/model.ts";
 import type { Workspace } from "./core/workspace.ts";
-import type { FetchSettings } from "./core/web-fetch.ts";
-import type { SearchSettings } from "./core/web-search.ts";
+import type { FetchSettings, SearchSettings } from "./settings.ts";
 
 export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
@@ -44,7 +43,13 @@ export interface ToolContext {
 
 export type ResumeRule = "rerun" | "unknown";
 
-export type ToolFamily = "core" | "memory" | "coordination" | "github" | "agents" | "chat";
+/**
+ * The groups the built-in tools page names, which the rule table in assignment.ts hands out whole:
+ * `coordination` (delegate, wait, containers, cancel), `messaging` (between a coordinator's children),
+ * `planning` (update_plan), `agents` (create and delete Agents), `pull-requests` and `issues` (GitHub),
+ * `gateway` (replies while a gateway Task runs), `chat`, `connectors` and `monitors` (their own features).
+ */
+export type ToolFamily = "core" | "memory" | "coordination" | "messaging" | "planning" | "agents" | "pull-requests" | "issues" | "gateway" | "chat" | "connectors" | "monitors";
 
 export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
   name: string;
@@ -65,6 +70,8 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
    * effect ledger answers a repeat of it.
    */
   readOnly?: boolean;
+  /** Offered to clients of the OpenAI- and Anthropic-compatible endpoints, which run it server-side. */
+  offeredOnCompat?: boolean;
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkNamespaceForTask } from "../../src/controller/task-identity.ts";
-import type { Task } from "../../src/controller/admission.ts";
+import type { Task } from "../../src/resources/task.ts";
 
 const task = (spec: Partial<Task["spec"]>): Task => ({ apiVersion: "core.orka.ai/v1alpha1", kind: "Task", metadata: { name: "parent", namespace: "home" }, spec: { type: "ai", priority: 500, ...spec } });
 const transaction = (context: Record<string, string>) => ({

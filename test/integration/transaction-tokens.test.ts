@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COORDINATOR_TOOLS, MEMORY_TOOLS } from "../../src/tools/names.ts";
+import { COORDINATOR_TOOLS, MEMORY_TOOLS } from "../../src/tools/assignment.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";

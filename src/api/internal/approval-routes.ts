@@ -8,7 +8,7 @@ import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 import type { ToolSpec } from "../../resources/tool.ts";
 import { parseWith } from "../../resources/validate.ts";
 import type { Attempt } from "../../store/data-store.ts";
-import { BUILTIN_TOOL_NAMES } from "../../tools/names.ts";
+import { BUILTIN_TOOL_NAMES } from "../../tools/registry.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";

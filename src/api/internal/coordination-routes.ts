@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createContainerChild, delegate, findChild, waitForChildren } from "../../controller/children.ts";
-import { parentTaskName } from "../../controller/admission.ts";
+import { parentTaskName } from "../../controller/parent-link.ts";
 import { createAgentForTask, deleteAgentForTask } from "../../controller/agents.ts";
 
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";

@@ -1,4 +1,4 @@
-import { isTerminal } from "../../controller/admission.ts";
+import { isTerminal } from "../../resources/task.ts";
 import type { Attempt } from "../../store/data-store.ts";
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 import { OrkaError } from "../../util/errors.ts";

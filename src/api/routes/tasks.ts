@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { ANNOTATION, API_VERSION, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
 import { replayProviderFrom } from "../../controller/recording.ts";
-import { SERVER_STAMPED_TASK_FIELDS, TERMINAL_PHASES, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
+import { SERVER_STAMPED_TASK_FIELDS, isTerminal, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
@@ -77,7 +77,7 @@ export async function loadTask(store: ResourceStore, namespace: string, name: st
 
 /** A Task that has finished, or is gone: nothing more will happen to it. */
 export function isTaskDone(task: Task | undefined): boolean {
-  return !task || TERMINAL_PHASES.includes(task.status?.phase ?? "Pending");
+  return !task || isTerminal(task);
 }
 
 export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void {

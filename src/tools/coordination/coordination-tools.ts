@@ -67,7 +67,7 @@ export const cancelTask = defineTool({
 
 export const sendMessage = defineTool({
   name: "send_message",
-  family: "coordination",
+  family: "messaging",
   description: 'Send a message to a sibling task (a child of the same coordinator), or "*" to all siblings.',
   parameters: z.object({ to_task: z.string(), content: z.string() }),
   aliases: { toTask: "to_task" },
@@ -81,7 +81,7 @@ export const sendMessage = defineTool({
 
 export const checkMessages = defineTool({
   name: "check_messages",
-  family: "coordination",
+  family: "messaging",
   description: "Read unread messages from sibling tasks.",
   parameters: z.object({ mark_read: z.boolean().default(true) }),
   aliases: { markRead: "mark_read" },
@@ -93,7 +93,7 @@ export const checkMessages = defineTool({
 
 export const updatePlan = defineTool({
   name: "update_plan",
-  family: "coordination",
+  family: "planning",
   description: "Update the autonomous execution plan of this task.",
   parameters: z.object({
     summary: z.string(),

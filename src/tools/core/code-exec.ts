@@ -77,6 +77,7 @@ const failure = (error: string): CodeExecResult => ({ output: "", error, exit_co
 export const codeExec = defineTool({
   name: "code_exec",
   family: "core",
+  offeredOnCompat: true,
   // Commands may change the workspace in ways that are not safe to repeat.
   onResume: "unknown",
   description: "Execute code in a sandbox (no network, private /tmp, the Task's /workspace as working directory).",

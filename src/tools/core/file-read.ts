@@ -25,6 +25,7 @@ export function encodeContent(bytes: Buffer, cutAtEnd: boolean): { content: stri
 export const fileRead = defineTool({
   name: "file_read",
   family: "core",
+  offeredOnCompat: true,
   description: "Read a file from the workspace (/workspace, or /tmp). Binary content comes back base64-encoded.",
   parameters: z.object({
     path: z.string().describe("File path, relative to /workspace or absolute under /workspace or /tmp"),

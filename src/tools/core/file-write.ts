@@ -14,6 +14,7 @@ const MAX_APPEND_TOTAL = 64 * MiB;
 export const fileWrite = defineTool({
   name: "file_write",
   family: "core",
+  offeredOnCompat: true,
   // Writing the same content again is harmless; appending it again is not.
   onResume: (args) => (args.mode === "append" ? "unknown" : "rerun"),
   description: "Write or append a file in the workspace (/workspace, or /tmp); missing directories are created.",

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { guardedRequest, headerOf, type EgressPolicy } from "../../policy/ssrf.ts";
+import { guardedRequest, headerOf } from "../../policy/ssrf.ts";
 import { readCapped } from "../../util/read-capped.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { defineTool } from "../define.ts";
+import type { FetchSettings } from "../settings.ts";
 import { htmlToMarkdown } from "./html.ts";
 
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -10,11 +11,6 @@ const DEFAULT_MAX_CHARS = 50_000;
 const MAX_REDIRECTS = 5;
 const USER_AGENT = "Mozilla/5.0 (compatible; OrkaBot/1.0)";
 const ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
-
-export interface FetchSettings {
-  egress: EgressPolicy;
-  timeoutMs: number;
-}
 
 interface Page {
   finalUrl: string;
@@ -57,6 +53,7 @@ function clip(text: string, maxChars: number): { content: string; length: number
 export const webFetch = defineTool({
   name: "web_fetch",
   family: "core",
+  offeredOnCompat: true,
   description: "Fetch a web page or API URL and return its content as readable text/Markdown (or raw).",
   parameters: z.object({
     url: z.string().describe("http(s) URL to fetch"),

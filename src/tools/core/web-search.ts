@@ -4,17 +4,7 @@ import { redact } from "../../policy/redact.ts";
 import { codeOf, errorMessage, OrkaError } from "../../util/errors.ts";
 import { readCapped } from "../../util/read-capped.ts";
 import { defineTool } from "../define.ts";
-
-export const SEARCH_PROVIDERS = ["duckduckgo", "generic", "tavily", "brave", "searxng"] as const;
-export type SearchProvider = (typeof SEARCH_PROVIDERS)[number];
-
-export interface SearchSettings {
-  provider: SearchProvider;
-  /** The API endpoint; each provider has its public default, `generic` and `searxng` need one. */
-  url?: string;
-  apiKey?: string;
-  timeoutMs: number;
-}
+import type { SearchProvider, SearchSettings } from "../settings.ts";
 
 export interface SearchResult {
   title: string;
@@ -120,6 +110,7 @@ const clean = (value: string) => value.replace(/\s+/g, " ").trim();
 export const webSearch = defineTool({
   name: "web_search",
   family: "core",
+  offeredOnCompat: true,
   description: "Search the web using the configured search API, or DuckDuckGo.",
   parameters: z.object({
     query: z.string().describe("What to search for"),

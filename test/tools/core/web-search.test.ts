@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SearchSettings } from "../../../src/tools/core/web-search.ts";
+import type { SearchSettings } from "../../../src/tools/settings.ts";
 import { toolHarness } from "../../helpers/tools.ts";
 
 const DDG_PAGE = readFileSync(resolve(import.meta.dirname, "../../fixtures/duckduckgo.html"), "utf8");

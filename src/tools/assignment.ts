@@ -1,4 +1,4 @@
-import { BUILTIN_TOOL_NAMES, CHILD_MESSAGING_TOOLS, COORDINATOR_TOOLS, GATEWAY_TOOLS, MEMORY_TOOLS } from "../tools/names.ts";
+import { BUILTIN_TOOL_NAMES, familyToolNames } from "./registry.ts";
 
 /** The facts about a Task that decide its tools. */
 export interface ToolsetInput {
@@ -14,6 +14,10 @@ export interface ToolsetInput {
   disableInjection: boolean;
   /** Enabled custom Tool resources in the Task's namespace. */
   customTools: ReadonlySet<string>;
+  /** A coding-agent runtime's own tools (the Task's `agentRuntime`, else the Agent's runtime defaults); none: unrestricted. */
+  runtimeAllowedTools?: readonly string[];
+  /** The runtime may also use Bash. */
+  runtimeAllowBash?: boolean;
 }
 
 export interface Toolset {
@@ -22,31 +26,39 @@ export interface Toolset {
   /** Names among `names` that resolve to custom Tool resources. */
   custom: string[];
   warnings: string[];
+  /** A coding-agent runtime without a tool list: its CLI may use any of its tools besides `names`. */
+  unrestricted: boolean;
 }
+
+const UNRESTRICTED = "unrestricted";
 
 interface Rule {
   when: (task: ToolsetInput) => boolean;
-  add: readonly string[];
+  add: readonly string[] | ((task: ToolsetInput) => readonly string[] | typeof UNRESTRICTED);
   /** Injected tools are the ones the disable annotation turns off. */
   injected: boolean;
 }
 
-/** Source 2 of the seed, one row per sentence of "Tools Orka adds automatically". */
+export const MEMORY_TOOLS = familyToolNames("memory");
+
+/** What `coordination.enabled` adds: coordination, pull request, agent management tools and update_plan. */
+export const COORDINATOR_TOOLS = familyToolNames("coordination", "messaging", "pull-requests", "agents", "planning");
+
+/** Source 2 of the built-in tools page, one row per sentence of "Tools Orka adds automatically", then the runtime's own tools. */
 export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.taskType === "ai", add: MEMORY_TOOLS, injected: false },
   { when: (t) => t.coordination?.enabled === true, add: COORDINATOR_TOOLS, injected: true },
   { when: (t) => t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
-  { when: (t) => t.isChild, add: CHILD_MESSAGING_TOOLS, injected: true },
-  { when: (t) => t.gatewayInterim === true, add: GATEWAY_TOOLS, injected: false },
+  { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
+  { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
+  { when: (t) => t.taskType === "agent", add: (t) => (t.runtimeAllowedTools ? [...t.runtimeAllowedTools, ...(t.runtimeAllowBash ? ["Bash"] : [])] : UNRESTRICTED), injected: false },
 ];
 
 /** Selected ∪ auto-added, nothing else; trimmed, de-duplicated, in a stable order. */
 export function assembleToolset(task: ToolsetInput): Toolset {
-  const names: string[] = [];
-  const custom: string[] = [];
-  const warnings: string[] = [];
+  const toolset: Toolset = { names: [], custom: [], warnings: [], unrestricted: false };
   const add = (name: string) => {
-    if (!names.includes(name)) names.push(name);
+    if (!toolset.names.includes(name)) toolset.names.push(name);
   };
 
   const selected = [
@@ -57,13 +69,15 @@ export function assembleToolset(task: ToolsetInput): Toolset {
     if (BUILTIN_TOOL_NAMES.has(name)) add(name);
     else if (task.customTools.has(name)) {
       add(name);
-      if (!custom.includes(name)) custom.push(name);
-    } else warnings.push(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
+      if (!toolset.custom.includes(name)) toolset.custom.push(name);
+    } else toolset.warnings.push(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
   }
 
   for (const rule of AUTO_ADDED_RULES) {
-    if (rule.injected && task.disableInjection) continue;
-    if (rule.when(task)) rule.add.forEach(add);
+    if ((rule.injected && task.disableInjection) || !rule.when(task)) continue;
+    const added = typeof rule.add === "function" ? rule.add(task) : rule.add;
+    if (added === UNRESTRICTED) toolset.unrestricted = true;
+    else added.forEach(add);
   }
-  return { names, custom, warnings };
+  return toolset;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { COORDINATOR_TOOLS, MEMORY_TOOLS } from "../../src/tools/names.ts";
-import { assembleToolset, type ToolsetInput } from "../../src/worker/toolset.ts";
+import { assembleToolset, COORDINATOR_TOOLS, MEMORY_TOOLS, type ToolsetInput } from "../../src/tools/assignment.ts";
+import { BUILTIN_TOOL_NAMES, BUILTIN_TOOLS, COMPAT_TOOL_NAMES, RESERVED_TOOLS } from "../../src/tools/registry.ts";
 
 const base: ToolsetInput = { taskType: "ai", isChild: false, disableInjection: false, customTools: new Set(["weather"]) };
 const names = (input: Partial<ToolsetInput>) => assembleToolset({ ...base, ...input }).names;
@@ -90,5 +90,37 @@ describe("who gets which tools: the whole table", () => {
     expect(picked.names).not.toContain("code_exec");
     expect(picked.warnings).toEqual(['tool "no-such" is neither a built-in tool nor a Tool in this namespace; skipped']);
     expect(assembleToolset({ ...base, ...input, ...selected, disableInjection: true }).names).toEqual(["web_fetch", "weather", "file_read", ...withAnnotation]);
+  });
+});
+
+describe("a coding-agent runtime's own tools", () => {
+  const agentTask = (input: Partial<ToolsetInput>) => assembleToolset({ ...base, taskType: "agent", ...input });
+
+  it("adds the runtime's allowed tools, and Bash when allowed, after the Orka tools", () => {
+    expect(agentTask({ runtimeAllowedTools: ["Read", "Grep"] })).toMatchObject({ names: ["Read", "Grep"], unrestricted: false });
+    expect(agentTask({ runtimeAllowedTools: ["Read"], runtimeAllowBash: true, isChild: true }).names).toEqual(["send_message", "check_messages", "Read", "Bash"]);
+  });
+
+  it("is unrestricted without a tool list, whatever the disable annotation says", () => {
+    expect(agentTask({ disableInjection: true })).toMatchObject({ names: [], unrestricted: true });
+    expect(assembleToolset({ ...base, runtimeAllowedTools: undefined }).unrestricted).toBe(false);
+  });
+});
+
+describe("the registry, derived from the declarations", () => {
+  it("owns every name of the built-in tools page: the declared tools and one list of reserved ones", () => {
+    // Written out so that a wrong registry cannot agree with itself.
+    expect([...BUILTIN_TOOL_NAMES].sort()).toEqual([
+      "web_search", "code_exec", "file_read", "web_fetch", "file_write", "request_approval",
+      "recall_memory", "remember", "propose_memory", "search_transcript",
+      ...COORDINATOR_TOOLS, "list_issues", "get_issue", "comment_on_issue",
+      "reply_in_conversation", "create_pr_monitor", "list_connections", "run_validation",
+    ].sort());
+    const declared = new Set(BUILTIN_TOOLS.map((tool) => tool.name));
+    expect(RESERVED_TOOLS.filter((tool) => declared.has(tool.name))).toEqual([]);
+  });
+
+  it("offers the first five core tools on the compatible endpoints, by a field of their declarations", () => {
+    expect(COMPAT_TOOL_NAMES).toEqual(["web_search", "code_exec", "file_read", "web_fetch", "file_write"]);
   });
 });
