@@ -11,6 +11,7 @@ import { OidcAuthenticator } from "./auth/oidc.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
+import { CompatAttempts } from "./api/compat/attempts.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
 import { openDatabase, StoreWritability } from "./store/sqlite/db.ts";
@@ -129,7 +130,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       egress,
       secrets,
       providers,
-      compat: { workDir: config.workDir, toolSettings, modelCalls: config.modelCalls, providers },
+      compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls }),
     },
     logger,
     routes,

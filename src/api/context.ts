@@ -11,7 +11,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { TaskSecrets } from "../policy/redact.ts";
-import type { CompatSettings } from "./compat/engine.ts";
+import type { CompatAttempts } from "./compat/attempts.ts";
 import type { ProviderSettings } from "../controller/resolve.ts";
 import { actingNamespace, resolveNamespace, type SignInLimit, type TrustProxy } from "./auth.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -52,8 +52,8 @@ export interface ApiContext {
   providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */
   secrets: TaskSecrets;
-  /** Where and how the OpenAI/Anthropic-compatible endpoints run their tools. */
-  compat: CompatSettings;
+  /** How the OpenAI/Anthropic-compatible endpoints call the model, and run their tools as attempts of the runner. */
+  compat: CompatAttempts;
 }
 
 declare module "fastify" {

@@ -21,6 +21,9 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
+/** The answer length asked for when a request names none. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
 export interface ModelRequest {
   model: string;
   system?: string;

@@ -1,9 +1,8 @@
-import type { ToolDefinition } from "../providers/model.ts";
+import type { ChatMessage, ModelCallSettings, ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Approval } from "../store/approval-store.ts";
-import type { ModelCallSettings } from "../providers/model.ts";
-import { OrkaError } from "../util/errors.ts";
+import { OrkaError, type ErrorCode } from "../util/errors.ts";
 
 /**
  * Everything one attempt needs, resolved by the controller. It travels as the `ORKA_*` environment
@@ -70,29 +69,25 @@ export interface ContainerRun {
 }
 
 const json = (value: unknown) => JSON.stringify(value);
+const optional = (value: number | undefined) => (value === undefined ? "" : String(value));
 const csv = (values: string[]) => values.join(",");
 const splitCsv = (text: string | undefined) => (text ? text.split(",").filter(Boolean) : []);
 
 export function attemptEnv(config: AttemptConfig): Record<string, string> {
   const env: Record<string, string> = {
+    ...baseEnv(config),
+    ORKA_ATTEMPT_KIND: "task",
     ORKA_TASK_NAME: config.task.name,
     ORKA_TASK_NAMESPACE: config.task.namespace,
     ORKA_TASK_UID: config.task.uid,
     ORKA_TASK_TYPE: config.task.type,
-    ORKA_ATTEMPT_ID: config.attemptId,
     ORKA_ATTEMPT: String(config.attempt),
     ORKA_JOURNAL_RUN: String(config.journal.run),
     ORKA_JOURNAL_RESUME: String(config.journal.resume),
     ORKA_AGENT_NAME: config.agentName ?? "",
     ORKA_PARENT_TASK: config.parentTask ?? "",
-    ORKA_CONTROLLER_URL: config.controllerURL,
     ORKA_RESULT_ENDPOINT: `${config.controllerURL}/internal/v1/results/${config.task.namespace}/${config.task.name}`,
-    ORKA_WORKER_TOKEN: config.token,
-    ORKA_WORKSPACE_DIR: config.workspaceDir,
-    ORKA_ARTIFACTS_DIR: config.artifactsDir,
-    ORKA_TMP_DIR: config.tmpDir,
     ORKA_TRANSACTION_TOKEN_FILE: config.transactionTokenFile ?? "",
-    ORKA_TOOL_SETTINGS: json(config.toolSettings),
     ORKA_SESSION: config.session ? json(config.session) : "",
     ORKA_COORDINATION_ENABLED: String(config.coordination.enabled),
     ORKA_COORDINATION_MAX_DEPTH: String(config.coordination.maxDepth),
@@ -107,15 +102,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
   };
   if (config.ai) {
     const { ai } = config;
-    Object.assign(env, {
-      ORKA_AI_PROVIDER: ai.endpoint.type,
-      ORKA_AI_PROVIDER_NAME: ai.endpoint.name,
-      ORKA_AI_MODEL: ai.endpoint.model,
-      ORKA_AI_BASE_URL: ai.endpoint.baseURL ?? "",
-      ORKA_AI_API_KEY: ai.endpoint.apiKey ?? "",
-      ORKA_AI_AZURE: ai.endpoint.azure ? json(ai.endpoint.azure) : "",
-      ORKA_AI_SCRIPT: ai.endpoint.script ? json(ai.endpoint.script) : "",
-      ORKA_AI_REPLAY: ai.endpoint.replay ? json(ai.endpoint.replay) : "",
+    Object.assign(env, endpointEnv(ai.endpoint), {
       ORKA_AI_FALLBACKS: json(ai.fallbacks),
       ORKA_AI_PROMPT: ai.prompt,
       ORKA_AI_SYSTEM_PROMPT: ai.systemPrompt,
@@ -123,11 +110,10 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
       ORKA_AI_SKILLS: json(ai.skills),
       ORKA_AI_TOOLS: csv(ai.tools),
       ORKA_AI_CUSTOM_TOOLS: json(ai.customTools),
-      ORKA_AI_TEMPERATURE: ai.temperature === undefined ? "" : String(ai.temperature),
-      ORKA_AI_MAX_TOKENS: ai.maxTokens === undefined ? "" : String(ai.maxTokens),
+      ORKA_AI_TEMPERATURE: optional(ai.temperature),
+      ORKA_AI_MAX_TOKENS: optional(ai.maxTokens),
       ORKA_AI_TURN_BUDGET: String(ai.turnBudget),
       ORKA_AI_MODEL_CALLS: json(ai.modelCalls),
-      ORKA_AI_TIMEOUT_MS: ai.endpoint.timeoutMs === undefined ? "" : String(ai.endpoint.timeoutMs),
     });
   }
   if (config.container) {
@@ -137,14 +123,9 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
 }
 
 export function readAttemptEnv(env: Record<string, string | undefined>): AttemptConfig {
-  const need = (name: string) => {
-    const value = env[name];
-    if (value === undefined) throw new OrkaError("internal", `worker environment is missing ${name}`);
-    return value;
-  };
-  const optionalNumber = (name: string) => (env[name] ? Number(env[name]) : undefined);
+  const { need, optionalNumber } = reader(env);
   const config: AttemptConfig = {
-    attemptId: need("ORKA_ATTEMPT_ID"),
+    ...readBase(env),
     attempt: Number(need("ORKA_ATTEMPT")),
     journal: { run: Number(need("ORKA_JOURNAL_RUN")), resume: env.ORKA_JOURNAL_RESUME === "true" },
     task: {
@@ -155,13 +136,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     },
     agentName: env.ORKA_AGENT_NAME || undefined,
     parentTask: env.ORKA_PARENT_TASK || undefined,
-    controllerURL: need("ORKA_CONTROLLER_URL"),
-    token: need("ORKA_WORKER_TOKEN"),
-    workspaceDir: need("ORKA_WORKSPACE_DIR"),
     transactionTokenFile: env.ORKA_TRANSACTION_TOKEN_FILE || undefined,
-    artifactsDir: need("ORKA_ARTIFACTS_DIR"),
-    tmpDir: need("ORKA_TMP_DIR"),
-    toolSettings: JSON.parse(need("ORKA_TOOL_SETTINGS")),
     session: env.ORKA_SESSION ? JSON.parse(env.ORKA_SESSION) : undefined,
     coordination: {
       enabled: env.ORKA_COORDINATION_ENABLED === "true",
@@ -180,17 +155,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
   };
   if (env.ORKA_AI_PROVIDER) {
     config.ai = {
-      endpoint: {
-        name: need("ORKA_AI_PROVIDER_NAME"),
-        type: need("ORKA_AI_PROVIDER") as AttemptConfig["task"]["type"] & ModelEndpoint["type"],
-        model: need("ORKA_AI_MODEL"),
-        baseURL: env.ORKA_AI_BASE_URL || undefined,
-        apiKey: env.ORKA_AI_API_KEY || undefined,
-        azure: env.ORKA_AI_AZURE ? JSON.parse(env.ORKA_AI_AZURE) : undefined,
-        script: env.ORKA_AI_SCRIPT ? JSON.parse(env.ORKA_AI_SCRIPT) : undefined,
-        replay: env.ORKA_AI_REPLAY ? JSON.parse(env.ORKA_AI_REPLAY) : undefined,
-        timeoutMs: optionalNumber("ORKA_AI_TIMEOUT_MS"),
-      },
+      endpoint: readEndpoint(env),
       fallbacks: JSON.parse(env.ORKA_AI_FALLBACKS || "[]"),
       prompt: env.ORKA_AI_PROMPT ?? "",
       systemPrompt: env.ORKA_AI_SYSTEM_PROMPT ?? "",
@@ -206,4 +171,139 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
   }
   if (env.ORKA_CONTAINER) config.container = JSON.parse(env.ORKA_CONTAINER);
   return config;
+}
+
+/** Reads the variables of an attempt's environment; a missing required one is a broken runner, said by name. */
+function reader(env: Record<string, string | undefined>) {
+  return {
+    need(name: string): string {
+      const value = env[name];
+      if (value === undefined) throw new OrkaError("internal", `worker environment is missing ${name}: start the worker with the environment its runner built (attempt-config.ts)`);
+      return value;
+    },
+    optionalNumber: (name: string) => (env[name] ? Number(env[name]) : undefined),
+  };
+}
+
+/** What every attempt gets, whatever it runs: its id, the control plane and its token there, its directories, the tool settings. */
+type AttemptBase = Pick<AttemptConfig, "attemptId" | "controllerURL" | "token" | "workspaceDir" | "artifactsDir" | "tmpDir" | "toolSettings">;
+
+function baseEnv(config: AttemptBase): Record<string, string> {
+  return {
+    ORKA_ATTEMPT_ID: config.attemptId,
+    ORKA_CONTROLLER_URL: config.controllerURL,
+    ORKA_WORKER_TOKEN: config.token,
+    ORKA_WORKSPACE_DIR: config.workspaceDir,
+    ORKA_ARTIFACTS_DIR: config.artifactsDir,
+    ORKA_TMP_DIR: config.tmpDir,
+    ORKA_TOOL_SETTINGS: json(config.toolSettings),
+  };
+}
+
+function readBase(env: Record<string, string | undefined>): AttemptBase {
+  const { need } = reader(env);
+  return {
+    attemptId: need("ORKA_ATTEMPT_ID"),
+    controllerURL: need("ORKA_CONTROLLER_URL"),
+    token: need("ORKA_WORKER_TOKEN"),
+    workspaceDir: need("ORKA_WORKSPACE_DIR"),
+    artifactsDir: need("ORKA_ARTIFACTS_DIR"),
+    tmpDir: need("ORKA_TMP_DIR"),
+    toolSettings: JSON.parse(need("ORKA_TOOL_SETTINGS")),
+  };
+}
+
+/** The model endpoint an attempt calls, the same variables for a Task's attempt and a compat request's. */
+function endpointEnv(endpoint: ModelEndpoint): Record<string, string> {
+  return {
+    ORKA_AI_PROVIDER: endpoint.type,
+    ORKA_AI_PROVIDER_NAME: endpoint.name,
+    ORKA_AI_MODEL: endpoint.model,
+    ORKA_AI_BASE_URL: endpoint.baseURL ?? "",
+    ORKA_AI_API_KEY: endpoint.apiKey ?? "",
+    ORKA_AI_AZURE: endpoint.azure ? json(endpoint.azure) : "",
+    ORKA_AI_SCRIPT: endpoint.script ? json(endpoint.script) : "",
+    ORKA_AI_REPLAY: endpoint.replay ? json(endpoint.replay) : "",
+    ORKA_AI_TIMEOUT_MS: optional(endpoint.timeoutMs),
+  };
+}
+
+function readEndpoint(env: Record<string, string | undefined>): ModelEndpoint {
+  const { need, optionalNumber } = reader(env);
+  return {
+    name: need("ORKA_AI_PROVIDER_NAME"),
+    type: need("ORKA_AI_PROVIDER") as ModelEndpoint["type"],
+    model: need("ORKA_AI_MODEL"),
+    baseURL: env.ORKA_AI_BASE_URL || undefined,
+    apiKey: env.ORKA_AI_API_KEY || undefined,
+    azure: env.ORKA_AI_AZURE ? JSON.parse(env.ORKA_AI_AZURE) : undefined,
+    script: env.ORKA_AI_SCRIPT ? JSON.parse(env.ORKA_AI_SCRIPT) : undefined,
+    replay: env.ORKA_AI_REPLAY ? JSON.parse(env.ORKA_AI_REPLAY) : undefined,
+    timeoutMs: optionalNumber("ORKA_AI_TIMEOUT_MS"),
+  };
+}
+
+/**
+ * A compat request with server-side tools, run as an attempt of the same runner as a Task's (a
+ * worker process here, a Job on Kubernetes): its conversation, model and tools, and where to send
+ * its progress notes and answer (/internal/v1/compat/<attemptId>, with `token`).
+ */
+export interface CompatAttemptConfig extends AttemptBase {
+  namespace: string;
+  endpoint: ModelEndpoint;
+  modelCalls: ModelCallSettings;
+  system: string;
+  messages: ChatMessage[];
+  tools: string[];
+  maxTokens: number;
+  temperature?: number;
+  turnBudget: number;
+  /** The client streams: it wants the progress notes (retries, tool calls) as they happen. */
+  progress: boolean;
+}
+
+/** What a compat attempt reports at its end: the answer, or why there is none (with its code when it is an OrkaError). */
+export type CompatOutcome =
+  | { answer: { text: string; usage: { inputTokens: number; outputTokens: number } } }
+  | { error: { message: string; code?: ErrorCode; field?: string } };
+
+export function compatAttemptEnv(config: CompatAttemptConfig): Record<string, string> {
+  return {
+    ...baseEnv(config),
+    ORKA_ATTEMPT_KIND: "compat",
+    ORKA_COMPAT_NAMESPACE: config.namespace,
+    ...endpointEnv(config.endpoint),
+    ORKA_AI_MODEL_CALLS: json(config.modelCalls),
+    ORKA_AI_SYSTEM_PROMPT: config.system,
+    ORKA_COMPAT_MESSAGES: json(config.messages),
+    ORKA_AI_TOOLS: csv(config.tools),
+    ORKA_AI_MAX_TOKENS: String(config.maxTokens),
+    ORKA_AI_TEMPERATURE: optional(config.temperature),
+    ORKA_AI_TURN_BUDGET: String(config.turnBudget),
+    ORKA_COMPAT_PROGRESS: String(config.progress),
+  };
+}
+
+export function readCompatAttemptEnv(env: Record<string, string | undefined>): CompatAttemptConfig {
+  const { need, optionalNumber } = reader(env);
+  return {
+    ...readBase(env),
+    namespace: need("ORKA_COMPAT_NAMESPACE"),
+    endpoint: readEndpoint(env),
+    modelCalls: JSON.parse(need("ORKA_AI_MODEL_CALLS")),
+    system: env.ORKA_AI_SYSTEM_PROMPT ?? "",
+    messages: JSON.parse(need("ORKA_COMPAT_MESSAGES")),
+    tools: splitCsv(env.ORKA_AI_TOOLS),
+    maxTokens: Number(need("ORKA_AI_MAX_TOKENS")),
+    temperature: optionalNumber("ORKA_AI_TEMPERATURE"),
+    turnBudget: Number(need("ORKA_AI_TURN_BUDGET")),
+    progress: env.ORKA_COMPAT_PROGRESS === "true",
+  };
+}
+
+/** What a worker was started for, told by `ORKA_ATTEMPT_KIND` (a Task's attempt when unset). */
+export type WorkerAssignment = { kind: "task"; config: AttemptConfig } | { kind: "compat"; config: CompatAttemptConfig };
+
+export function readWorkerEnv(env: Record<string, string | undefined>): WorkerAssignment {
+  return env.ORKA_ATTEMPT_KIND === "compat" ? { kind: "compat", config: readCompatAttemptEnv(env) } : { kind: "task", config: readAttemptEnv(env) };
 }

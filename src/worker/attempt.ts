@@ -5,13 +5,13 @@ import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } fro
 import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
-import { errorMessage } from "../util/errors.ts";
+import { errorMessage, OrkaError } from "../util/errors.ts";
 import { carriedSecretValues, type AttemptConfig } from "../runner/attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
-import { DEFAULT_MAX_TOKENS, runToolLoop } from "./loop.ts";
-import { modelWithFallbacks } from "./models.ts";
+import { runToolLoop } from "./loop.ts";
+import { modelWithFallbacks } from "../providers/fallbacks.ts";
 import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
-import type { ChatMessage } from "../providers/model.ts";
+import { DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
 import { mustMarkStart, toolExecutor } from "./tool-executor.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
@@ -159,7 +159,8 @@ async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, 
   return { system, messages: [...history, { role: "user", content: prompt }] };
 }
 
-function offeredTools(names: string[], customTools: Map<string, ToolDefinition>): ToolDefinition[] {
+/** The definitions the model is offered: built-in tools from their declarations, custom Tools as the controller resolved them. */
+export function offeredTools(names: readonly string[], customTools: Map<string, ToolDefinition>): ToolDefinition[] {
   return names.flatMap((name) => {
     const builtin = builtinTool(name);
     if (builtin) return [toolDefinition(builtin)];
@@ -180,7 +181,7 @@ async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (e
     try {
       const info = await stat(path);
       if (!info.isFile()) continue;
-      if (info.size > MAX_ARTIFACT_BYTES) throw new Error(`${info.size} bytes is over the 10 MB limit`);
+      if (info.size > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", `${info.size} bytes is over the 10 MB limit`);
       await client.uploadArtifact(file, await readFile(path));
     } catch (err) {
       emit({ type: "ArtifactUploadFailed", severity: "warning", summary: `artifact ${file} not uploaded: ${errorMessage(err)}` });

@@ -1,4 +1,4 @@
-import { ToolRejected } from "./tool-executor.ts";
+import { ToolRejected, type ToolCallContext } from "./tool-call.ts";
 import type { LoopResume } from "./journal.ts";
 import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition } from "../providers/model.ts";
 import { ModelApiError } from "../providers/model.ts";
@@ -6,7 +6,6 @@ import type { ExecutionEventInput } from "../store/data-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { clipText } from "../util/text.ts";
 
-export const DEFAULT_MAX_TOKENS = 4096;
 export const EMPTY_ANSWER_NUDGE = "Your last reply was empty. Reply now with your final answer as plain text.";
 const EVENT_CONTENT_LIMIT = 16_384;
 
@@ -38,11 +37,6 @@ export interface LoopOptions {
    */
   marksStart?: (call: ToolCall) => boolean;
   signal: AbortSignal;
-}
-
-export interface ToolCallContext {
-  key?: string;
-  interrupted: boolean;
 }
 
 export interface LoopJournal {

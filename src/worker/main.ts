@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Worker entry point for one attempt in its own process (a Kubernetes Job runs this).
-import { readAttemptEnv } from "../runner/attempt-config.ts";
-import { runAttempt } from "./attempt.ts";
+import { OrkaError } from "../util/errors.ts";
+import { runAssignment } from "./assignment.ts";
 
 const controller = new AbortController();
-process.on("SIGTERM", () => controller.abort(new Error("terminated")));
-const outcome = await runAttempt(readAttemptEnv(process.env), {
+process.on("SIGTERM", () => controller.abort(new OrkaError("unavailable", "the worker was terminated")));
+const outcome = await runAssignment(process.env, {
   log: (text) => process.stdout.write(text),
   signal: controller.signal,
 });

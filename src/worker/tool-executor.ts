@@ -5,7 +5,8 @@ import { builtinTool } from "../tools/registry.ts";
 import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { describeZodError } from "../resources/validate.ts";
 import { redactValues } from "../policy/redact.ts";
-import type { ToolCallContext } from "./loop.ts";
+import { ToolRejected, type ToolCallContext } from "./tool-call.ts";
+import { OrkaError } from "../util/errors.ts";
 
 export interface ToolExecutorOptions {
   /** The names this attempt was given; anything else is refused. */
@@ -17,15 +18,6 @@ export interface ToolExecutorOptions {
   notOffered?: (name: string) => string;
   /** Secret values the attempt carries: an upstream may echo one in an answer or an error, which the model must not see. */
   secretValues?: readonly string[];
-}
-
-/** A call refused before anything ran: recorded as rejected, with a reason code, and never executed. */
-export class ToolRejected extends Error {
-  readonly reason: "tool_not_enabled";
-  constructor(reason: "tool_not_enabled", message: string) {
-    super(message);
-    this.reason = reason;
-  }
 }
 
 /** What the model is told about a call that may or may not have happened before its worker was lost. */
@@ -59,7 +51,7 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
     const args = parseArguments(call.arguments);
     if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args, how.key);
     const tool = builtinTool(call.name);
-    if (!tool) throw new Error(`tool "${call.name}" is not available in this Orka build`);
+    if (!tool) throw new OrkaError("not_found", `tool "${call.name}" is not available in this Orka build`);
 
     for (const [alias, name] of Object.entries(tool.aliases ?? {})) {
       if (args[alias] !== undefined && args[name] === undefined) args[name] = args[alias];
@@ -77,7 +69,7 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
 
   async function runBuiltin(tool: BuiltinTool, args: Record<string, unknown>, name: string, how: ToolCallContext): Promise<string> {
     const parsed = tool.parameters.safeParse(args);
-    if (!parsed.success) throw new Error(`invalid arguments: ${describeZodError(parsed.error).message}`);
+    if (!parsed.success) throw new OrkaError("invalid_argument", `invalid arguments: ${describeZodError(parsed.error).message}`);
     if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
     const context = how.key && !tool.readOnly ? { ...options.context, callKey: how.key, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
@@ -116,14 +108,14 @@ export function mustMarkStart(call: ToolCall): boolean {
 
 function parseArguments(text: string): Record<string, unknown> {
   const depth = jsonDepth(text);
-  if (depth > MAX_JSON_DEPTH) throw new Error(`tool arguments are nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are allowed`);
+  if (depth > MAX_JSON_DEPTH) throw new OrkaError("invalid_argument", `tool arguments are nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are allowed`);
   let value: unknown;
   try {
     value = text.trim() && text.trim() !== "null" ? JSON.parse(text) : {};
   } catch {
-    throw new Error("tool arguments are not valid JSON; send a JSON object");
+    throw new OrkaError("invalid_argument", "tool arguments are not valid JSON; send a JSON object");
   }
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("tool arguments must be a JSON object");
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new OrkaError("invalid_argument", "tool arguments must be a JSON object");
   return value as Record<string, unknown>;
 }
 

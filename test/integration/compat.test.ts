@@ -1,6 +1,9 @@
 import Anthropic from "@anthropic-ai/sdk";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlmPeer } from "../peers/llm-server.ts";
@@ -19,6 +22,13 @@ describe("compatible endpoints", () => {
   let openai: OpenAI;
   let anthropic: Anthropic;
   let stop: () => Promise<void>;
+  // The runner's attempt directories: a compat request with server-side tools runs as one of its attempts.
+  const workDir = mkdtempSync(join(tmpdir(), "orka-compat-work-"));
+  const compatAttempts = () => (existsSync(workDir) ? readdirSync(workDir).filter((name) => name.startsWith("compat-")) : []);
+  const until = async (what: string, done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+    if (!done()) throw new Error(`timed out waiting until ${what}`);
+  };
 
   beforeAll(async () => {
     page = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("The launch code is 4-8-15-16-23-42."));
@@ -36,7 +46,7 @@ kind: Provider
 metadata: {name: claude}
 spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultModel: c-default}
 `,
-      { ORKA_ALLOW_LOOPBACK_EGRESS: "true" },
+      { ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_WORK_DIR: workDir },
     ));
     openai = new OpenAI({ apiKey: orka.token, baseURL: `${orka.url}/openai/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: orka.token, baseURL: `${orka.url}/anthropic`, maxRetries: 0 });
@@ -44,6 +54,7 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
   afterAll(async () => {
     await stop();
     page.close();
+    rmSync(workDir, { recursive: true, force: true });
   });
   const requestsFor = (model: string) => peer.requests.filter((r) => r.body.model === model);
 
@@ -199,8 +210,8 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     await expect(new Anthropic({ apiKey: "bad", baseURL: `${orka.url}/anthropic`, maxRetries: 0 }).messages.create({ model: "x", max_tokens: 5, messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 401 });
   });
 
-  const rawStream = (path: string, body: unknown) =>
-    fetch(`${orka.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${orka.token}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.text());
+  const rawStream = (path: string, body: unknown, signal?: AbortSignal) =>
+    fetch(`${orka.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${orka.token}`, "content-type": "application/json" }, body: JSON.stringify(body), signal }).then((r) => r.text());
 
   it("refuses a client's own tools in tool mode with a 400 that names X-Orka-Tools: disabled", async () => {
     const tools = [{ type: "function" as const, function: { name: "client_side", parameters: { type: "object" } } }];
@@ -324,5 +335,49 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     peer.script("c-helper", [{ text: "helped" }]);
     expect((await openai.chat.completions.create({ model: "helper", messages: [{ role: "user", content: "x" }] })).choices[0].message.content).toBe("helped");
     expect(requestsFor("c-helper")[0].body.system).toBe("You help.");
+  });
+
+  it("runs a request with server-side tools as an attempt of the runner, removed when it ends, and a pass-through as none", async () => {
+    await until("earlier attempts are gone", () => compatAttempts().length === 0);
+    const during: string[][] = [];
+    peer.script("m-runner", [
+      () => {
+        during.push(compatAttempts());
+        return { toolCalls: [{ name: "file_write", arguments: { path: "where.txt", content: "x" } }] };
+      },
+      () => {
+        during.push(compatAttempts().filter((name) => existsSync(join(workDir, name, "workspace", "where.txt"))));
+        return { text: "written" };
+      },
+    ]);
+    const completion = await openai.chat.completions.create({ model: "m-runner", messages: [{ role: "user", content: "write" }] });
+    expect(completion.choices[0].message.content).toBe("written");
+    expect(during[0]).toHaveLength(1);
+    expect(during[1]).toEqual(during[0]);
+    await until("the attempt's directories are removed", () => compatAttempts().length === 0);
+
+    let duringPassThrough: string[] | undefined;
+    peer.script("m-runner-pass", [
+      () => {
+        duringPassThrough = compatAttempts();
+        return { text: "direct" };
+      },
+    ]);
+    const direct = await openai.chat.completions.create({ model: "m-runner-pass", messages: [{ role: "user", content: "x" }] }, { headers: { "X-Orka-Tools": "disabled" } });
+    expect(direct.choices[0].message.content).toBe("direct");
+    expect(duringPassThrough).toEqual([]);
+  });
+
+  it("kills the attempt when the client leaves, and removes its directories", async () => {
+    await until("earlier attempts are gone", () => compatAttempts().length === 0);
+    peer.script("m-leave", [{ hang: true }]);
+    const client = new AbortController();
+    const request = rawStream("/openai/v1/chat/completions", { model: "m-leave", messages: [{ role: "user", content: "x" }], stream: true }, client.signal).catch(() => "left");
+    await until("the model is asked", () => requestsFor("m-leave").length === 1);
+    expect(compatAttempts()).toHaveLength(1);
+    client.abort();
+    expect(await request).toBe("left");
+    // The model call would hang for minutes: only a killed attempt ends this soon.
+    await until("the attempt is killed and its directories removed", () => compatAttempts().length === 0);
   });
 });

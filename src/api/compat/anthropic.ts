@@ -105,7 +105,7 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     const signal = abortWhenClientLeaves(reply);
     let run: () => Promise<CompatAnswer>;
     try {
-      run = await prepareCompat(ctx.store, ctx.compat, {
+      run = await prepareCompat(ctx, {
         namespace, model: body.model, system, messages: toChat(body, passthrough), maxTokens: body.max_tokens, temperature: body.temperature,
         passthrough, clientTools, signal,
         onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,

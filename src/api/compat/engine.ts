@@ -1,27 +1,18 @@
 import { OFFLINE_PROVIDER_TYPES } from "../../resources/provider.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiContext } from "../context.ts";
-import { randomBytes } from "node:crypto";
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
-import { ModelApiError, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
-import { prepareAttemptDirs } from "../../runner/local/dirs.ts";
+import { modelWithFallbacks } from "../../providers/fallbacks.ts";
+import { DEFAULT_MAX_TOKENS, ModelApiError, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
-import { toolDefinition, type ToolSettings } from "../../tools/define.ts";
-import { createToolContext } from "../../tools/context.ts";
-import { builtinTool } from "../../tools/registry.ts";
-import { CORE_TOOLS } from "../../tools/names.ts";
+import { COMPAT_TOOL_NAMES } from "../../tools/registry.ts";
 import { redactValues } from "../../policy/redact.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { DEFAULT_MAX_TOKENS, runToolLoop } from "../../worker/loop.ts";
-import { modelWithFallbacks } from "../../worker/models.ts";
-import type { ModelCallSettings } from "../../providers/model.ts";
-import { toolExecutor } from "../../worker/tool-executor.ts";
+import type { CompatAttempts } from "./attempts.ts";
 
 /**
  * An error that refuses the request itself, answered with its own status and message; a model call
@@ -31,16 +22,7 @@ export function isCompatRefusal(err: unknown): err is OrkaError {
   return err instanceof OrkaError && !(err instanceof ModelApiError);
 }
 
-/** The first five core tools: exactly what the compatible endpoints offer. */
-export const COMPAT_TOOLS = CORE_TOOLS.slice(0, 5);
 const COMPAT_TURN_BUDGET = 10;
-
-export interface CompatSettings {
-  workDir: string;
-  toolSettings: ToolSettings;
-  modelCalls: ModelCallSettings;
-  providers: ProviderSettings;
-}
 
 export interface CompatRequest {
   namespace: string;
@@ -65,7 +47,7 @@ export interface CompatAnswer {
 
 /** Tool mode cannot hand calls back to the client, so a client's own tools are refused, not dropped. */
 const CLIENT_TOOLS_REFUSED =
-  `tools: in tool mode Orka runs ${COMPAT_TOOLS.join(", ")} server-side and cannot return calls to your own tools; send the header X-Orka-Tools: disabled to pass your tools to the model and get its tool calls back`;
+  `tools: in tool mode Orka runs ${COMPAT_TOOL_NAMES.join(", ")} server-side and cannot return calls to your own tools; send the header X-Orka-Tools: disabled to pass your tools to the model and get its tool calls back`;
 
 /** Progress of the server-side loop as an SSE comment: SDKs skip it, so it never joins the answer, and it keeps the stream alive. */
 export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\n\n`;
@@ -74,7 +56,7 @@ export const sseComment = (note: string) => `: ${note.replace(/[\r\n]+/g, " ")}\
 export function abortWhenClientLeaves(reply: FastifyReply): AbortSignal {
   const abort = new AbortController();
   reply.raw.on("close", () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error("client went away"));
+    if (!reply.raw.writableFinished) abort.abort(new OrkaError("unavailable", "client went away"));
   });
   return abort.signal;
 }
@@ -127,15 +109,15 @@ async function endpointFor(store: ResourceStore, providers: ProviderSettings, pr
  * refused before a stream starts (in the protocol's error shape, which the SDKs raise as
  * BadRequest/NotFound); the returned function then runs it.
  */
-export async function prepareCompat(store: ResourceStore, settings: CompatSettings, request: CompatRequest): Promise<() => Promise<CompatAnswer>> {
+export async function prepareCompat(ctx: ApiContext, request: CompatRequest): Promise<() => Promise<CompatAnswer>> {
   if (!request.passthrough && request.clientTools.length > 0) throw new OrkaError("invalid_argument", CLIENT_TOOLS_REFUSED, { field: "tools" });
-  const { endpoint, system } = await resolveCompatModel(store, settings.providers, request.namespace, request.model);
+  const { endpoint, system } = await resolveCompatModel(ctx.store, ctx.providers, request.namespace, request.model);
   // An upstream may echo the key it was sent: neither a progress note nor an error may carry it to the caller.
   const scrub = (text: string) => redactValues(text, endpoint.apiKey ? [endpoint.apiKey] : []);
   const onProgress = request.onProgress && ((note: string) => request.onProgress!(scrub(note)));
   return async () => {
     try {
-      return await runCompat(settings, { ...request, onProgress }, endpoint, system);
+      return await runCompat(ctx.compat, { ...request, onProgress }, endpoint, system);
     } catch (err) {
       if (err instanceof Error) err.message = scrub(err.message);
       throw err;
@@ -143,16 +125,19 @@ export async function prepareCompat(store: ResourceStore, settings: CompatSettin
   };
 }
 
-/** Runs one compat request: Orka's tool loop with the core tools (server-side), or a plain pass-through. */
-async function runCompat(settings: CompatSettings, request: CompatRequest, endpoint: ModelEndpoint, system: string | undefined): Promise<CompatAnswer> {
-  const model = modelWithFallbacks([endpoint], { ...settings.modelCalls, onNotice: (note) => request.onProgress?.(note) });
-  const systemPrompt = [system, request.system].filter(Boolean).join("\n\n") || undefined;
+/**
+ * Runs one compat request: a plain pass-through is one model call from here; with the core tools
+ * server-side, Orka's tool loop runs as an attempt of the runner (this process runs no tools).
+ */
+async function runCompat(compat: CompatAttempts, request: CompatRequest, endpoint: ModelEndpoint, system: string | undefined): Promise<CompatAnswer> {
+  const systemPrompt = [system, request.system].filter(Boolean).join("\n\n");
   const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
 
   if (request.passthrough) {
+    const model = modelWithFallbacks([endpoint], { ...compat.settings.modelCalls, onNotice: (note) => request.onProgress?.(note) });
     const response = await model.complete({
       model: endpoint.model,
-      system: systemPrompt,
+      system: systemPrompt || undefined,
       messages: request.messages,
       tools: request.clientTools,
       maxTokens,
@@ -162,41 +147,24 @@ async function runCompat(settings: CompatSettings, request: CompatRequest, endpo
     return { ...response, usage: response.usage ?? { inputTokens: 0, outputTokens: 0 } };
   }
 
-  const requestId = `compat-${randomBytes(6).toString("hex")}`;
-  const dirs = await prepareAttemptDirs(join(settings.workDir, "compat"), requestId);
-  try {
-    const result = await runToolLoop({
-      model,
-      modelName: endpoint.model,
-      system: systemPrompt ?? "",
-      messages: request.messages,
-      tools: COMPAT_TOOLS.map((name) => toolDefinition(builtinTool(name)!)),
-      maxTokens,
-      temperature: request.temperature,
-      turnBudget: COMPAT_TURN_BUDGET,
-      executeTool: toolExecutor({
-        allowed: COMPAT_TOOLS,
-        customTools: new Set(),
-        callCustomTool: async () => "",
-        notOffered: (name) => `tool "${name}" is not available in this request`,
-        context: createToolContext({ namespace: request.namespace, taskName: requestId, dirs, settings: settings.toolSettings, signal: request.signal }),
-      }),
-      toolErrorText: (message) => JSON.stringify({ success: false, error: message }),
-      emit: (event) => {
-        if (event.type === "ToolCallCompleted") request.onProgress?.(`[Tool ${event.toolName} completed]`);
-        if (event.type === "ToolCallFailed") request.onProgress?.(`[Tool ${event.toolName} failed]`);
-      },
-      signal: request.signal,
-    });
-    return { text: result.text, toolCalls: [], finish: "stop", usage: result.usage };
-  } finally {
-    await rm(join(settings.workDir, "compat", requestId), { recursive: true, force: true });
-  }
+  const job = {
+    namespace: request.namespace,
+    endpoint,
+    system: systemPrompt,
+    messages: request.messages,
+    tools: [...COMPAT_TOOL_NAMES],
+    maxTokens,
+    temperature: request.temperature,
+    turnBudget: COMPAT_TURN_BUDGET,
+    progress: request.onProgress !== undefined,
+  };
+  const result = await compat.run(job, { signal: request.signal, onProgress: request.onProgress });
+  return { ...result, toolCalls: [], finish: "stop" };
 }
 
 /** With a transaction token, running the compat tools server-side needs `orka:tools:use` and each of them granted. */
 export function authorizeCompatTools(ctx: ApiContext, request: FastifyRequest, action: string, passthrough: boolean, namespace: string): void {
   const claims = request.principal?.transaction;
   if (!claims || passthrough) return;
-  ctx.grants.offeredTools(claims, action, COMPAT_TOOLS, { method: request.method, path: request.url.split("?")[0], principal: request.principal?.name, namespace });
+  ctx.grants.offeredTools(claims, action, COMPAT_TOOL_NAMES, { method: request.method, path: request.url.split("?")[0], principal: request.principal?.name, namespace });
 }

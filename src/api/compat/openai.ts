@@ -124,7 +124,7 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     const signal = abortWhenClientLeaves(reply);
     let run: () => Promise<CompatAnswer>;
     try {
-      run = await prepareCompat(ctx.store, ctx.compat, {
+      run = await prepareCompat(ctx, {
         namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, signal,
         onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
       });

@@ -15,6 +15,7 @@ import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { CREDENTIALS_SCOPE, GrantRefused } from "../../auth/grants.ts";
 import { approvalGate } from "./approval-routes.ts";
+import { registerInternalCompatRoutes } from "./compat-routes.ts";
 
 export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -38,6 +39,7 @@ export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 event
 export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const attemptOf = (request: FastifyRequest<{ Params: TaskParams }>) =>
     authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+  registerInternalCompatRoutes(app, ctx);
 
   app.post<{ Params: TaskParams }>(
     "/results/:ns/:task",

@@ -1,7 +1,6 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
-import { readAttemptEnv } from "../attempt-config.ts";
-import { runAttempt } from "../../worker/attempt.ts";
-import { errorMessage } from "../../util/errors.ts";
+import { runAssignment } from "../../worker/assignment.ts";
+import { errorMessage, OrkaError } from "../../util/errors.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const running = new Map<string, AbortController>();
@@ -9,14 +8,14 @@ const send = (message: FromWorker) => process.send?.(message);
 
 process.on("message", (message: ToWorker) => {
   if (message.type === "kill") {
-    running.get(message.attemptId)?.abort(new Error(message.reason));
+    running.get(message.attemptId)?.abort(new OrkaError("unavailable", message.reason));
     return;
   }
   const controller = new AbortController();
   running.set(message.attemptId, controller);
   const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
   Promise.resolve()
-    .then(() => runAttempt(readAttemptEnv(message.env), { log, signal: controller.signal }))
+    .then(() => runAssignment(message.env, { log, signal: controller.signal }))
     .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
     .then((outcome) => {
       running.delete(message.attemptId);
@@ -26,7 +25,7 @@ process.on("message", (message: ToWorker) => {
 
 // The runner is our parent: without it there is nobody to report to, so stop everything.
 process.on("disconnect", () => {
-  for (const controller of running.values()) controller.abort(new Error("runner went away"));
+  for (const controller of running.values()) controller.abort(new OrkaError("unavailable", "runner went away"));
   setTimeout(() => process.exit(0), 1000).unref();
 });
 

@@ -1,8 +1,8 @@
-import { createModelClient, type ModelEndpoint } from "../providers/index.ts";
-import type { ModelClient, ModelRequest, ModelResponse } from "../providers/model.ts";
-import { ModelApiError, type ModelCallSettings } from "../providers/model.ts";
+import { createModelClient, type ModelEndpoint } from "./index.ts";
+import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
+import { ModelApiError, type ModelCallSettings } from "./model.ts";
 import { clipText } from "../util/text.ts";
-import { withRetries } from "../providers/retry.ts";
+import { withRetries } from "./retry.ts";
 import { errorMessage } from "../util/errors.ts";
 
 const NOTICE_DETAIL_CHARS = 300;
