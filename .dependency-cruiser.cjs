@@ -1,6 +1,7 @@
 /**
- * Import rules, checked by `npm test` (scripts: check:imports). The layout they keep is drawn in
- * docs/architecture.md: areas depend on contracts, never on each other's machinery.
+ * Import rules, checked by `npm test` (one line per violation, scripts/import-rules-report.ts);
+ * `npm run check:imports` prints each violation with its rule's reason. The layout they keep is
+ * drawn in docs/architecture.md: areas depend on contracts, never on each other's machinery.
  */
 const area = (name) => `^src/${name}/`;
 

@@ -30,7 +30,6 @@ export class GrantRefused extends OrkaError {
 }
 
 export const CREDENTIALS_SCOPE = "orka:secrets:credentials:read";
-export const MEMORY_REVIEW_SCOPE = "orka:memory:review";
 
 /** Holding any one scope of the (possibly replaced) list is enough. */
 export function hasScope(claims: TransactionClaims, scope: string, overrides: Record<string, string[]>): boolean {

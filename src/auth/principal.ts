@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import type { requestedBySchema } from "../resources/task.ts";
-import { MEMORY_REVIEW_SCOPE } from "./grants.ts";
 import type { TransactionClaims } from "./transaction-token.ts";
 
 export const TOKEN_ROLES = ["user", "reviewer", "operator"] as const;
@@ -20,6 +19,8 @@ export interface Principal {
   /** Present for transaction-token callers: the verified claims every grant check reads. */
   transaction?: TransactionClaims;
 }
+
+const MEMORY_REVIEW_SCOPE = "orka:memory:review";
 
 /** Review and apply are a person's decision: admin, a reviewer token, or a transaction token with the review scope. */
 export function canReviewMemory(principal: Principal): boolean {

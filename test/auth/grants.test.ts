@@ -31,7 +31,7 @@ const facts = (extra: Partial<TaskFacts> = {}): TaskFacts => ({
 const reasons = (context: Record<string, string>, extra?: Partial<TaskFacts>, scopes?: string[]) =>
   taskGrantFailures(claims(context, scopes), facts(extra), {}).map((f) => `${f.reason}: ${f.detail}`);
 
-describe("transaction grant checks for a Task (B4, B5)", () => {
+describe("the grant checks a transaction token's context makes on a Task", () => {
   it("reads list constraints as JSON or CSV, where an empty list allows nothing", () => {
     expect(contextList({ a: '["x", "y"]' }, "a")).toEqual(["x", "y"]);
     expect(contextList({ a: "x, y" }, "a")).toEqual(["x", "y"]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RunQueue, effectivePriority } from "../../src/controller/queue.ts";
 
-describe("run queue (P2.9)", () => {
+describe("run queue: which waiting Task starts next, by aged priority", () => {
   const now = 1_000_000_000;
   it("ages priority by 25 per 30 s waited, capped at 1000, and puts a 5-minute waiter first", () => {
     expect(effectivePriority({ key: "a", priority: 500, queuedAt: now - 65_000, createdAt: 0 }, now)).toBe(550);

@@ -9,7 +9,7 @@ const toolNames = (body: any): string[] =>
   (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
 
 // Spec P3 acceptance: the real providers (official SDKs) against the LLM peer, in both wire formats.
-describe.each(["openai", "anthropic"] as const)("P3 AI worker over the %s wire format", (format) => {
+describe.each(["openai", "anthropic"] as const)("AI worker with the official provider SDKs over the %s wire format", (format) => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;
   let toolServer: http.Server;

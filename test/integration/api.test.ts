@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P4 acceptance: codes and messages of the REST API of a real server.
-describe("P4 REST API", () => {
+describe("REST API of a real server: status codes and error messages", () => {
   let orka: OrkaUnderTest;
   let teamToken: string;
   beforeAll(async () => {
@@ -53,7 +53,7 @@ describe("P4 REST API", () => {
     expect((await orka.api("POST", "/api/v1/auth/tokens", { name: "y", namespace: "team-a" }, operator)).status).toBe(403);
   });
 
-  it("refuses bad Task bodies with the spec's messages and creates nothing", async () => {
+  it("refuses bad Task bodies with a 400 naming the field at fault, and creates nothing", async () => {
     const cases: [unknown, number, string][] = [
       [{ type: "ai", prompt: "x" }, 400, "name is required"],
       [{ name: "t1", prompt: "x" }, 400, "type is required"],
@@ -91,7 +91,7 @@ describe("P4 REST API", () => {
     expect(all.body.items.length).toBe(first.body.items.length + first.body.metadata.remainingItemCount);
   });
 
-  it("answers result and logs of a Task that has none yet with 404 and the spec's message", async () => {
+  it("answers result and logs of a Task that has none yet with 404 and a message saying why", async () => {
     await orka.api("POST", "/api/v1/agents", { metadata: { name: "lonely" }, spec: {} });
     await orka.api("POST", "/api/v1/tasks", { name: "waiting", type: "ai", agentRef: "lonely", prompt: "x", schedule: "0 0 1 1 *" });
     expect((await orka.api("GET", "/api/v1/tasks/waiting/result")).body.error).toEqual({ code: 404, message: "task has no result" });

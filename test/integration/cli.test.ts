@@ -9,7 +9,7 @@ import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/ork
 // Spec P6 through the real `orka` CLI against a real server.
 /** Tests that run the CLI a dozen times: each run starts a Node process, slow on a loaded machine. */
 const CLI_HEAVY_MS = 120_000;
-describe("P6 CLI", () => {
+describe("the orka CLI against a real server", () => {
   let orka: OrkaUnderTest;
   // Loopback egress: the apply tests' Tools call this server and a capture server on 127.0.0.1.
   beforeAll(async () => (orka = await startOrkaServer({ ORKA_ALLOW_LOOPBACK_EGRESS: "true" })));

@@ -8,7 +8,7 @@ type Task = Resource<TaskSpec, TaskStatus>;
 
 // Child guardrails and schedules: children carry Orka-managed provenance that clients cannot set
 // over REST, so these tests write through the embedded store, as delegate_task will.
-describe("P2 children and schedules (embedded server)", () => {
+describe("child limits and schedules (embedded server)", () => {
   let orka: RunningOrka;
   beforeAll(async () => {
     orka = await startEmbeddedOrka({ workerSlots: 10 });

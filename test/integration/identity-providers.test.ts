@@ -74,7 +74,7 @@ describe("OIDC sign-in and Kubernetes TokenReview", () => {
   });
 });
 
-describe("namespace isolation (B9)", () => {
+describe("namespace isolation: the watched namespace, bound callers, no cross-namespace references", () => {
   let issuer: TokenIssuer;
   let orka: RunningOrka;
   let teamToken = "";

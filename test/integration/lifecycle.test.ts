@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processesMatching, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 // Spec P2 acceptance for container Tasks, run in the bubblewrap sandbox by a real server.
-describe("P2 task lifecycle", () => {
+describe("container Task lifecycle in the bubblewrap sandbox", () => {
   let orka: OrkaUnderTest;
   const workDir = join(tmpdir(), `orka-lifecycle-work-${process.pid}`);
   beforeAll(async () => (orka = await startOrkaServer({ ORKA_WORK_DIR: workDir })));

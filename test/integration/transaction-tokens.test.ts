@@ -52,7 +52,7 @@ const aiTask = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe("transaction tokens in enforce mode (B11)", () => {
+describe("transaction tokens in enforce mode", () => {
   let issuer: TokenIssuer;
   let orka: OrkaUnderTest;
   let peer: LlmPeer;

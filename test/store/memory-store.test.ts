@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteMemoryStore, snippet, tagsLine } from "../../src/store/sqlite/memory-store.ts";
+import { SqliteMemoryStore } from "../../src/store/sqlite/memory-store.ts";
+import { tagsLine } from "../../src/store/sqlite/memory-tags.ts";
+import { snippet } from "../../src/store/sqlite/transcript-search.ts";
 import { MAX_QUERY_WORDS, parseQuery } from "../../src/store/sqlite/term-search.ts";
 import { tempStore } from "../helpers/store.ts";
 

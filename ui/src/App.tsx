@@ -1,6 +1,7 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createContext, useContext, useMemo, useState, type ReactNode } from "react";
+import { useMemo, useState, type ReactNode } from "react";
 import { Api, loadSession, saveSession, type Session } from "./api.ts";
+import { ApiContext } from "./api-context.ts";
 import { Link, navigate, usePath } from "./router.tsx";
 import { Login } from "./pages/Login.tsx";
 import { Overview } from "./pages/Overview.tsx";
@@ -11,14 +12,6 @@ import { MemoryPage } from "./pages/Memory.tsx";
 import { Agents, Providers, Tools } from "./pages/Resources.tsx";
 import { Sessions } from "./pages/Sessions.tsx";
 import { Chat } from "./pages/Chat.tsx";
-
-const ApiContext = createContext<Api | undefined>(undefined);
-
-export function useApi(): Api {
-  const api = useContext(ApiContext);
-  if (!api) throw new Error("useApi outside the signed-in app");
-  return api;
-}
 
 const NAV: [string, string][] = [
   ["/", "Overview"],

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, type Query, type SseMessage } from "./api.ts";
-import { useApi } from "./App.tsx";
+import { useApi } from "./api-context.ts";
 
 export interface Loaded<T> {
   data?: T;

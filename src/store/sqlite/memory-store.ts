@@ -13,19 +13,13 @@ import type {
   TranscriptSearchResult,
 } from "../memory-store.ts";
 import type { Db } from "./db.ts";
-import { ftsString, parseQuery, rankedSearch } from "./term-search.ts";
+import { recallMemoryRows } from "./memory-recall.ts";
+import { packTags, tagsLine, unpackTags } from "./memory-tags.ts";
+import { likeEscape } from "./term-search.ts";
+import { findTranscriptMatches } from "./transcript-search.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
-
-/** Tags are kept as `,a,b,` so one LIKE finds a whole tag. */
-const packTags = (tags: string[] | undefined) => (tags?.length ? `,${normalizeTags(tags).join(",")},` : "");
-const unpackTags = (packed: unknown) => (typeof packed === "string" && packed ? packed.split(",").filter(Boolean) : undefined);
-export const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
-
-const likeEscape = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-/** The trigram index only finds terms of 3 or more characters; shorter ones are matched with LIKE. */
-const TRIGRAM = 3;
 
 function toMemory(row: Row): Memory {
   return prune({
@@ -77,47 +71,6 @@ function prune(record: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined && v !== ""));
 }
 
-/** A window around the first match: about a third of it before the match, `…` where cut. */
-export function snippet(text: string, terms: string[], max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return flat;
-  const lower = flat.toLowerCase();
-  let at = -1;
-  for (const term of terms) {
-    at = lower.indexOf(term.toLowerCase());
-    if (at >= 0) break;
-    const word = term.split(/\s+/).find((w) => w.length >= 3);
-    if (word && (at = lower.indexOf(word.toLowerCase())) >= 0) break;
-  }
-  if (at < 0) return `${flat.slice(0, max)}…`;
-  const start = Math.max(0, Math.min(at - Math.floor(max / 3), flat.length - max));
-  const end = Math.min(flat.length, start + max);
-  return `${start > 0 ? "…" : ""}${flat.slice(start, end)}${end < flat.length ? "…" : ""}`;
-}
-
-/** The recall filters other than the query, on `memories m`. */
-function recallFilters(namespace: string, filter: RecallFilter): { where: string[]; params: unknown[] } {
-  const where = ["m.namespace = ?"];
-  const params: unknown[] = [namespace];
-  if (!filter.includeDeleted) where.push("m.deleted = 0");
-  if (!filter.includeDisabled) where.push("m.disabled = 0");
-  for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["source", filter.source]] as const) {
-    if (value) {
-      where.push(`m.${column} = ?`);
-      params.push(value);
-    }
-  }
-  for (const tag of normalizeTags(filter.tags ?? [])) {
-    where.push("m.tags LIKE ? ESCAPE '\\'");
-    params.push(likeEscape(`,${tag},`));
-  }
-  if (filter.ids?.length) {
-    where.push(`m.id IN (${filter.ids.map(() => "?").join(",")})`);
-    params.push(...filter.ids);
-  }
-  return { where, params };
-}
-
 export class SqliteMemoryStore implements MemoryStore {
   private readonly db: Db;
 
@@ -126,30 +79,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   recall(namespace: string, filter: RecallFilter): Memory[] {
-    const { where, params } = recallFilters(namespace, filter);
-    const query = filter.query?.trim();
-    if (!query) {
-      // Rowid order is updatedAt order (see moveToNewest): newest first.
-      return this.db
-        .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`)
-        .all(...params, filter.limit)
-        .map(toMemory);
-    }
-    const ranked = rankedSearch<Row>(this.db, { index: "memories_words", table: "memories", alias: "m", where, params, limit: filter.limit }, parseQuery(query));
-    return (ranked.length > 0 ? ranked : this.recallBySubstring(query, where, params, filter.limit)).map(toMemory);
-  }
-
-  /** The query as one case-insensitive substring (part of a word or an identifier), newest first. */
-  private recallBySubstring(query: string, where: string[], params: unknown[], limit: number): Row[] {
-    if (query.length < TRIGRAM) {
-      return this.db
-        .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} AND (lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\') ORDER BY m.rowid DESC LIMIT ?`)
-        .all(...params, likeEscape(query), likeEscape(query), limit);
-    }
-    // Walk the trigram index newest first and stop at the limit.
-    return this.db
-      .prepare<unknown[], Row>(`SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`)
-      .all(ftsString(query), ...params, limit);
+    return recallMemoryRows(this.db, namespace, filter).map(toMemory);
   }
 
   getMemory(namespace: string, id: string): Memory | undefined {
@@ -347,49 +277,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   searchTranscripts(namespace: string, search: TranscriptSearch): TranscriptSearchResult[] {
-    const where = ["t.namespace = ?", "t.content != ''"];
-    const params: unknown[] = [namespace];
-    if (search.sessionName) {
-      where.push("t.session_name = ?");
-      params.push(search.sessionName);
-    }
-    if (search.excludeSessionName) {
-      where.push("t.session_name != ?");
-      params.push(search.excludeSessionName);
-    }
-    if (search.roles?.length) {
-      where.push(`t.role IN (${search.roles.map(() => "?").join(",")})`);
-      params.push(...search.roles);
-    }
-    const query = parseQuery(search.query);
-    const ranked = rankedSearch<Row>(this.db, { index: "transcript_words", table: "transcript_messages", alias: "t", where, params, limit: search.limit }, query);
-    const terms = [...query.phrases, ...query.words];
-    const rows = ranked.length > 0 ? ranked : this.searchTranscriptsBySubstring(terms, where, params, search.limit);
-    return rows.map((row) => ({
-      sessionName: row.session_name as string,
-      messageId: row.id as number,
-      role: row.role as string,
-      ...(row.name ? { name: row.name as string } : {}),
-      snippet: snippet(row.content as string, terms, search.maxSnippetLength),
-      createdAt: row.created_at as string,
-    }));
-  }
-
-  /** Every term as a case-insensitive substring, newest first. */
-  private searchTranscriptsBySubstring(terms: string[], filters: string[], filterParams: unknown[], limit: number): Row[] {
-    const long = terms.filter((t) => t.length >= TRIGRAM);
-    // With trigram terms, walk the index newest first and stop at the limit: common words must not
-    // make SQLite collect every match before ordering.
-    const from = long.length > 0 ? "transcript_fts f JOIN transcript_messages t ON t.id = f.rowid" : "transcript_messages t";
-    const where = long.length > 0 ? ["transcript_fts MATCH ?", ...filters] : [...filters];
-    const params: unknown[] = long.length > 0 ? [long.map(ftsString).join(" AND "), ...filterParams] : [...filterParams];
-    for (const term of terms.filter((t) => t.length < TRIGRAM)) {
-      where.push("lower(t.content) LIKE ? ESCAPE '\\'");
-      params.push(likeEscape(term));
-    }
-    return this.db
-      .prepare<unknown[], Row>(`SELECT t.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${long.length > 0 ? "f.rowid" : "t.id"} DESC LIMIT ?`)
-      .all(...params, limit);
+    return findTranscriptMatches(this.db, namespace, search);
   }
 
   private requireProposal(namespace: string, id: string): MemoryProposal {
@@ -397,10 +285,4 @@ export class SqliteMemoryStore implements MemoryStore {
     if (!proposal) throw new OrkaError("not_found", "memory proposal not found");
     return proposal;
   }
-}
-
-/** Tags from the first `Tags: a, b` line of a description (later such lines are ignored). */
-export function tagsLine(description: string | undefined): string[] | undefined {
-  const line = description?.split("\n").find((l) => /^\s*tags\s*:/i.test(l));
-  return line ? normalizeTags(line.replace(/^\s*tags\s*:/i, "").split(",")) : undefined;
 }

@@ -42,6 +42,15 @@ export function parseQuery(query: string): ParsedQuery {
   };
 }
 
+/**
+ * When no word ranks, searches fall back to substrings: the trigram index finds terms of this many
+ * characters or more; shorter ones are matched with LIKE.
+ */
+export const TRIGRAM = 3;
+
+/** A case-insensitive LIKE pattern for `text` anywhere, its wildcards escaped (use with `ESCAPE '\\'`). */
+export const likeEscape = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** Text as one FTS5 string (a phrase to the tokenizer: `zebra-7` → `zebra 7`); raw input never becomes FTS syntax. */
 export const ftsString = (text: string) => `"${text.replace(/\p{Cc}/gu, " ").replace(/"/g, '""')}"`;
 

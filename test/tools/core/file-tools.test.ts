@@ -30,7 +30,7 @@ describe("file_read and file_write", () => {
     expect((await tools.call("file_read", { path: "log.txt" })).content).toBe("three\n");
   });
 
-  it("refuses bad arguments with the spec's messages", async () => {
+  it("refuses bad arguments with a message naming the argument or path at fault", async () => {
     await expect(tools.call("file_write", { path: "x/y.txt", content: "a", create_dirs: false })).rejects.toThrow("directory does not exist: x");
     await expect(tools.call("file_write", { path: "m.txt", content: "a", mode: "overwrite" })).rejects.toThrow("mode must be 'write' or 'append'");
     expect(existsSync(join(tools.workspaceDir, "m.txt"))).toBe(false);

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { useApi } from "../App.tsx";
+import { useApi } from "../api-context.ts";
 import { ActionButton, Card, Show } from "../components.tsx";
 import { useApiGet } from "../hooks.ts";
 import { Link } from "../router.tsx";

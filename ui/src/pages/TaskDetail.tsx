@@ -1,5 +1,5 @@
 import { stringify } from "yaml";
-import { useApi } from "../App.tsx";
+import { useApi } from "../api-context.ts";
 import { ActionButton, Card, Empty, ErrorNote, JsonText, PhaseBadge, Pre, Show, Time } from "../components.tsx";
 import { useApiGet, useStreamedItems } from "../hooks.ts";
 import { Link, navigate } from "../router.tsx";

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { parse } from "yaml";
-import { useApi } from "../App.tsx";
+import { useApi } from "../api-context.ts";
 import { Card, FollowTaskChanges, Show, TaskTable } from "../components.tsx";
 import { useApiGet } from "../hooks.ts";
 import { navigate } from "../router.tsx";
