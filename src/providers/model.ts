@@ -136,3 +136,11 @@ export interface ModelCallSettings {
   retryBaseMs: number;
   timeoutMs: number;
 }
+
+/**
+ * An error that refuses the request itself, answered with its own status and message; a model call
+ * that failed (whatever the provider said) is a completion that failed, answered 502.
+ */
+export function isRequestRefusal(err: unknown): err is OrkaError {
+  return err instanceof OrkaError && !(err instanceof ModelApiError);
+}

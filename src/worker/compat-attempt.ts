@@ -1,7 +1,8 @@
 import { modelWithFallbacks } from "../providers/fallbacks.ts";
 import type { CompatAttemptConfig, CompatOutcome } from "../runner/attempt-config.ts";
 import { createToolContext } from "../tools/context.ts";
-import { errorMessage, OrkaError } from "../util/errors.ts";
+import { errorMessage } from "../util/errors.ts";
+import { isRequestRefusal } from "../providers/model.ts";
 import { offeredTools, type AttemptIO, type AttemptOutcome } from "./attempt.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { runToolLoop, type LoopResult } from "./loop.ts";
@@ -22,7 +23,8 @@ export async function runCompatAttempt(config: CompatAttemptConfig, io: AttemptI
     outcome = { answer: await runLoop(config, io, progress) };
   } catch (err) {
     if (io.signal.aborted) return { exitCode: 1, reason: "attempt was stopped" };
-    outcome = { error: err instanceof OrkaError ? { message: err.message, code: err.code, field: err.field } : { message: errorMessage(err) } };
+    // A model call that failed stays a failed completion (502) on the API side; only a refusal keeps its code.
+    outcome = { error: isRequestRefusal(err) ? { message: err.message, code: err.code, field: err.field } : { message: errorMessage(err) } };
   }
   await channel.finish(outcome);
   return "answer" in outcome ? { exitCode: 0 } : { exitCode: 1, reason: outcome.error.message };

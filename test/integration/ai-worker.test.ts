@@ -8,7 +8,7 @@ const MEMORY = ["recall_memory", "remember", "propose_memory", "search_transcrip
 const toolNames = (body: any): string[] =>
   (body.tools ?? []).map((t: any) => t.function?.name ?? t.name);
 
-// Spec P3 acceptance: the real providers (official SDKs) against the LLM peer, in both wire formats.
+// The AI worker: the real providers (official SDKs) against the LLM peer, in both wire formats.
 describe.each(["openai", "anthropic"] as const)("AI worker with the official provider SDKs over the %s wire format", (format) => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;

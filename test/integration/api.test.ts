@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
-// Spec P4 acceptance: codes and messages of the REST API of a real server.
+// The codes and messages of the REST API of a real server.
 describe("REST API of a real server: status codes and error messages", () => {
   let orka: OrkaUnderTest;
   let teamToken: string;

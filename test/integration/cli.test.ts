@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_VERSION, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
-// Spec P6 through the real `orka` CLI against a real server.
+// The real `orka` CLI against a real server.
 /** Tests that run the CLI a dozen times: each run starts a Node process, slow on a loaded machine. */
 const CLI_HEAVY_MS = 120_000;
 describe("the orka CLI against a real server", () => {

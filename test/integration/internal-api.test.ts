@@ -4,7 +4,7 @@ import { API_VERSION } from "../../src/resources/meta.ts";
 import type { RunningOrka } from "../../src/server.ts";
 import { startEmbeddedOrka } from "../helpers/embedded.ts";
 
-// /internal/v1 trusts nothing but the attempt token, and only for that attempt's own Task (P4.5, P5).
+// /internal/v1 trusts nothing but the attempt token, and only for that attempt's own Task.
 describe("internal worker API authorization", () => {
   let orka: RunningOrka;
   const token = "attempt-token-for-task-a";

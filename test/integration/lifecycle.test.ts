@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processesMatching, startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
-// Spec P2 acceptance for container Tasks, run in the bubblewrap sandbox by a real server.
+// The lifecycle of container Tasks, run in the bubblewrap sandbox by a real server.
 describe("container Task lifecycle in the bubblewrap sandbox", () => {
   let orka: OrkaUnderTest;
   const workDir = join(tmpdir(), `orka-lifecycle-work-${process.pid}`);

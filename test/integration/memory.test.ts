@@ -6,7 +6,7 @@ import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 const MEMORY_TOOLS = ["recall_memory", "remember", "propose_memory", "search_transcript"];
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
 
-// Memory spec A11, against a real server with a scripted model behind the LLM peer.
+// The memory tools and their API, against a real server with a scripted model behind the LLM peer.
 describe("durable memory", () => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;

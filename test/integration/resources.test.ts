@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
-// Spec P1 acceptance, through the CLI and HTTP of a real `orka serve`.
+// Resources (create, validate, list, delete), through the CLI and HTTP of a real `orka serve`.
 describe("resources applied and read back through the CLI and HTTP", () => {
   let orka: OrkaUnderTest;
   beforeAll(async () => (orka = await startOrkaServer()));

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaServer, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
-// P2.10 webhooks, with loopback allowed by the operator switch so a local receiver can be used.
+// Task webhooks, with loopback allowed by the operator switch so a local receiver can be used.
 describe("task webhooks", () => {
   let orka: OrkaUnderTest;
   let receiver: http.Server;

@@ -8,7 +8,7 @@ import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import type { AttemptConfig } from "../../src/runner/attempt-config.ts";
 
-// The worker against a stand-in control plane whose memory store is down (memory spec A11.6).
+// The worker against a stand-in control plane whose memory store is down .
 describe("AI attempt with the memory store down", () => {
   let server: http.Server;
   let url = "";

@@ -7,7 +7,8 @@ import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { abortWhenClientLeaves, authorizeCompatTools, isCompatRefusal, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+import { isRequestRefusal } from "../../providers/model.ts";
+import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /**
  * The blocks Orka reads, as OpenAI's parts are read: any other (image, document, thinking, ...)
@@ -124,7 +125,7 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
         };
       }
     } catch (err) {
-      if (isCompatRefusal(err)) return anthropicError(reply, err.httpStatus, err.message);
+      if (isRequestRefusal(err)) return anthropicError(reply, err.httpStatus, err.message);
       return anthropicError(reply, 502, `completion failed: ${errorMessage(err)}`);
     }
 
@@ -155,7 +156,7 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
       send("message_delta", { delta: { stop_reason: stopReason(answer.finish, answer.toolCalls.length > 0), stop_sequence: null }, usage: { output_tokens: answer.usage.outputTokens } });
       send("message_stop", {});
     } catch (err) {
-      send("error", { error: { type: "api_error", message: isCompatRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}` } });
+      send("error", { error: { type: "api_error", message: isRequestRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}` } });
     }
     reply.raw.end();
   });

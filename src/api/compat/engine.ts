@@ -7,20 +7,12 @@ import type { Resource } from "../../resources/meta.ts";
 import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
 import { modelWithFallbacks } from "../../providers/fallbacks.ts";
-import { DEFAULT_MAX_TOKENS, ModelApiError, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
+import { DEFAULT_MAX_TOKENS, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import { COMPAT_TOOL_NAMES } from "../../tools/registry.ts";
 import { redactValues } from "../../policy/redact.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { CompatAttempts } from "./attempts.ts";
-
-/**
- * An error that refuses the request itself, answered with its own status and message; a model call
- * that failed (whatever the provider said) is a completion that failed, answered 502.
- */
-export function isCompatRefusal(err: unknown): err is OrkaError {
-  return err instanceof OrkaError && !(err instanceof ModelApiError);
-}
 
 const COMPAT_TURN_BUDGET = 10;
 

@@ -7,7 +7,8 @@ import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { abortWhenClientLeaves, authorizeCompatTools, isCompatRefusal, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
+import { isRequestRefusal } from "../../providers/model.ts";
+import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /** Text and refusal parts are read; media parts would need a model that sees them, so they are refused rather than dropped. */
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text" || part.type === "refusal", {
@@ -153,10 +154,10 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
 }
 
 function failureMessage(err: unknown): string {
-  return isCompatRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}`;
+  return isRequestRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}`;
 }
 
 function compatFailure(reply: FastifyReply, err: unknown) {
-  if (isCompatRefusal(err)) return openAIError(reply, err.httpStatus, err.message, err.field ?? null);
+  if (isRequestRefusal(err)) return openAIError(reply, err.httpStatus, err.message, err.field ?? null);
   return openAIError(reply, 502, failureMessage(err));
 }

@@ -19,14 +19,14 @@ const outcomeSchema = z.union([
 
 /** A compat attempt reports to the request waiting for it: progress notes while it works, then its answer or failure. */
 export function registerInternalCompatRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: AttemptParams }>("/internal/v1/compat/:attempt/progress", async (request, reply) => {
+  app.post<{ Params: AttemptParams }>("/compat/:attempt/progress", async (request, reply) => {
     const attempt = ctx.compat.reporter(bearerToken(request), request.params.attempt);
     const { note } = parseWith(z.object({ note: z.string().max(MAX_NOTE_CHARS) }), request.body ?? {});
     attempt.progress(note);
     return reply.code(204).send();
   });
 
-  app.post<{ Params: AttemptParams }>("/internal/v1/compat/:attempt/outcome", { bodyLimit: MAX_OUTCOME_BYTES }, async (request, reply) => {
+  app.post<{ Params: AttemptParams }>("/compat/:attempt/outcome", { bodyLimit: MAX_OUTCOME_BYTES }, async (request, reply) => {
     const attempt = ctx.compat.reporter(bearerToken(request), request.params.attempt);
     // The schema checked each code against the known ones.
     attempt.finish(parseWith(outcomeSchema, request.body ?? {}) as CompatOutcome);

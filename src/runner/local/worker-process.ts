@@ -1,5 +1,5 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
-import { runAssignment } from "../../worker/assignment.ts";
+import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -15,7 +15,7 @@ process.on("message", (message: ToWorker) => {
   running.set(message.attemptId, controller);
   const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
   Promise.resolve()
-    .then(() => runAssignment(message.env, { log, signal: controller.signal }))
+    .then(() => runFromEnv(message.env, { log, signal: controller.signal }))
     .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
     .then((outcome) => {
       running.delete(message.attemptId);

@@ -3,7 +3,7 @@ import { runAttempt, type AttemptIO, type AttemptOutcome } from "./attempt.ts";
 import { runCompatAttempt } from "./compat-attempt.ts";
 
 /** Runs what the worker's `ORKA_*` environment assigns it: a Task's attempt, or a compat request's tool loop. */
-export function runAssignment(env: Record<string, string | undefined>, io: AttemptIO): Promise<AttemptOutcome> {
+export function runFromEnv(env: Record<string, string | undefined>, io: AttemptIO): Promise<AttemptOutcome> {
   const assigned = readWorkerEnv(env);
   return assigned.kind === "compat" ? runCompatAttempt(assigned.config, io) : runAttempt(assigned.config, io);
 }
