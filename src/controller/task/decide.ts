@@ -4,7 +4,7 @@ import type { Attempt } from "../../store/data-store.ts";
 import { parseDuration } from "../../util/duration.ts";
 import type { Task } from "../admission.ts";
 import { nextIteration } from "./autonomy.ts";
-import type { NextStep, TaskWorld } from "./steps.ts";
+import type { Fact, NextStep, TaskWorld } from "./steps.ts";
 import { timedOut } from "./timeout.ts";
 
 const RUNNING_RECHECK_MS = 5_000;
@@ -15,7 +15,7 @@ const SESSION_WAIT_MS = 5_000;
 const DEFAULT_RETRY_DELAY_MS = 10_000;
 const MAX_RETRY_DELAY_MS = 5 * 60_000;
 
-const read = (fact: Extract<NextStep, { kind: "read" }>["fact"]): NextStep => ({ kind: "read", fact });
+const read = (fact: Fact): NextStep => ({ kind: "read", fact });
 const complete = (phase: "Succeeded" | "Failed", message: string): NextStep => ({ kind: "complete", phase, message });
 
 /** The Task lifecycle as one pure function: from the Task and what its pass read, the next step. */
