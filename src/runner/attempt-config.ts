@@ -1,3 +1,4 @@
+import { COORDINATION_DEFAULTS } from "../resources/agent.ts";
 import type { ChatMessage, ModelCallSettings, ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
@@ -140,8 +141,8 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     session: env.ORKA_SESSION ? JSON.parse(env.ORKA_SESSION) : undefined,
     coordination: {
       enabled: env.ORKA_COORDINATION_ENABLED === "true",
-      maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? 3),
-      maxChildren: Number(env.ORKA_COORDINATION_MAX_CHILDREN ?? 5),
+      maxDepth: Number(env.ORKA_COORDINATION_MAX_DEPTH ?? COORDINATION_DEFAULTS.maxDepth),
+      maxChildren: Number(env.ORKA_COORDINATION_MAX_CHILDREN ?? COORDINATION_DEFAULTS.maxConcurrentChildren),
       allowedAgents: splitCsv(env.ORKA_COORDINATION_ALLOWED_AGENTS),
       depth: Number(env.ORKA_COORDINATION_DEPTH ?? 0),
     },

@@ -4,6 +4,14 @@ export interface AttemptDirs {
   workspaceDir: string;
   artifactsDir: string;
   tmpDir: string;
+  /** The attempt's transaction token as a file only it can read; absent when it has none. */
+  transactionTokenFile?: string;
+}
+
+/** What an attempt gets on disk beside its directories. */
+export interface AttemptFiles {
+  /** A delegated child's exchanged transaction token. */
+  transactionToken?: string;
 }
 
 /** The exit code of an attempt whose worker died under it (killed, crashed, or the server went away). */
@@ -16,10 +24,10 @@ export interface AttemptExit {
 }
 
 export interface WorkloadRunner {
-  /** Creates the attempt's private directories. */
-  prepare(attemptId: string): Promise<AttemptDirs>;
-  /** Gives a lost attempt's directories to the attempt that resumes it (fresh ones if they are gone). */
-  adopt(lostAttemptId: string, attemptId: string): Promise<AttemptDirs>;
+  /** Creates the attempt's private directories and writes its files there. */
+  prepare(attemptId: string, files?: AttemptFiles): Promise<AttemptDirs>;
+  /** Gives a lost attempt's directories to the attempt that resumes it (fresh ones if they are gone), with its files written anew. */
+  adopt(lostAttemptId: string, attemptId: string, files?: AttemptFiles): Promise<AttemptDirs>;
   /** Starts the attempt with its `ORKA_*` environment (see attempt-config.ts). */
   start(attemptId: string, env: Record<string, string>): void;
   /** Stops the attempt and everything it started; its exit is still reported. Idempotent. */

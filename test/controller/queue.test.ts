@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunQueue, effectivePriority } from "../../src/controller/queue.ts";
+import { RunQueue, effectivePriority } from "../../src/controller/task/run-queue.ts";
 
 describe("run queue: which waiting Task starts next, by aged priority", () => {
   const now = 1_000_000_000;

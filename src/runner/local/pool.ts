@@ -3,7 +3,7 @@ import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { prepareAttemptDirs } from "./dirs.ts";
-import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type WorkloadRunner } from "../runner.ts";
+import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
@@ -34,13 +34,13 @@ export class LocalWorkerPool implements WorkloadRunner {
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
   }
 
-  prepare(attemptId: string): Promise<AttemptDirs> {
-    return prepareAttemptDirs(this.attemptsDir, attemptId);
+  prepare(attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
+    return prepareAttemptDirs(this.attemptsDir, attemptId, files);
   }
 
-  async adopt(lostAttemptId: string, attemptId: string): Promise<AttemptDirs> {
+  async adopt(lostAttemptId: string, attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
     await rename(join(this.attemptsDir, lostAttemptId), join(this.attemptsDir, attemptId)).catch(() => undefined);
-    return prepareAttemptDirs(this.attemptsDir, attemptId);
+    return prepareAttemptDirs(this.attemptsDir, attemptId, files);
   }
 
   start(attemptId: string, env: Record<string, string>): void {

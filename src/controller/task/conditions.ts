@@ -1,4 +1,4 @@
-import type { TaskCondition } from "../resources/task.ts";
+import type { TaskCondition } from "../../resources/task.ts";
 
 /** Sets one condition, keeping its transition time when its status does not change. */
 export function setCondition(conditions: TaskCondition[] | undefined, next: Omit<TaskCondition, "lastTransitionTime">): TaskCondition[] {

@@ -1,12 +1,37 @@
 import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { guardedRequest, type EgressPolicy } from "../policy/ssrf.ts";
+import type { Wake } from "./options.ts";
 
-export const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
+const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** A Tool's availability, probed when it changes and every 5 minutes, kept in its status. */
+export class ToolReconciler {
+  private readonly store: ResourceStore;
+  private readonly egress: EgressPolicy;
+  private readonly wake: Wake;
+
+  constructor(options: { store: ResourceStore; egress: EgressPolicy; wake: Wake }) {
+    this.store = options.store;
+    this.egress = options.egress;
+    this.wake = options.wake;
+  }
+
+  async reconcile(namespace: string, name: string): Promise<void> {
+    const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
+    if (!tool) return;
+    const status = await probeTool(tool.spec, this.egress);
+    // The probe took a while: write over the Tool as it is now.
+    const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
+    if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
+    this.wake(`Tool/${namespace}/${name}`, TOOL_PROBE_INTERVAL_MS);
+  }
+}
+
 /** The URL a probe may knock on: `{{param}}` placeholders are emptied, nothing is sent. */
-export function probeEndpoint(spec: ToolSpec): string | undefined {
+function probeEndpoint(spec: ToolSpec): string | undefined {
   if (spec.http) return spec.http.url.replace(/\{\{\s*[A-Za-z0-9_.-]+\s*\}\}/g, "");
   if (spec.mcp?.url) return new URL(spec.mcp.path ?? "/mcp", spec.mcp.url).toString();
   return undefined;
@@ -17,7 +42,7 @@ export function probeEndpoint(spec: ToolSpec): string | undefined {
  * A HEAD request: tools are not called just to see whether they are there. It goes through the
  * same egress guard as the Tool's calls, so a probe never knocks where a call may not go.
  */
-export async function probeTool(spec: ToolSpec, egress: EgressPolicy): Promise<ToolStatus> {
+async function probeTool(spec: ToolSpec, egress: EgressPolicy): Promise<ToolStatus> {
   const endpoint = probeEndpoint(spec);
   if (!endpoint) return { available: false, error: "MCP Tools need mcp.url in the embedded server" };
   try {

@@ -1,0 +1,49 @@
+import type { GrantGate } from "../auth/grant-gate.ts";
+import type { EgressPolicy } from "../policy/ssrf.ts";
+import type { TaskSecrets } from "../policy/redact.ts";
+import type { ModelCallSettings } from "../providers/model.ts";
+import type { WorkloadRunner } from "../runner/runner.ts";
+import type { ApprovalStore } from "../store/approval-store.ts";
+import type { CoordinationStore } from "../store/coordination-store.ts";
+import type { TaskDataStore } from "../store/data-store.ts";
+import type { JournalStore } from "../store/journal-store.ts";
+import type { MemoryStore } from "../store/memory-store.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+import type { ToolSettings } from "../tools/define.ts";
+import type { Logger } from "../util/logger.ts";
+import type { ProviderSettings } from "./resolve.ts";
+
+/** What the server gives the controller: its stores, its runner and the settings its reconcilers read. */
+export interface ControllerOptions {
+  store: ResourceStore;
+  data: TaskDataStore;
+  memory: MemoryStore;
+  coordination: CoordinationStore;
+  approvals: ApprovalStore;
+  /** Attempt journals: a lost attempt of an ai Task resumes from its journal. */
+  journal: JournalStore;
+  runner: WorkloadRunner;
+  logger: Logger;
+  /** Where workers reach /internal/v1. */
+  controllerURL: string;
+  /** Attempts that may run at once (worker slots). */
+  slots: number;
+  /** Running Tasks allowed per namespace; 0 = no limit. */
+  maxActivePerNamespace: number;
+  modelCalls: ModelCallSettings;
+  /** Where webhooks, HTTP Tool calls and Tool probes may go. */
+  egress: EgressPolicy;
+  /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
+  toolSettings: ToolSettings;
+  /** A Secret (key `api-key`) in each Task's namespace holding the search API key. */
+  searchSecret?: string;
+  /** Transaction grants, checked again when an attempt starts. */
+  grants: GrantGate;
+  /** Learns, per attempt, the Secret values that must never show in what the Task stores. */
+  secrets: TaskSecrets;
+  /** Where scripted Providers may read files. */
+  providers: ProviderSettings;
+}
+
+/** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */
+export type Wake = (key: string, delayMs?: number) => void;
