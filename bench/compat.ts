@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { serverConfigFrom } from "../src/config.ts";
 import { startOrka } from "../src/server.ts";
 import { startLlmPeer } from "../test/peers/llm-server.ts";
+import { measure } from "./timing.ts";
 
 const RUNS = Number(process.env.BENCH_COMPAT_RUNS ?? 300);
 const WARMUP = 30;
@@ -42,22 +43,9 @@ const chat = (model: string, headers: Record<string, string> = {}) => async () =
   if (answer.choices[0].message.content !== "done") throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
 };
 
-async function measure(label: string, call: () => Promise<void>): Promise<void> {
-  for (let i = 0; i < WARMUP; i++) await call();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    await call();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => +times[Math.min(times.length - 1, Math.floor(times.length * q))].toFixed(2);
-  console.log(JSON.stringify({ bench: label, runs: RUNS, p50_ms: at(0.5), p95_ms: at(0.95) }));
-}
-
 try {
-  await measure("compat request, one server-side tool call (file_write)", chat("tools"));
-  await measure("compat pass-through request (X-Orka-Tools: disabled)", chat("plain", { "x-orka-tools": "disabled" }));
+  await measure("compat request, one server-side tool call (file_write)", RUNS, chat("tools"), WARMUP);
+  await measure("compat pass-through request (X-Orka-Tools: disabled)", RUNS, chat("plain", { "x-orka-tools": "disabled" }), WARMUP);
 } finally {
   await orka.close();
   await peer.close();

@@ -5,17 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/store/sqlite/db.ts";
 import { SqliteMemoryStore } from "../src/store/sqlite/memory-store.ts";
+import { percentiles } from "./timing.ts";
 
 const MESSAGES = Number(process.env.BENCH_TRANSCRIPT_MESSAGES ?? 1_000_000);
 const WORDS = ["deploy", "staging", "database", "migration", "customer", "invoice", "latency", "kubernetes", "token", "review", "release", "rollback", "cache", "queue", "backup", "alert", "budget", "roadmap", "incident", "schema"];
 let seed = 42;
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 const sentence = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ") + ` ${Math.floor(random() * 1e6)}`;
-
-function percentiles(times: number[]) {
-  times.sort((a, b) => a - b);
-  return { p50_ms: +times[Math.floor(times.length / 2)].toFixed(3), p95_ms: +times[Math.floor(times.length * 0.95)].toFixed(3) };
-}
 
 function measure(runs: number, call: (i: number) => unknown) {
   const times: number[] = [];

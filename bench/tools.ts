@@ -7,6 +7,7 @@ import { prepareAttemptDirs } from "../src/runner/local/dirs.ts";
 import { createToolContext } from "../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../src/tools/registry.ts";
 import { toolExecutor } from "../src/worker/tool-executor.ts";
+import { measure } from "./timing.ts";
 
 const attemptsDir = join(tmpdir(), "orka-bench-tools");
 const dirs = await prepareAttemptDirs(attemptsDir, `bench-${process.pid}`);
@@ -22,18 +23,6 @@ const execute = toolExecutor({
     signal: new AbortController().signal,
   }),
 });
-
-async function measure(label: string, runs: number, call: () => Promise<unknown>) {
-  await call();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await call();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  console.log(JSON.stringify({ bench: label, runs, p50_ms: +times[Math.floor(runs / 2)].toFixed(3), p95_ms: +times[Math.floor(runs * 0.95)].toFixed(3) }));
-}
 
 await execute({ id: "w", name: "file_write", arguments: JSON.stringify({ path: "tiny.txt", content: "x" }) });
 await measure("no-op tool call (file_read of 1 byte, validated and confined)", 2000, () =>

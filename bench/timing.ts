@@ -1,0 +1,18 @@
+/** p50 and p95 of measured durations, in milliseconds. */
+export function percentiles(times: number[]): { p50_ms: number; p95_ms: number } {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => +sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))].toFixed(3);
+  return { p50_ms: at(0.5), p95_ms: at(0.95) };
+}
+
+/** Times `runs` sequential calls after `warmup` untimed ones and prints one JSON line. */
+export async function measure(label: string, runs: number, call: () => Promise<unknown>, warmup = 1): Promise<void> {
+  for (let i = 0; i < warmup; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await call();
+    times.push(performance.now() - started);
+  }
+  console.log(JSON.stringify({ bench: label, runs, ...percentiles(times) }));
+}
