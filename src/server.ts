@@ -130,7 +130,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       egress,
       secrets,
       providers,
-      compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls }),
+      compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls, maxRunning: config.workerSlots }),
     },
     logger,
     routes,

@@ -56,7 +56,9 @@ export function protocolErrorAnswer(errorReply: ErrorReply): ErrorAnswer {
   return (thrown, request, reply) => {
     const error = knownError(thrown, request);
     const status = error instanceof OrkaError ? error.httpStatus : ((error as FastifyError).statusCode ?? 500);
-    return errorReply(reply, status, status === 500 ? "internal error" : error.message);
+    if (status !== 500) return errorReply(reply, status, error.message);
+    request.log.error({ err: error }, "request failed");
+    return errorReply(reply, 500, "internal error");
   };
 }
 

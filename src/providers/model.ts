@@ -142,5 +142,6 @@ export interface ModelCallSettings {
  * that failed (whatever the provider said) is a completion that failed, answered 502.
  */
 export function isRequestRefusal(err: unknown): err is OrkaError {
-  return err instanceof OrkaError && !(err instanceof ModelApiError);
+  // An internal error is Orka's own fault, never a reason to show its detail to the caller.
+  return err instanceof OrkaError && !(err instanceof ModelApiError) && err.code !== "internal";
 }

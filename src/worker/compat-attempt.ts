@@ -20,7 +20,9 @@ export async function runCompatAttempt(config: CompatAttemptConfig, io: AttemptI
   };
   let outcome: CompatOutcome;
   try {
-    outcome = { answer: await runLoop(config, io, progress) };
+    // A stopped request ends at once, even in the middle of a tool that does not stop itself: the
+    // worker process is shared, and one that does not let go of an attempt in time is killed whole.
+    outcome = { answer: await Promise.race([runLoop(config, io, progress), rejectWhenAborted(io.signal)]) };
   } catch (err) {
     if (io.signal.aborted) return { exitCode: 1, reason: "attempt was stopped" };
     // A model call that failed stays a failed completion (502) on the API side; only a refusal keeps its code.
@@ -28,6 +30,13 @@ export async function runCompatAttempt(config: CompatAttemptConfig, io: AttemptI
   }
   await channel.finish(outcome);
   return "answer" in outcome ? { exitCode: 0 } : { exitCode: 1, reason: outcome.error.message };
+}
+
+function rejectWhenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 }
 
 function runLoop(config: CompatAttemptConfig, io: AttemptIO, progress: (note: string) => void): Promise<LoopResult> {

@@ -40,9 +40,9 @@ const job: CompatJob = {
   progress: true,
 };
 
-function setup() {
+function setup(maxRunning = 4) {
   const recorded = recordingRunner();
-  const compat = new CompatAttempts({ runner: recorded.runner, controllerURL: () => "http://orka.test", toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1 }, search: { provider: "duckduckgo", timeoutMs: 1 } }, modelCalls: { retryBaseMs: 1, timeoutMs: 1 } });
+  const compat = new CompatAttempts({ runner: recorded.runner, controllerURL: () => "http://orka.test", toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1 }, search: { provider: "duckduckgo", timeoutMs: 1 } }, modelCalls: { retryBaseMs: 1, timeoutMs: 1 }, maxRunning });
   /** Starts a request and waits until its attempt is started; answers its id, token and the pending answer. */
   const begin = async (signal = new AbortController().signal, onProgress?: (note: string) => void) => {
     const answer = compat.run(job, { signal, onProgress });
@@ -111,5 +111,17 @@ describe("compat requests as attempts of the runner", () => {
     expect(calls.at(-1)).toBe(`kill ${attemptId}: the client went away`);
     exit(attemptId, 1, "attempt was stopped");
     expect(calls.at(-1)).toBe(`cleanup ${attemptId}`);
+  });
+
+  it("refuses a request past the most that may run at once with 429, and takes one again when an attempt has ended", async () => {
+    const { compat, begin, exit, calls } = setup(2);
+    const first = await begin();
+    await begin();
+    const third = compat.run(job, { signal: new AbortController().signal });
+    await expect(third).rejects.toMatchObject({ code: "resource_exhausted", httpStatus: 429 });
+    expect(calls.filter((call) => call.startsWith("prepare"))).toHaveLength(2);
+    exit(first.attemptId);
+    const fourth = await begin();
+    expect(fourth.attemptId).not.toBe(first.attemptId);
   });
 });

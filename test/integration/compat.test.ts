@@ -380,4 +380,31 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     // The model call would hang for minutes: only a killed attempt ends this soon.
     await until("the attempt is killed and its directories removed", () => compatAttempts().length === 0);
   });
+
+  it("ends a left request's attempt at once even inside a tool call that hangs, without killing the shared worker process", async () => {
+    await until("earlier attempts are gone", () => compatAttempts().length === 0);
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const silentURL = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/never`;
+      peer.script("m-hang-fetch", [{ toolCalls: [{ name: "web_fetch", arguments: { url: silentURL } }] }, { text: "never" }]);
+      const workers = orka.workerPids();
+      const client = new AbortController();
+      let asked = false;
+      silent.on("request", () => (asked = true));
+      const request = rawStream("/openai/v1/chat/completions", { model: "m-hang-fetch", messages: [{ role: "user", content: "x" }], stream: true }, client.signal).catch(() => "left");
+      await until("web_fetch is waiting on the silent server", () => asked);
+      client.abort();
+      expect(await request).toBe("left");
+      // The worker process kills a whole process that holds on to a stopped attempt for 5 s: this must end well before.
+      const left = Date.now();
+      for (let i = 0; i < 80 && compatAttempts().length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(compatAttempts()).toEqual([]);
+      expect(Date.now() - left).toBeLessThan(2_500);
+      expect(orka.workerPids()).toEqual(workers);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
 });

@@ -13,6 +13,8 @@ export interface CompatSettings {
   controllerURL: () => string;
   toolSettings: ToolSettings;
   modelCalls: ModelCallSettings;
+  /** Compat attempts that may run at once; more are refused with 429 rather than crowd out Tasks' attempts. */
+  maxRunning: number;
 }
 
 /** The request's side of a compat attempt: the conversation, model and tools the API resolved. */
@@ -41,6 +43,8 @@ export class CompatAttempts {
   readonly settings: CompatSettings;
   private readonly waiting = new Map<string, Waiting>();
   private readonly byTokenHash = new Map<string, Waiting>();
+  /** Attempts whose directories are being made: they count against `maxRunning` already. */
+  private preparing = 0;
 
   constructor(settings: CompatSettings) {
     this.settings = settings;
@@ -49,10 +53,22 @@ export class CompatAttempts {
 
   /** Runs the job as an attempt and waits for its answer; a client that leaves (`signal`) kills it. */
   async run(job: CompatJob, io: { signal: AbortSignal; onProgress?: (note: string) => void }): Promise<CompatResult> {
-    const { runner } = this.settings;
+    const { runner, maxRunning } = this.settings;
+    if (this.preparing + this.waiting.size >= maxRunning) {
+      throw new OrkaError(
+        "resource_exhausted",
+        `${maxRunning} requests with server-side tools are running already, the most this server runs at once (ORKA_WORKER_SLOTS): retry shortly, or send X-Orka-Tools: disabled to run tools yourself`,
+      );
+    }
     const attemptId = `compat-${randomBytes(8).toString("hex")}`;
     const token = randomBytes(32).toString("base64url");
-    const dirs = await runner.prepare(attemptId);
+    this.preparing++;
+    let dirs;
+    try {
+      dirs = await runner.prepare(attemptId);
+    } finally {
+      this.preparing--;
+    }
     if (io.signal.aborted) {
       await runner.cleanup(attemptId);
       throw io.signal.reason;

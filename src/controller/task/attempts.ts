@@ -129,6 +129,8 @@ export class Attempts {
   }
 
   private exited(exit: AttemptExit): void {
+    // The runner also runs attempts that are not Tasks' (compat requests): those are not ours to record.
+    if (!this.owners.has(exit.attemptId) && !this.active.has(exit.attemptId)) return;
     this.data.finishAttempt(exit.attemptId, { state: exit.exitCode === 0 ? "succeeded" : "failed", exitCode: exit.exitCode, reason: exit.reason });
     this.active.delete(exit.attemptId);
     const owner = this.owners.get(exit.attemptId);

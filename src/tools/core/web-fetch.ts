@@ -23,9 +23,9 @@ interface Page {
 const isText = (type: string) => type === "" || /^text\/|json|xml|javascript/.test(type);
 
 /** GET through the egress guard (every hop checked), the body capped after decompression. */
-export function guardedGet(rawUrl: string, settings: FetchSettings): Promise<Page> {
+export function guardedGet(rawUrl: string, settings: FetchSettings, signal?: AbortSignal): Promise<Page> {
   const headers = { "user-agent": USER_AGENT, accept: ACCEPT, "accept-encoding": "gzip, deflate, br" };
-  const request = { headers, maxRedirects: MAX_REDIRECTS, timeoutMs: settings.timeoutMs };
+  const request = { headers, maxRedirects: MAX_REDIRECTS, timeoutMs: settings.timeoutMs, signal };
   return guardedRequest(rawUrl, settings.egress, request, async (response, url) => {
     const fullType = headerOf(response, "content-type") ?? "";
     const contentType = fullType.split(";")[0].trim().toLowerCase();
@@ -63,7 +63,7 @@ export const webFetch = defineTool({
   async run({ url, max_chars: maxChars, raw }, ctx) {
     if (!url.trim()) throw new OrkaError("invalid_argument", "url is required");
     const limit = maxChars > 0 ? maxChars : DEFAULT_MAX_CHARS;
-    const page = await guardedGet(url.trim(), ctx.settings.fetch);
+    const page = await guardedGet(url.trim(), ctx.settings.fetch, ctx.signal);
     const text = decode(page);
     const type = page.contentType.split(";")[0].trim().toLowerCase();
     let extractor: "html_text" | "json" | "raw" = "raw";

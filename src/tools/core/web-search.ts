@@ -22,10 +22,11 @@ const DEFAULT_URLS: Partial<Record<SearchProvider, string>> = {
   brave: "https://api.search.brave.com/res/v1/web/search",
 };
 
-async function call(url: URL, init: RequestInit, settings: SearchSettings): Promise<string> {
+async function call(url: URL, init: RequestInit, settings: SearchSettings, signal: AbortSignal): Promise<string> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(settings.timeoutMs) });
+    // The attempt's signal too: a stopped attempt must not wait out the search timeout.
+    response = await fetch(url, { ...init, signal: AbortSignal.any([AbortSignal.timeout(settings.timeoutMs), signal]) });
   } catch (err) {
     throw new OrkaError("unavailable", `search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
   }
@@ -50,33 +51,33 @@ function pick(items: unknown, map: (item: Record<string, unknown>) => SearchResu
 const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** One adapter per provider, each returning the same result shape. */
-const adapters: Record<Exclude<SearchProvider, "generic">, (query: string, limit: number, settings: SearchSettings) => Promise<SearchResult[]>> = {
-  async tavily(query, limit, settings) {
+const adapters: Record<Exclude<SearchProvider, "generic">, (query: string, limit: number, settings: SearchSettings, signal: AbortSignal) => Promise<SearchResult[]>> = {
+  async tavily(query, limit, settings, signal) {
     const body = await call(endpoint(settings), {
       method: "POST",
       headers: { "content-type": "application/json", ...bearer(settings.apiKey) },
       body: JSON.stringify({ query, max_results: limit }),
-    }, settings);
+    }, settings, signal);
     return pick(JSON.parse(body).results, (r) => ({ title: text(r.title), url: text(r.url), snippet: text(r.content) }), limit);
   },
-  async brave(query, limit, settings) {
+  async brave(query, limit, settings, signal) {
     const url = endpoint(settings);
     url.searchParams.set("q", query);
     url.searchParams.set("count", String(limit));
-    const body = await call(url, { headers: { accept: "application/json", ...(settings.apiKey ? { "x-subscription-token": settings.apiKey } : {}) } }, settings);
+    const body = await call(url, { headers: { accept: "application/json", ...(settings.apiKey ? { "x-subscription-token": settings.apiKey } : {}) } }, settings, signal);
     return pick(JSON.parse(body).web?.results, (r) => ({ title: text(r.title), url: text(r.url), snippet: text(r.description) }), limit);
   },
-  async searxng(query, limit, settings) {
+  async searxng(query, limit, settings, signal) {
     const url = new URL("search", endpoint(settings).toString().replace(/\/?$/, "/"));
     url.searchParams.set("q", query);
     url.searchParams.set("format", "json");
-    const body = await call(url, { headers: { accept: "application/json", ...bearer(settings.apiKey) } }, settings);
+    const body = await call(url, { headers: { accept: "application/json", ...bearer(settings.apiKey) } }, settings, signal);
     return pick(JSON.parse(body).results, (r) => ({ title: text(r.title), url: text(r.url), snippet: text(r.content) }), limit);
   },
-  async duckduckgo(query, limit, settings) {
+  async duckduckgo(query, limit, settings, signal) {
     const url = endpoint(settings);
     url.searchParams.set("q", query);
-    const results = parseDuckDuckGo(await call(url, { headers: { "user-agent": BROWSER_UA, accept: "text/html" } }, settings), limit);
+    const results = parseDuckDuckGo(await call(url, { headers: { "user-agent": BROWSER_UA, accept: "text/html" } }, settings, signal), limit);
     if (results.length === 0) throw new OrkaError("unavailable", "web search unavailable: DuckDuckGo returned no results");
     return results;
   },
@@ -125,9 +126,9 @@ export const webSearch = defineTool({
         const url = endpoint(settings);
         url.searchParams.set("q", query);
         url.searchParams.set("limit", String(count));
-        return await call(url, { headers: bearer(settings.apiKey) }, settings);
+        return await call(url, { headers: bearer(settings.apiKey) }, settings, ctx.signal);
       }
-      return JSON.stringify(await adapters[settings.provider](query, count, settings), null, 2);
+      return JSON.stringify(await adapters[settings.provider](query, count, settings, ctx.signal), null, 2);
     } catch (err) {
       // The key is the operator's; it must never reach the model, even inside an upstream error.
       throw new OrkaError(codeOf(err, "unavailable"), redact(errorMessage(err), settings.apiKey ? [settings.apiKey] : []));
