@@ -1,5 +1,4 @@
-import { OFFLINE_PROVIDER_TYPES } from "../resources/provider.ts";
-import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
+import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "../resources/provider.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolDefinition } from "../providers/model.ts";
 import { coordinationOf } from "../resources/agent.ts";

@@ -1,8 +1,7 @@
-import type { TaskPhase, TaskSpec, TaskStatus } from "../resources/task.ts";
+import { type TaskPhase, type TaskSpec, type TaskStatus, isTerminal, type Task } from "../resources/task.ts";
 import type { WatchEvent } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Logger } from "../util/logger.ts";
-import { isTerminal, type Task } from "../resources/task.ts";
 import { parentNamespaceOf, parentTaskName } from "./parent-link.ts";
 import type { ControllerOptions } from "./options.ts";
 import { ProviderReconciler } from "./providers.ts";

@@ -1,6 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
-import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { toModelApiError, unusableBody } from "./model.ts";
+import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
 import { jsonDepth, MAX_JSON_DEPTH, stringifyJson } from "../util/deep-json.ts";
 import { sdkTransport } from "./transport.ts";
 

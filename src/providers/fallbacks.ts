@@ -1,6 +1,5 @@
 import { createModelClient, type ModelEndpoint } from "./index.ts";
-import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { ModelApiError, type ModelCallSettings } from "./model.ts";
+import { type ModelClient, type ModelRequest, type ModelResponse, ModelApiError, type ModelCallSettings } from "./model.ts";
 import { clipText } from "../util/text.ts";
 import { withRetries } from "./retry.ts";
 import { errorMessage } from "../util/errors.ts";

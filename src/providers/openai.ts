@@ -1,7 +1,6 @@
 import OpenAI, { AzureOpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ChatMessage, FinishReason, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { toModelApiError, unusableBody } from "./model.ts";
+import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
 import { sdkTransport } from "./transport.ts";
 
 export interface OpenAIOptions {

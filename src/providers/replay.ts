@@ -1,7 +1,6 @@
 import { canonicalDigest } from "../util/hash.ts";
 import type { ReplaySpec } from "../resources/provider.ts";
-import type { ChatMessage, ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { ModelApiError } from "./model.ts";
+import { type ChatMessage, type ModelClient, type ModelRequest, type ModelResponse, ModelApiError } from "./model.ts";
 
 /** What a model request is, for recording and replay: the system prompt and the conversation. */
 export function requestDigest(system: string, messages: ChatMessage[]): string {

@@ -1,5 +1,4 @@
-import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { ModelApiError } from "./model.ts";
+import { type ModelClient, type ModelRequest, type ModelResponse, ModelApiError } from "./model.ts";
 
 const MAX_RETRIES = 3;
 const MAX_DELAY_MS = 30_000;

@@ -7,8 +7,7 @@ import { scriptedTurnSchema, type ScriptedTurn } from "../resources/provider.ts"
 import { OrkaError } from "../util/errors.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/deep-json.ts";
 import { readCapped } from "../util/read-capped.ts";
-import type { ModelClient, ModelRequest, ModelResponse } from "./model.ts";
-import { ModelApiError } from "./model.ts";
+import { type ModelClient, type ModelRequest, type ModelResponse, ModelApiError } from "./model.ts";
 
 /** Stands, in a scripted turn's text, for the last tool result in the conversation. */
 const TOOL_RESULT_PLACEHOLDER = "{{toolResult}}";

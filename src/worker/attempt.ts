@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { ToolDefinition } from "../providers/model.ts";
+import { type ToolDefinition, DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
 import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
 import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
@@ -11,7 +11,6 @@ import { ControlPlaneClient } from "./client.ts";
 import { runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "../providers/fallbacks.ts";
 import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
-import { DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
 import type { Memory } from "../store/memory-store.ts";
 import { mustMarkStart, toolExecutor } from "./tool-executor.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";

@@ -1,7 +1,6 @@
 import { ToolRejected, type ToolCallContext } from "./tool-call.ts";
 import type { LoopResume } from "./journal.ts";
-import type { ChatMessage, ModelClient, ModelResponse, ToolCall, ToolDefinition } from "../providers/model.ts";
-import { ModelApiError } from "../providers/model.ts";
+import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, type ToolDefinition, ModelApiError } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { clipText } from "../util/text.ts";

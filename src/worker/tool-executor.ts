@@ -1,8 +1,7 @@
 import type { ToolCall } from "../providers/model.ts";
 import { jsonDepth, MAX_JSON_DEPTH } from "../util/deep-json.ts";
-import type { ToolContext } from "../tools/define.ts";
+import type { ToolContext, BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
-import type { BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { describeZodError } from "../resources/validate.ts";
 import { redactValues } from "../policy/redact.ts";
 import { ToolRejected, type ToolCallContext } from "./tool-call.ts";

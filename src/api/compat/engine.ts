@@ -1,8 +1,7 @@
-import { OFFLINE_PROVIDER_TYPES } from "../../resources/provider.ts";
+import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "../../resources/provider.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiContext } from "../context.ts";
 import type { AgentSpec } from "../../resources/agent.ts";
-import type { ProviderSpec, ProviderStatus } from "../../resources/provider.ts";
 import type { Resource } from "../../resources/meta.ts";
 import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";

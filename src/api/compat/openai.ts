@@ -1,13 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { ChatMessage, FinishReason, ToolDefinition } from "../../providers/model.ts";
+import { type ChatMessage, type FinishReason, type ToolDefinition, isRequestRefusal } from "../../providers/model.ts";
 import { describeZodError } from "../../resources/validate.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
 import { listModels } from "./models.ts";
-import { isRequestRefusal } from "../../providers/model.ts";
 import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
 /** Text and refusal parts are read; media parts would need a model that sees them, so they are refused rather than dropped. */

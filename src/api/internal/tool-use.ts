@@ -1,6 +1,5 @@
-import { isTerminal } from "../../resources/task.ts";
+import { isTerminal, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import type { Attempt } from "../../store/data-store.ts";
-import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 

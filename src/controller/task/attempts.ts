@@ -70,6 +70,10 @@ export class Attempts {
   /** Holds a worker slot for the Task while `start` sets up its attempt. */
   async withSlot(task: Task, start: () => Promise<void>): Promise<void> {
     const key = keyOf(task);
+    // Its turn was read before an await: passes that ran meanwhile may have taken the free slots, so
+    // the turn is checked again and the slot taken in one synchronous step. A Task that lost its
+    // turn stays queued and is woken when a slot comes free.
+    if (this.halted || !this.queue.head(this.freeSlots()).includes(key)) return;
     // The slot is taken now: other reconciles running while this attempt is set up must not count it free.
     this.queue.remove(key);
     this.starting.add(key);

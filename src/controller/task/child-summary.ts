@@ -1,9 +1,8 @@
 import { childrenOf } from "../../resources/meta.ts";
-import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
+import type { TaskSpec, TaskStatus, Task } from "../../resources/task.ts";
 import type { TaskDataStore } from "../../store/data-store.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import { parentNamespaceOf, parentTaskName } from "../parent-link.ts";
-import type { Task } from "../../resources/task.ts";
 import { resultWithoutDiff } from "../children.ts";
 
 const CHILD_RESULT_LIMIT = 4096;

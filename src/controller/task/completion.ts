@@ -1,8 +1,7 @@
 import { childrenOf } from "../../resources/meta.ts";
-import type { TaskPhase, TaskSpec, TaskStatus } from "../../resources/task.ts";
+import type { TaskPhase, TaskSpec, TaskStatus, Task } from "../../resources/task.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { parentNamespaceOf, parentTaskName } from "../parent-link.ts";
-import type { Task } from "../../resources/task.ts";
 import { childSummary } from "./child-summary.ts";
 import { setCondition } from "./conditions.ts";
 import { recordEvent, type TaskContext } from "./context.ts";

@@ -1,7 +1,6 @@
-import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
+import type { Task, TaskSpec, TaskStatus } from "../../resources/task.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { admit } from "../admission.ts";
-import type { Task } from "../../resources/task.ts";
 import { scheduleTick } from "../schedules.ts";
 import { deliverWebhook } from "../webhooks.ts";
 import { lose, resume, retry } from "./attempt-exits.ts";
@@ -44,8 +43,7 @@ export class TaskReconciler {
 
   /** Ends a Task now, through the normal completion (its attempt is killed first). */
   async cancel(task: Task, message: string): Promise<void> {
-    this.ctx.attempts.stop(task, message);
-    await commit(this.ctx.store, task, await completion(this.ctx, task, "Cancelled", message));
+    await commit(this.ctx.store, task, stoppingAttempt(this.ctx, task, message, await completion(this.ctx, task, "Cancelled", message)));
   }
 
   private async pass(task: Task): Promise<void> {
@@ -144,9 +142,10 @@ export class TaskReconciler {
         return { status: await childSummary(ctx.store, ctx.data, task), after: () => ctx.wake(key, step.delayMs) };
       case "lose":
         return lose(ctx, task, step);
-      case "complete":
-        if (step.stopAttempt) ctx.attempts.stop(task, step.stopAttempt);
-        return completion(ctx, task, step.phase, step.message);
+      case "complete": {
+        const completed = await completion(ctx, task, step.phase, step.message);
+        return step.stopAttempt ? stoppingAttempt(ctx, task, step.stopAttempt, completed) : completed;
+      }
       case "retry":
         return retry(ctx, task, step);
       case "resume":
@@ -169,4 +168,19 @@ export class TaskReconciler {
     this.ctx.attempts.dequeue(key);
     this.ctx.wake(key, delayMs);
   }
+}
+
+/**
+ * The completion of a Task whose attempt is still running: the attempt is killed once the completion
+ * is written, not before — a pass whose write lost a conflict then finds the attempt still running
+ * and decides again, where a killed one would leave the Task Running for ever.
+ */
+function stoppingAttempt(ctx: TaskContext, task: Task, reason: string, completed: Transition): Transition {
+  return {
+    ...completed,
+    after: async (written) => {
+      ctx.attempts.stop(task, reason);
+      await completed.after?.(written);
+    },
+  };
 }

@@ -1,6 +1,5 @@
-import type { TaskStatus } from "../../resources/task.ts";
+import type { TaskStatus, Task } from "../../resources/task.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
-import type { Task } from "../../resources/task.ts";
 
 /**
  * What one pass does to a Task: the side effects that must come first run while the transition is
