@@ -60,6 +60,13 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
       const timeout = timeoutMs(running);
       if (timeout !== undefined) ctx.wake(keyOf(running), timeout + 10);
     },
+    // The Task changed meanwhile (cancelled, say): this attempt never starts, and leaves nothing behind.
+    undo: async () => {
+      ctx.data.finishAttempt(attemptId, { state: "killed", reason: "the Task changed while its attempt was being set up" });
+      ctx.secrets.forget(namespace, name);
+      if (lostAttempt) await ctx.runner.adopt(attemptId, lostAttempt, files);
+      else await ctx.runner.cleanup(attemptId);
+    },
   };
 }
 

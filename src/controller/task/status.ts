@@ -8,6 +8,8 @@ import type { ResourceStore } from "../../store/resource-store.ts";
 export interface Transition {
   status?: Partial<TaskStatus>;
   after?: (written: Task) => Promise<void> | void;
+  /** Undoes what was prepared for the write when the write itself fails (a conflict: the pass runs again). */
+  undo?: () => Promise<void>;
 }
 
 /**
@@ -24,6 +26,12 @@ export async function writeStatus(store: ResourceStore, task: Task, patch: Parti
 
 /** Writes a transition's status (if any), then runs what follows it. */
 export async function commit(store: ResourceStore, task: Task, transition: Transition): Promise<void> {
-  const written = transition.status ? await writeStatus(store, task, transition.status) : task;
+  let written = task;
+  try {
+    if (transition.status) written = await writeStatus(store, task, transition.status);
+  } catch (err) {
+    await transition.undo?.();
+    throw err;
+  }
   await transition.after?.(written);
 }
