@@ -381,6 +381,27 @@ spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: key}, defaultMode
     await until("the attempt is killed and its directories removed", () => compatAttempts().length === 0);
   });
 
+  it("refuses a request with server-side tools past ORKA_WORKER_SLOTS running ones with a 429 before any stream starts", async () => {
+    await until("earlier attempts are gone", () => compatAttempts().length === 0);
+    peer.script("m-busy", [{ hang: true }]);
+    const client = new AbortController();
+    const busy = Array.from({ length: 4 }, () => rawStream("/openai/v1/chat/completions", { model: "m-busy", messages: [{ role: "user", content: "x" }], stream: true }, client.signal).catch(() => "left"));
+    try {
+      await until("four requests run", () => requestsFor("m-busy").length === 4);
+      for (const stream of [false, true]) {
+        const refused = openai.chat.completions.create({ model: "m-busy", messages: [{ role: "user", content: "x" }], stream });
+        await expect(refused).rejects.toMatchObject({ status: 429, message: expect.stringContaining("ORKA_WORKER_SLOTS") });
+      }
+      peer.script("m-plain-while-busy", [{ text: "still here" }]);
+      const passThrough = await openai.chat.completions.create({ model: "m-plain-while-busy", messages: [{ role: "user", content: "x" }] }, { headers: { "X-Orka-Tools": "disabled" } });
+      expect(passThrough.choices[0].message.content).toBe("still here");
+    } finally {
+      client.abort();
+      await Promise.all(busy);
+    }
+    await until("the busy attempts are gone", () => compatAttempts().length === 0);
+  });
+
   it("ends a left request's attempt at once even inside a tool call that hangs, without killing the shared worker process", async () => {
     await until("earlier attempts are gone", () => compatAttempts().length === 0);
     const silent = http.createServer(() => undefined);

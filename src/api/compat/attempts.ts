@@ -53,13 +53,8 @@ export class CompatAttempts {
 
   /** Runs the job as an attempt and waits for its answer; a client that leaves (`signal`) kills it. */
   async run(job: CompatJob, io: { signal: AbortSignal; onProgress?: (note: string) => void }): Promise<CompatResult> {
-    const { runner, maxRunning } = this.settings;
-    if (this.preparing + this.waiting.size >= maxRunning) {
-      throw new OrkaError(
-        "resource_exhausted",
-        `${maxRunning} requests with server-side tools are running already, the most this server runs at once (ORKA_WORKER_SLOTS): retry shortly, or send X-Orka-Tools: disabled to run tools yourself`,
-      );
-    }
+    const { runner } = this.settings;
+    this.checkRoom();
     const attemptId = `compat-${randomBytes(8).toString("hex")}`;
     const token = randomBytes(32).toString("base64url");
     this.preparing++;
@@ -100,6 +95,16 @@ export class CompatAttempts {
     if ("answer" in result) return result.answer;
     // A failure that was not Orka's own (the model's, the loop's) stays a plain error: the endpoints answer it as "completion failed".
     throw result.error.code ? new OrkaError(result.error.code, result.error.message, { field: result.error.field }) : new Error(result.error.message);
+  }
+
+  /** Refuses a request with server-side tools while the most that may run at once are running. */
+  checkRoom(): void {
+    const { maxRunning } = this.settings;
+    if (this.preparing + this.waiting.size < maxRunning) return;
+    throw new OrkaError(
+      "resource_exhausted",
+      `${maxRunning} requests with server-side tools are running already, the most this server runs at once (ORKA_WORKER_SLOTS): retry shortly, or send X-Orka-Tools: disabled to run tools yourself`,
+    );
   }
 
   /**

@@ -102,6 +102,8 @@ async function endpointFor(store: ResourceStore, providers: ProviderSettings, pr
  */
 export async function prepareCompat(ctx: ApiContext, request: CompatRequest): Promise<() => Promise<CompatAnswer>> {
   if (!request.passthrough && request.clientTools.length > 0) throw new OrkaError("invalid_argument", CLIENT_TOOLS_REFUSED, { field: "tools" });
+  // Refused before a stream starts, so every client gets a plain 429 it can retry.
+  if (!request.passthrough) ctx.compat.checkRoom();
   const { endpoint, system } = await resolveCompatModel(ctx.store, ctx.providers, request.namespace, request.model);
   // An upstream may echo the key it was sent: neither a progress note nor an error may carry it to the caller.
   const scrub = (text: string) => redactValues(text, endpoint.apiKey ? [endpoint.apiKey] : []);
