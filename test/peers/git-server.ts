@@ -44,8 +44,14 @@ export interface GitPeer {
   /** Process ids of the CGI runs still going; each leads a process group holding its git children. */
   runningBackends(): number[];
   /**
+   * A file for GIT_CONFIG_GLOBAL that holds only `url.<this peer>/.insteadOf https://github.com/`, for
+   * code under test that builds its git environment itself.
+   */
+  clientConfigFile: string;
+  /**
    * The environment for a git client that reaches this peer as https://github.com/<owner>/<repo>
    * and, given a token, sends it as a header from the environment: nothing lands in `.git/config`.
+   * The header takes GIT_CONFIG_COUNT's first entry; a caller adding its own continues from index 1.
    */
   clientEnv(token?: string): NodeJS.ProcessEnv;
   close(): Promise<void>;
@@ -177,6 +183,7 @@ export async function startGitPeer(options: GitPeerOptions = {}): Promise<GitPee
     url: peerUrl,
     requests,
     repos,
+    clientConfigFile: clientConfig,
     addToken(token, identity, grants) {
       tokens.set(token, { identity, grants: new Map(Object.entries(grants).map(([repo, permission]) => [repo.replace(/\.git$/, "").toLowerCase(), permission])) });
     },
