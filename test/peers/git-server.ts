@@ -108,6 +108,7 @@ export async function startGitPeer(options: GitPeerOptions = {}): Promise<GitPee
     if (route.service === "git-receive-pack" && permission !== "write") {
       return refuse(403, `Permission to ${route.repo}.git denied to ${token.identity}`);
     }
+    if (Number(req.headers["content-length"] ?? 0) > maxBodyBytes) return refuse(413, `Request body over ${maxBodyBytes} bytes`, { connection: "close" });
     void repos.exists(route.repo).then(
       (exists) => (exists ? runBackend(req, res, route, token.identity, permission) : refuse(404, `Repository ${route.repo} not found`)),
       () => refuse(404, `"${route.repo}" is not an owner/repo name`),
