@@ -23,6 +23,8 @@ const OPERATIONS: [Method, string][] = [
   ["put", `${P}/pulls/{pull_number}/merge`],
   ["get", `${P}/commits/{ref}/check-runs`],
   ["get", `${P}/commits/{ref}/status`],
+  ["get", `${P}/compare/{basehead}`],
+  ["get", `${P}/collaborators/{username}/permission`],
   ["get", `${P}/issues`],
   ["get", `${P}/issues/{issue_number}`],
   ["get", `${P}/issues/{issue_number}/comments`],
@@ -216,6 +218,28 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     await peer.forcePush(REPO, "topic-2", rewritten);
     const pull = await reader.rest.pulls.get({ owner, repo, pull_number: 3 });
     expect(pull.data.head.sha).toBe(rewritten);
+  });
+
+  it("compares two refs as git does, for monitors", async () => {
+    await peer.commit(REPO, "cmp", { "c.txt": "one\n" }, { message: "First" });
+    const tip = await peer.commit(REPO, "cmp", { "c.txt": "two\n" }, { message: "Second" });
+    const ahead = await reader.rest.repos.compareCommitsWithBasehead({ owner, repo, basehead: "main...cmp" });
+    conforms("get", `${P}/compare/{basehead}`, ahead, 200);
+    expect(ahead.data).toMatchObject({ status: "ahead", ahead_by: 2, behind_by: 0, total_commits: 2, merge_base_commit: { sha: await peer.head(REPO, "main") } });
+    expect(ahead.data.commits.map((c) => [c.commit.message, c.sha])).toEqual([["First", expect.any(String)], ["Second", tip]]);
+    expect(ahead.data.files?.map((f) => f.filename)).toEqual(["c.txt"]);
+    const behind = await reader.rest.repos.compareCommitsWithBasehead({ owner, repo, basehead: `${tip}...main` });
+    expect(behind.data).toMatchObject({ status: "behind", ahead_by: 0, behind_by: 2, commits: [] });
+  });
+
+  it("tells a user's permission on the repository", async () => {
+    const asked = async (username: string) => answerOf(reader.rest.repos.getCollaboratorPermissionLevel({ owner, repo, username }));
+    for (const [username, permission] of [["acme", "admin"], ["orka-bot", "write"], ["reader", "read"]]) {
+      const answer = await asked(username!);
+      conforms("get", `${P}/collaborators/{username}/permission`, answer, 200);
+      expect(answer.data).toMatchObject({ permission, user: { login: username } });
+    }
+    conforms("get", `${P}/collaborators/{username}/permission`, await asked("ghost"), 404);
   });
 
   it("lists issues with pull requests among them, filters `assignee=none`, and takes comments", async () => {

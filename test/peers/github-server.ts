@@ -158,7 +158,7 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     baseUrl: site.api,
     log,
     addToken(token, login, permission, repos) {
-      grants.set(token, { account: model.account(login), permission, repos: repos && new Set(repos.map((r) => r.toLowerCase())) });
+      grants.set(token, { account: model.grant(login, permission), permission, repos: repos && new Set(repos.map((r) => r.toLowerCase())) });
     },
     addRepo: (fullName, options = {}) => model.addRepo(fullName, options),
     async commit(fullName, branch, files, options = {}) {

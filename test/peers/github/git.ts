@@ -19,6 +19,14 @@ export interface FileChange {
   sha: string;
 }
 
+export interface CommitInfo {
+  sha: string;
+  tree: string;
+  parents: string[];
+  author: { name: string; email: string; date: string };
+  message: string;
+}
+
 export class BareRepo {
   readonly dir: string;
 
@@ -125,7 +133,20 @@ export class BareRepo {
     }
   }
 
-  async treeOf(commit: string): Promise<string> {
-    return (await this.git(["rev-parse", `${commit}^{tree}`])).trim();
+  async mergeBase(a: string, b: string): Promise<string> {
+    return (await this.git(["merge-base", a, b])).trim();
+  }
+
+  /** The commits of `range` ("a..b"), oldest first. */
+  async log(range: string, limit = 250): Promise<CommitInfo[]> {
+    const out = await this.git(["log", "--reverse", `--max-count=${limit}`, "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%B%x1e", range]);
+    return out.split("\x1e").map((r) => r.replace(/^\n/, "")).filter(Boolean).map((record) => {
+      const [sha, tree, parents, name, email, date, message] = record.split("\0") as string[];
+      return { sha: sha!, tree: tree!, parents: parents ? parents.split(" ") : [], author: { name: name!, email: email!, date: date! }, message: message!.trimEnd() };
+    });
+  }
+
+  async count(range: string): Promise<number> {
+    return Number((await this.git(["rev-list", "--count", range])).trim());
   }
 }

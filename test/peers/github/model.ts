@@ -2,7 +2,7 @@
 import { BareRepo } from "./git.ts";
 import { HttpFailure, notFound, validationFailed } from "./http.ts";
 import type { PullView } from "./shapes.ts";
-import type { Account, IssueState, PullState, RepoState, ReviewComment, ReviewState } from "./state.ts";
+import type { Account, IssueState, Permission, PullState, RepoState, ReviewComment, ReviewState } from "./state.ts";
 import { nextId, now } from "./state.ts";
 
 export const MERGE_METHODS = ["merge", "squash", "rebase"] as const;
@@ -12,6 +12,8 @@ export const REVIEW_EVENTS = { APPROVE: "APPROVED", REQUEST_CHANGES: "CHANGES_RE
 export class GithubModel {
   readonly repos = new Map<string, RepoState>();
   private readonly accounts = new Map<string, Account>();
+  /** Every account's permission on every repository, as its tokens grant it. */
+  private readonly permissions = new Map<string, Permission>();
 
   private readonly gitRoot: string;
 
@@ -24,6 +26,20 @@ export class GithubModel {
     let account = this.accounts.get(key);
     if (!account) this.accounts.set(key, (account = { login, id: nextId() }));
     return account;
+  }
+
+  grant(login: string, permission: Permission): Account {
+    this.permissions.set(login.toLowerCase(), permission);
+    return this.account(login);
+  }
+
+  permissionOf(repo: RepoState, login: string): "admin" | Permission | "none" {
+    if (repo.owner.login.toLowerCase() === login.toLowerCase()) return "admin";
+    return this.permissions.get(login.toLowerCase()) ?? "none";
+  }
+
+  knownAccount(login: string): Account | undefined {
+    return this.accounts.get(login.toLowerCase());
   }
 
   async addRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; files?: Record<string, string> }): Promise<RepoState> {

@@ -157,6 +157,39 @@ export const routes: Route[] = [
   },
   {
     method: "GET",
+    pattern: new RegExp(`^${REPO}/compare/(.+)\\.\\.\\.(.+)$`),
+    handle: async (ctx) => {
+      const repo = ctx.repo();
+      const [base, head] = await Promise.all([ctx.model.resolve(repo, ctx.params[2]!), ctx.model.resolve(repo, ctx.params[3]!)]);
+      const mergeBase = await repo.git.mergeBase(base, head);
+      const [ahead, behind] = await Promise.all([repo.git.count(`${mergeBase}..${head}`), repo.git.count(`${mergeBase}..${base}`)]);
+      const status = ahead === 0 && behind === 0 ? "identical" : behind === 0 ? "ahead" : ahead === 0 ? "behind" : "diverged";
+      const [baseCommit] = await repo.git.log(`${base}^!`);
+      const [mergeBaseCommit] = await repo.git.log(`${mergeBase}^!`);
+      const commits = await repo.git.log(`${mergeBase}..${head}`);
+      const files = await repo.git.files(base, head);
+      const url = `${ctx.site.api}/repos/${repo.fullName}/compare/${ctx.params[2]}...${ctx.params[3]}`;
+      const html = `${ctx.site.web}/${repo.fullName}/compare/${ctx.params[2]}...${ctx.params[3]}`;
+      return ok({
+        url, html_url: html, permalink_url: `${ctx.site.web}/${repo.fullName}/compare/${base}...${head}`,
+        diff_url: `${html}.diff`, patch_url: `${html}.patch`, status, ahead_by: ahead, behind_by: behind, total_commits: ahead,
+        base_commit: shape.commitShape(ctx.site, repo, baseCommit!), merge_base_commit: shape.commitShape(ctx.site, repo, mergeBaseCommit!),
+        commits: commits.map((c) => shape.commitShape(ctx.site, repo, c)), files: files.map((f) => shape.fileShape(ctx.site, repo, head, f)),
+      });
+    },
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^${REPO}/collaborators/([^/]+)/permission$`),
+    handle: async (ctx) => {
+      const repo = ctx.repo();
+      const user = ctx.model.knownAccount(ctx.params[2]!);
+      if (!user) throw new HttpFailure(404, `${ctx.params[2]} is not a user`);
+      return ok(shape.permissionShape(ctx.site, user, ctx.model.permissionOf(repo, user.login)));
+    },
+  },
+  {
+    method: "GET",
     pattern: new RegExp(`^${REPO}/issues$`),
     handle: async (ctx) => {
       const repo = ctx.repo();

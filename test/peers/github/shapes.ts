@@ -1,5 +1,6 @@
 // The JSON bodies the GitHub peer sends, shaped as GitHub's REST API shapes them (validated in the tests
 // against the operation schemas of GitHub's OpenAPI description).
+import type { CommitInfo } from "./git.ts";
 import type { Account, CheckRunState, CommentState, IssueState, PullState, RepoState, ReviewState, StatusState } from "./state.ts";
 
 const EPOCH = "2020-01-01T00:00:00Z";
@@ -210,4 +211,24 @@ export function combinedStatusShape(site: Site, repo: RepoState, sha: string, st
     repository: minimalRepoShape(site, repo), commit_url: `${site.api}/repos/${repo.fullName}/commits/${sha}`,
     url: `${site.api}/repos/${repo.fullName}/commits/${sha}/status`,
   };
+}
+
+export function commitShape(site: Site, repo: RepoState, commit: CommitInfo) {
+  const url = `${site.api}/repos/${repo.fullName}/commits/${commit.sha}`;
+  const who = commit.author;
+  return {
+    url, sha: commit.sha, node_id: `C_${commit.sha}`, html_url: `${site.web}/${repo.fullName}/commit/${commit.sha}`,
+    comments_url: `${url}/comments`,
+    commit: {
+      url: `${site.api}/repos/${repo.fullName}/git/commits/${commit.sha}`, author: who, committer: who, message: commit.message,
+      comment_count: 0, tree: { sha: commit.tree, url: `${site.api}/repos/${repo.fullName}/git/trees/${commit.tree}` },
+    },
+    // The peer's commits are written by no GitHub account, as commits by an unknown e-mail address are.
+    author: null, committer: null,
+    parents: commit.parents.map((sha) => ({ sha, url: `${site.api}/repos/${repo.fullName}/commits/${sha}` })),
+  };
+}
+
+export function permissionShape(site: Site, user: Account, permission: "admin" | "write" | "read" | "none") {
+  return { permission, role_name: permission, user: { ...userShape(site, user), role_name: permission } };
 }
