@@ -207,6 +207,8 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     conforms("put", `${P}/pulls/{pull_number}/merge`, await answerOf(writer.rest.pulls.merge({ owner, repo, pull_number: 1 })), 405);
     const after = await reader.rest.pulls.get({ owner, repo, pull_number: 1 });
     expect(after.data).toMatchObject({ state: "closed", merged: true, merge_commit_sha: merged.data.sha, merged_by: { login: "orka-bot" } });
+    const mergedFiles = await reader.rest.pulls.listFiles({ owner, repo, pull_number: 1 });
+    expect(mergedFiles.data.map((f) => f.filename)).toEqual(["a.txt", "feature.txt"]);
     const squashed = await writer.rest.pulls.merge({ owner, repo, pull_number: 2, merge_method: "squash" });
     const { stdout: parents } = await run("git", ["--git-dir", gitDir, "rev-list", "--parents", "-n", "1", squashed.data.sha]);
     expect(parents.trim().split(" ")).toHaveLength(2);

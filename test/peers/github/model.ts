@@ -82,7 +82,7 @@ export class GithubModel {
   async view(repo: RepoState, issue: IssueState & { pull: PullState }): Promise<PullView> {
     const { pull } = issue;
     const headSha = pull.frozenHeadSha ?? (await repo.git.head(pull.head)) ?? "";
-    const baseSha = (await repo.git.head(pull.base)) ?? "";
+    const baseSha = pull.frozenBaseSha ?? (await repo.git.head(pull.base)) ?? "";
     return { repo, issue, pull, headSha, baseSha };
   }
 
@@ -107,14 +107,17 @@ export class GithubModel {
     if (open) throw validationFailed({ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner.login}:${head}.` });
     const pull: PullState = {
       id: nextId(), head, base: fields.base, draft: fields.draft === true, merged: false, mergedAt: null, mergedBy: null,
-      mergeCommitSha: null, frozenHeadSha: null, mergeable: true, reviews: [],
+      mergeCommitSha: null, frozenHeadSha: null, frozenBaseSha: null, mergeable: true, reviews: [],
     };
     const body = typeof fields.body === "string" ? fields.body : null;
     return this.addIssue(repo, { title: fields.title, body, user: fields.user }, pull) as IssueState & { pull: PullState };
   }
 
   async close(repo: RepoState, issue: IssueState): Promise<void> {
-    if (issue.pull && issue.state === "open") issue.pull.frozenHeadSha = (await repo.git.head(issue.pull.head)) ?? null;
+    if (issue.pull && issue.state === "open") {
+      issue.pull.frozenHeadSha = (await repo.git.head(issue.pull.head)) ?? null;
+      issue.pull.frozenBaseSha = (await repo.git.head(issue.pull.base)) ?? null;
+    }
     issue.state = "closed";
     issue.closedAt = issue.updatedAt = now();
   }
@@ -134,8 +137,8 @@ export class GithubModel {
     const title = typeof options.title === "string" ? options.title : `${issue.title} (#${issue.number})`;
     // A rebase of the peer's branches is played as one commit on the base: the tree is what a rebase gives.
     const parents = method === "merge" ? [baseSha, headSha] : [baseSha];
-    const sha = await repo.git.commitTree(pull.base, tree, parents, title);
     await this.close(repo, issue);
+    const sha = await repo.git.commitTree(pull.base, tree, parents, title);
     Object.assign(pull, { merged: true, mergedAt: issue.closedAt, mergedBy: options.user, mergeCommitSha: sha });
     return { sha, merged: true, message: "Pull Request successfully merged" };
   }

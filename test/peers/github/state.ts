@@ -57,6 +57,8 @@ export interface PullState {
   mergeCommitSha: string | null;
   /** The head SHA frozen when the pull request stops following its branch (closed or merged). */
   frozenHeadSha: string | null;
+  /** The base SHA frozen with it, so a merged pull request keeps showing the diff it merged. */
+  frozenBaseSha: string | null;
   /** Set false by a test to play a pull request GitHub refuses to merge. */
   mergeable: boolean;
   reviews: ReviewState[];
