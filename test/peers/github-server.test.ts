@@ -142,7 +142,7 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
 
   it("lists pull requests by state, head and base, a page at a time with `Link` headers", async () => {
     for (const n of [1, 2, 3]) {
-      await branchWithChange(`topic-${n}`, 10 + n);
+      await branchWithChange(`topic-${n}`, 10 + 5 * n);
       await peer.openPullRequest(REPO, { head: `topic-${n}`, user: "alice" });
     }
     await peer.closePullRequest(REPO, 4);
@@ -213,6 +213,14 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     const { stdout: parents } = await run("git", ["--git-dir", gitDir, "rev-list", "--parents", "-n", "1", squashed.data.sha]);
     expect(parents.trim().split(" ")).toHaveLength(2);
     conforms("put", `${P}/pulls/{pull_number}/merge`, await answerOf(writer.request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge", { owner, repo, pull_number: 3, merge_method: "fast" as never })), 422);
+    await branchWithChange("to-rebase", 35);
+    const number = await peer.openPullRequest(REPO, { head: "to-rebase", user: "alice" });
+    const rebased = await writer.rest.pulls.merge({ owner, repo, pull_number: number, merge_method: "rebase" });
+    conforms("put", `${P}/pulls/{pull_number}/merge`, rebased, 200);
+    const { stdout: tip } = await run("git", ["--git-dir", gitDir, "log", "--format=%P%n%s", "-n", "1", "main"]);
+    expect(tip.trim().split("\n")).toEqual([squashed.data.sha, "Change to-rebase"]);
+    expect(rebased.data.sha).toBe(await peer.head(REPO, "main"));
+    expect(peer.pullRequest(REPO, number)).toMatchObject({ state: "closed", pull: { merged: true } });
   });
 
   it("follows a force-push of a pull request's head", async () => {

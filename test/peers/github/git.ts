@@ -80,10 +80,15 @@ export class BareRepo {
   }
 
   async commitTree(branch: string, tree: string, parents: string[], message: string): Promise<string> {
-    const parentArgs = parents.flatMap((p) => ["-p", p]);
-    const sha = (await this.git(["commit-tree", tree, ...parentArgs, "-m", message])).trim();
-    await this.git(["update-ref", `refs/heads/${branch}`, sha]);
+    const sha = await this.commitObject(tree, parents, message);
+    await this.setHead(branch, sha);
     return sha;
+  }
+
+  /** A commit object of `tree` on `parents`, on no branch yet. */
+  async commitObject(tree: string, parents: string[], message: string): Promise<string> {
+    const parentArgs = parents.flatMap((p) => ["-p", p]);
+    return (await this.git(["commit-tree", tree, ...parentArgs, "-m", message])).trim();
   }
 
   /** Points `branch` at `sha` unconditionally, as a force-push does. */
@@ -130,6 +135,22 @@ export class BareRepo {
       return (await this.git(["merge-tree", "--write-tree", base, head])).split("\n")[0]?.trim();
     } catch {
       return undefined;
+    }
+  }
+
+  /** Replays the commits of `head` onto `base` in a scratch worktree (a real `git rebase`); the new tip. */
+  async rebase(base: string, head: string): Promise<string | undefined> {
+    const scratch = await mkdtemp(path.join(tmpdir(), "gh-peer-rebase-"));
+    const worktree = path.join(scratch, "tree");
+    try {
+      await this.git(["worktree", "add", "--quiet", "--detach", worktree, head]);
+      await run("git", [...IDENTITY, "-C", worktree, "rebase", "--quiet", "--force-rebase", base], { maxBuffer: MAX_OUTPUT });
+      return (await run("git", ["-C", worktree, "rev-parse", "HEAD"])).stdout.trim();
+    } catch {
+      return undefined;
+    } finally {
+      await this.git(["worktree", "remove", "--force", worktree]).catch(() => undefined);
+      await rm(scratch, { recursive: true, force: true });
     }
   }
 

@@ -132,15 +132,21 @@ export class GithubModel {
     if (issue.state !== "open" || !pull.mergeable) throw new HttpFailure(405, "Pull Request is not mergeable");
     const { headSha, baseSha } = await this.view(repo, issue);
     if (options.sha !== undefined && options.sha !== headSha) throw new HttpFailure(409, "Head branch was modified. Review and try the merge again.");
-    const tree = await repo.git.mergeTree(baseSha, headSha);
-    if (!tree) throw new HttpFailure(405, "Pull Request is not mergeable");
     const title = typeof options.title === "string" ? options.title : `${issue.title} (#${issue.number})`;
-    // A rebase of the peer's branches is played as one commit on the base: the tree is what a rebase gives.
-    const parents = method === "merge" ? [baseSha, headSha] : [baseSha];
+    const sha = await this.mergedCommit(repo, method as MergeMethod, baseSha, headSha, title);
+    if (!sha) throw new HttpFailure(405, "Pull Request is not mergeable");
     await this.close(repo, issue);
-    const sha = await repo.git.commitTree(pull.base, tree, parents, title);
+    await repo.git.setHead(pull.base, sha);
     Object.assign(pull, { merged: true, mergedAt: issue.closedAt, mergedBy: options.user, mergeCommitSha: sha });
     return { sha, merged: true, message: "Pull Request successfully merged" };
+  }
+
+  /** The commit the base branch moves to, made as GitHub makes it; undefined when the branches conflict. */
+  private async mergedCommit(repo: RepoState, method: MergeMethod, baseSha: string, headSha: string, title: string): Promise<string | undefined> {
+    if (method === "rebase") return repo.git.rebase(baseSha, headSha);
+    const tree = await repo.git.mergeTree(baseSha, headSha);
+    if (!tree) return undefined;
+    return repo.git.commitObject(tree, method === "merge" ? [baseSha, headSha] : [baseSha], title);
   }
 
   async review(repo: RepoState, issue: IssueState & { pull: PullState }, fields: { event?: unknown; body?: unknown; comments?: unknown; commit_id?: unknown; user: Account }): Promise<ReviewState> {
