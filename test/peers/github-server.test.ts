@@ -86,12 +86,19 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     conforms("get", "/user", await writer.rest.users.getAuthenticated(), 200);
     const bearer = await new Octokit({ baseUrl: peer.baseUrl }).request("GET /user", { headers: { authorization: "Bearer r-token" } });
     expect(bearer.data.login).toBe("reader");
+    expect(peer.log.at(-1)?.apiVersion).toBeUndefined();
+    const versioned = await writer.request("GET /user", { headers: { "x-github-api-version": "2022-11-28" } });
+    expect([versioned.status, peer.log.at(-1)?.apiVersion]).toEqual([200, "2022-11-28"]);
+    const unsupported = await answerOf(writer.request("GET /user", { headers: { "x-github-api-version": "2019-01-01" } }));
+    expect([unsupported.status, unsupported.data]).toEqual([400, expect.objectContaining({ message: expect.stringContaining("2019-01-01") })]);
     const unknown = await answerOf(new Octokit({ baseUrl: peer.baseUrl, auth: "nope" }).rest.users.getAuthenticated());
     conforms("get", "/user", unknown, 401);
     expect(unknown.data).toMatchObject({ message: "Bad credentials" });
-    expect(peer.log.slice(-3).map((e) => [e.token, e.login, e.status])).toEqual([
+    expect(peer.log.slice(-5).map((e) => [e.token, e.login, e.status])).toEqual([
       ["w-token", "orka-bot", 200],
       ["r-token", "reader", 200],
+      ["w-token", "orka-bot", 200],
+      ["w-token", "orka-bot", 400],
       ["nope", undefined, 401],
     ]);
   });
@@ -127,7 +134,7 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
   it("serves a pull request as JSON and as the diff git itself gives", async () => {
     const pull = await reader.rest.pulls.get({ owner, repo, pull_number: 1 });
     conforms("get", `${P}/pulls/{pull_number}`, pull, 200);
-    expect(pull.data).toMatchObject({ state: "open", merged: false, draft: false, user: { login: "alice" }, head: { ref: "feature" }, base: { ref: "main" } });
+    expect(pull.data).toMatchObject({ state: "open", merged: false, mergeable: true, draft: false, user: { login: "alice" }, head: { ref: "feature" }, base: { ref: "main" } });
     const diff = await reader.rest.pulls.get({ owner, repo, pull_number: 1, mediaType: { format: "diff" } });
     const { stdout } = await run("git", ["--git-dir", gitDir, "diff", "main...feature"]);
     expect(diff.data as unknown as string).toBe(stdout);
@@ -221,6 +228,22 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     expect(tip.trim().split("\n")).toEqual([squashed.data.sha, "Change to-rebase"]);
     expect(rebased.data.sha).toBe(await peer.head(REPO, "main"));
     expect(peer.pullRequest(REPO, number)).toMatchObject({ state: "closed", pull: { merged: true } });
+  });
+
+  it("refuses to merge branches that conflict, and leaves the base where it was", async () => {
+    await peer.commit(REPO, "left", { "c.txt": "left\n" });
+    await peer.commit(REPO, "right", { "c.txt": "right\n" });
+    const left = await peer.openPullRequest(REPO, { head: "left", user: "alice" });
+    const right = await peer.openPullRequest(REPO, { head: "right", user: "alice" });
+    await peer.mergePullRequest(REPO, left, "squash");
+    const before = await peer.head(REPO, "main");
+    expect((await reader.rest.pulls.get({ owner, repo, pull_number: right })).data).toMatchObject({ mergeable: false, mergeable_state: "dirty" });
+    for (const method of ["merge", "squash", "rebase"] as const) {
+      const refused = await answerOf(writer.rest.pulls.merge({ owner, repo, pull_number: right, merge_method: method }));
+      conforms("put", `${P}/pulls/{pull_number}/merge`, refused, 405);
+    }
+    expect(await peer.head(REPO, "main")).toBe(before);
+    await peer.closePullRequest(REPO, right);
   });
 
   it("follows a force-push of a pull request's head", async () => {

@@ -22,6 +22,8 @@ export interface LoggedRequest {
   /** The token the request carried (undefined when it carried none) and whose it is. */
   token: string | undefined;
   login: string | undefined;
+  /** The X-GitHub-Api-Version the request asked for, if any. */
+  apiVersion: string | undefined;
   status: number;
 }
 
@@ -65,6 +67,7 @@ export interface GithubPeer {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const API_VERSIONS = new Set(["2022-11-28", "2026-03-10"]);
 
 function tokenOf(header: string | undefined): string | undefined {
   return header?.match(/^(?:token|bearer)\s+(\S+)$/i)?.[1];
@@ -116,6 +119,9 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     const { token, grant } = authorize(req, url.pathname);
     entry.token = token;
     entry.login = grant.account.login;
+    if (entry.apiVersion !== undefined && !API_VERSIONS.has(entry.apiVersion)) {
+      throw new HttpFailure(400, `Unsupported API version ${entry.apiVersion}: send one of ${[...API_VERSIONS].join(", ")}`);
+    }
     // Octokit escapes the slashes of a ref parameter ("heads%2Fmain"); GitHub reads both spellings.
     const pathname = decodeURIComponent(url.pathname);
     for (const route of routes) {
@@ -134,7 +140,10 @@ export async function startGithubPeer(): Promise<GithubPeer> {
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", site.api);
-    const entry: LoggedRequest = { method: req.method ?? "GET", path: req.url ?? "/", token: tokenOf(req.headers.authorization), login: undefined, status: 0 };
+    const entry: LoggedRequest = {
+      method: req.method ?? "GET", path: req.url ?? "/", token: tokenOf(req.headers.authorization), login: undefined,
+      apiVersion: req.headers["x-github-api-version"] as string | undefined, status: 0,
+    };
     log.push(entry);
     void answer(req, url, entry)
       .catch((error: unknown) => {

@@ -47,7 +47,8 @@ async function pullReply(ctx: RouteContext, issue: IssueState & { pull: NonNulla
   const files = await repo.git.files(view.baseSha, view.headSha);
   const additions = files.reduce((n, f) => n + f.additions, 0);
   const deletions = files.reduce((n, f) => n + f.deletions, 0);
-  return ok(shape.pullShape(ctx.site, view, { additions, deletions, changedFiles: files.length }));
+  const mergeable = issue.state === "open" ? issue.pull.mergeable && (await repo.git.mergeTree(view.baseSha, view.headSha)) !== undefined : null;
+  return ok(shape.pullShape(ctx.site, view, { additions, deletions, changedFiles: files.length, mergeable }));
 }
 
 function matchesAssignee(issue: IssueState, filter: string | null): boolean {

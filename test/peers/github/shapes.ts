@@ -112,12 +112,13 @@ export function pullSimpleShape(site: Site, view: PullView) {
   };
 }
 
-export function pullShape(site: Site, view: PullView, stats: { additions: number; deletions: number; changedFiles: number }) {
+/** `mergeable` is null once the pull request is closed, as GitHub stops computing it. */
+export function pullShape(site: Site, view: PullView, stats: { additions: number; deletions: number; changedFiles: number; mergeable: boolean | null }) {
   const { issue, pull } = view;
   return {
     ...pullSimpleShape(site, view),
-    merged: pull.merged, mergeable: issue.state === "open" ? pull.mergeable : null, rebaseable: null,
-    mergeable_state: pull.mergeable ? "clean" : "dirty", merged_by: pull.mergedBy ? userShape(site, pull.mergedBy) : null,
+    merged: pull.merged, mergeable: stats.mergeable, rebaseable: null,
+    mergeable_state: stats.mergeable === false ? "dirty" : stats.mergeable ? "clean" : "unknown", merged_by: pull.mergedBy ? userShape(site, pull.mergedBy) : null,
     comments: issue.comments.length, review_comments: 0, maintainer_can_modify: false, commits: 1,
     additions: stats.additions, deletions: stats.deletions, changed_files: stats.changedFiles,
   };
