@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { retry } from "@octokit/plugin-retry";
+import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadGithubOpenApi, type Method, type OpenApiValidator } from "../helpers/github-openapi.ts";
@@ -315,6 +317,31 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     expect(secondary.data).toMatchObject({ message: expect.stringContaining("secondary rate limit") });
     expect(secondary.headers?.["retry-after"]).toBe("3");
     expect((await reader.rest.repos.get({ owner, repo })).status).toBe(200);
+  });
+
+  it("is read by Octokit's retry and throttling plugins as GitHub is", async () => {
+    const limits: [string, number][] = [];
+    const Client = Octokit.plugin(retry, throttling);
+    const client = new Client({
+      baseUrl: peer.baseUrl,
+      auth: "r-token",
+      // Rate limits are the throttling plugin's to wait out; the retry plugin would retry a 429 at once.
+      retry: { retries: 2, retryAfterBaseValue: 1, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
+      throttle: {
+        retryAfterBaseValue: 1,
+        onRateLimit: (after: number) => (limits.push(["primary", after]), limits.length < 5),
+        onSecondaryRateLimit: (after: number) => (limits.push(["secondary", after]), limits.length < 5),
+      },
+    });
+    peer.injectFault({ kind: "rate-limit", retryAfterSeconds: 2 }, 1);
+    peer.injectFault({ kind: "secondary-limit", retryAfterSeconds: 3 }, 1);
+    peer.injectFault({ kind: "bad-gateway" }, 2);
+    const before = peer.log.length;
+    expect((await client.rest.repos.get({ owner, repo })).status).toBe(200);
+    expect(peer.log.slice(before).map((e) => e.status)).toEqual([429, 403, 502, 502, 200]);
+    expect(limits.map(([kind]) => kind)).toEqual(["primary", "secondary"]);
+    expect(limits[0]![1]).toBeGreaterThanOrEqual(2);
+    expect(limits[1]![1]).toBe(3);
   });
 
   it("catches a response that drifts from GitHub's schema", async () => {

@@ -44,7 +44,12 @@ export type Fault =
 export function faultFailure(fault: Fault): HttpFailure {
   switch (fault.kind) {
     case "rate-limit":
-      return new HttpFailure(429, "API rate limit exceeded.", undefined, { "retry-after": String(fault.retryAfterSeconds), "x-ratelimit-remaining": "0" });
+      // GitHub's primary limit: the quota is spent until x-ratelimit-reset, which is when retry-after ends.
+      return new HttpFailure(429, "API rate limit exceeded.", undefined, {
+        "retry-after": String(fault.retryAfterSeconds),
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": String(Math.ceil(Date.now() / 1000) + fault.retryAfterSeconds),
+      });
     case "bad-gateway":
       return new HttpFailure(502, "Server Error");
     case "secondary-limit":
