@@ -49,11 +49,16 @@ export function runGit(args: string[], options: GitRunOptions = {}): Promise<Git
   });
 }
 
-/** Runs git and returns its trimmed output; a failure throws with git's own words. */
-export async function git(args: string[], options: GitRunOptions = {}): Promise<string> {
+/** Runs git and returns its output as it printed it (a diff keeps its last newline); a failure throws with git's own words. */
+export async function gitOutput(args: string[], options: GitRunOptions = {}): Promise<string> {
   const run = await runGit(args, options);
   if (run.code !== 0) {
     throw new OrkaError("failed_precondition", `git ${args.join(" ")} exited with ${run.code}: ${run.stderr.trim()}`);
   }
-  return run.stdout.trim();
+  return run.stdout;
+}
+
+/** Runs git and returns its trimmed output; a failure throws with git's own words. */
+export async function git(args: string[], options: GitRunOptions = {}): Promise<string> {
+  return (await gitOutput(args, options)).trim();
 }

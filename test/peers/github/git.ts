@@ -1,13 +1,8 @@
 // Real bare repositories behind the GitHub peer: heads, diffs, files and merges come from git itself.
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
-const IDENTITY = ["-c", "user.name=Peer", "-c", "user.email=peer@example.test"];
-const MAX_OUTPUT = 16 * 1024 * 1024;
+import { gitOutput, isolatedGitEnv } from "../git/run-git.ts";
 
 export interface FileChange {
   filename: string;
@@ -36,17 +31,12 @@ export class BareRepo {
 
   static async create(root: string, fullName: string): Promise<BareRepo> {
     const dir = path.join(root, `${fullName.replace("/", "+")}.git`);
-    await run("git", ["init", "--bare", "--quiet", "--initial-branch=main", dir]);
+    await gitOutput(["init", "--bare", "--quiet", "--initial-branch=main", dir], { env: isolatedGitEnv() });
     return new BareRepo(dir);
   }
 
   async git(args: string[], env: Record<string, string> = {}, input?: string): Promise<string> {
-    const child = run("git", [...IDENTITY, "--git-dir", this.dir, ...args], {
-      env: { ...process.env, ...env },
-      maxBuffer: MAX_OUTPUT,
-    });
-    if (input !== undefined) child.child.stdin?.end(input);
-    return (await child).stdout;
+    return gitOutput(["--git-dir", this.dir, ...args], { env: isolatedGitEnv(env), input });
   }
 
   async head(branch: string): Promise<string | undefined> {
@@ -144,8 +134,8 @@ export class BareRepo {
     const worktree = path.join(scratch, "tree");
     try {
       await this.git(["worktree", "add", "--quiet", "--detach", worktree, head]);
-      await run("git", [...IDENTITY, "-C", worktree, "rebase", "--quiet", "--force-rebase", base], { maxBuffer: MAX_OUTPUT });
-      return (await run("git", ["-C", worktree, "rev-parse", "HEAD"])).stdout.trim();
+      await gitOutput(["-C", worktree, "rebase", "--quiet", "--force-rebase", base], { env: isolatedGitEnv() });
+      return (await gitOutput(["-C", worktree, "rev-parse", "HEAD"], { env: isolatedGitEnv() })).trim();
     } catch {
       return undefined;
     } finally {
