@@ -180,6 +180,58 @@ export const childTaskSummarySchema = z.object({
   result: z.string().optional(),
 });
 
+/** Delivery states while publication runs, and the terminal outcomes (`outcome` is set once terminal). */
+export const DELIVERY_STATES = ["Validating", "Preparing", "Prepared", "Publishing", "Verifying"] as const;
+export const DELIVERY_OUTCOMES = [
+  "NotRequested", "VerifiedExact", "DeliveredSuperseded", "ReadValidated", "NoChange", "CancelledBeforePublish",
+  "ReadOnlyWorkspaceModified", "DeliveryConflict", "CredentialBlocked", "PublicationOutcomeUnknown",
+] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/** The pull request the publisher opened (or found) for a verified publication. */
+export const prReceiptSchema = z.object({
+  number: z.number().int(),
+  url: z.string(),
+  state: z.string(),
+  headSHA: z.string(),
+  /** Whether the publisher created it or found it already open for the branch. */
+  status: z.enum(["created", "existing"]).optional(),
+});
+
+/**
+ * What Orka's publisher observed, not what a model claimed: the branch it pushed, the commit it
+ * expected there, and the commit it read back with the publication read credential.
+ */
+export const deliverySchema = z.object({
+  state: z.enum([...DELIVERY_STATES, ...DELIVERY_OUTCOMES]),
+  outcome: z.enum(DELIVERY_OUTCOMES).optional(),
+  reason: z.string().optional(),
+  publicationID: z.string().optional(),
+  publicationRepository: z.string().optional(),
+  branch: z.string().optional(),
+  remoteBeforeSHA: z.string().optional(),
+  expectedCommitSHA: z.string().optional(),
+  verifiedRemoteSHA: z.string().optional(),
+  /** sha256 of the published diff. */
+  artifactDigest: z.string().optional(),
+  verifiedAt: z.string().optional(),
+  prReceipt: prReceiptSchema.optional(),
+  message: z.string().optional(),
+});
+export type Delivery = z.infer<typeof deliverySchema>;
+
+/** The checkout a Task's attempts share: the ref is resolved once (the default branch included) and frozen here. */
+export const workspaceStatusSchema = z.object({
+  repository: z.string(),
+  /** The branch checked out, when the Task named one or had the default branch resolved. */
+  branch: z.string().optional(),
+  /** The ref the Task named (`workspace.ref`), when it named one. */
+  ref: z.string().optional(),
+  baseSHA: z.string(),
+  resolvedAt: z.string().optional(),
+});
+export type WorkspaceStatus = z.infer<typeof workspaceStatusSchema>;
+
 export const taskStatusSchema = z.object({
   phase: z.enum(TASK_PHASES).optional(),
   startTime: z.string().optional(),
@@ -205,5 +257,7 @@ export const taskStatusSchema = z.object({
   resumes: z.number().int().optional(),
   /** When the Task entered the queue; drives ageing. */
   queuedAt: z.string().optional(),
+  workspace: workspaceStatusSchema.optional(),
+  delivery: deliverySchema.optional(),
 });
 export type TaskStatus = z.infer<typeof taskStatusSchema>;
