@@ -148,6 +148,8 @@ export const ANNOTATION = {
   parentTaskNamespace: "orka.ai/parent-task-namespace",
   coordinationDepth: "orka.ai/coordination-depth",
   disableCoordinationToolInjection: "orka.ai/disable-coordination-tool-injection",
+  /** The human-readable name given to create_pr_monitor; the Task itself has a generated name. */
+  prMonitorName: "orka.ai/pr-monitor-name",
   autoRetry: "orka.ai/auto-retry",
   maxRetries: "orka.ai/max-retries",
   retryCount: "orka.ai/retry-count",

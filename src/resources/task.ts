@@ -34,10 +34,14 @@ export const workspaceSchema = z.strictObject({
   branch: z.string().optional(),
   ref: z.string().optional(),
   readCredentialRef: z.string().optional(),
+  /** The key of readCredentialRef's Secret that holds the token, when it is not `token`. */
+  readCredentialKey: z.string().optional(),
   publicationGitRepo: z.string().optional(),
   publicationReadCredentialRef: z.string().optional(),
   publicationCredentialRef: z.string().optional(),
   forgeCredentialRef: z.string().optional(),
+  /** The key of forgeCredentialRef's Secret that holds the token, when it is not `token`. */
+  forgeCredentialKey: z.string().optional(),
   pushBranch: z.string().optional(),
   prBaseBranch: z.string().optional(),
   prTitle: z.string().optional(),
@@ -91,6 +95,9 @@ function isTimeZone(zone: string): boolean {
   }
 }
 
+/** A cron schedule (minute hour day-of-month month day-of-week), as croner reads it. */
+export const cronSchedule = z.string().refine(isCronExpression, "must be a cron expression such as \"0 9 * * 1-5\" (minute hour day-of-month month day-of-week)");
+
 export const taskSpecSchema = z.strictObject({
   type: z.enum(TASK_TYPES, { message: 'must be one of "ai", "agent" or "container"' }),
   agentRef: namespacedRef.optional(),
@@ -121,7 +128,7 @@ export const taskSpecSchema = z.strictObject({
       initialDelay: durationText.optional(),
     })
     .optional(),
-  schedule: z.string().refine(isCronExpression, "must be a cron expression such as \"0 9 * * 1-5\" (minute hour day-of-month month day-of-week)").optional(),
+  schedule: cronSchedule.optional(),
   timeZone: z.string().refine(isTimeZone, "must be an IANA time zone such as UTC or Europe/Berlin").optional(),
   concurrencyPolicy: z.enum(["Forbid", "Allow"]).optional(),
   startingDeadlineSeconds: z.number().int().positive().optional(),

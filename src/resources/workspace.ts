@@ -85,9 +85,11 @@ export function validateWorkspace(input: Workspace): Workspace {
     if (ws.intent === "read") fail(`workspace.${field} requires write workspace intent`);
     ws.intent = "write";
   }
-  for (const field of ["publicationReadCredentialRef", "publicationCredentialRef", "forgeCredentialRef"] as const) {
+  // The forge credential is for the pull request API (reviews, comments, merges), which needs no push.
+  for (const field of ["publicationReadCredentialRef", "publicationCredentialRef"] as const) {
     if (ws[field] !== undefined && ws.intent !== "write") fail(`workspace.${field} requires write workspace intent`);
   }
+  checkCredentialKeys(ws);
   if (ws.intent === "write") {
     if (!ws.publicationCredentialRef) fail("workspace.publicationCredentialRef is required for write intent");
     if (!ws.gitRepo) fail("workspace.gitRepo is required for write intent");
@@ -103,6 +105,18 @@ export function validateWorkspace(input: Workspace): Workspace {
   }
   checkPullRequestText(ws);
   return ws;
+}
+
+/** A credential key names the Secret key of its ref (default `token`): it needs the ref, and a name. */
+function checkCredentialKeys(ws: Workspace): void {
+  const keyed = [["readCredentialKey", "readCredentialRef"], ["forgeCredentialKey", "forgeCredentialRef"]] as const;
+  for (const [keyField, refField] of keyed) {
+    const key = ws[keyField];
+    if (key === undefined) continue;
+    if (!ws[refField]) fail(`workspace.${keyField} requires workspace.${refField}`);
+    if (!key.trim()) fail(`workspace.${keyField} must name a key of the Secret, or be left out for "token"`);
+    ws[keyField] = key.trim();
+  }
 }
 
 /** Limits in code points, no whitespace-only title, no secrets, no publisher markers. */

@@ -16,6 +16,12 @@ describe("workspace validation", () => {
     expect(validateWorkspace({ ...write, prTitle: "🚀".repeat(256) }).prTitle).toHaveLength(512);
   });
 
+  it("takes a forge credential without write intent: the pull request API needs no push", () => {
+    const workspace = validateWorkspace({ gitRepo: repo, readCredentialRef: "read", forgeCredentialRef: "forge", forgeCredentialKey: " GITHUB_TOKEN " });
+    expect(workspace).toEqual({ gitRepo: repo, readCredentialRef: "read", forgeCredentialRef: "forge", forgeCredentialKey: "GITHUB_TOKEN" });
+    expect(validateWorkspace({ gitRepo: repo, intent: "read", forgeCredentialRef: "forge" }).intent).toBe("read");
+  });
+
   it.each(["0123456789abcdef0123456789abcdef01234567", "a".repeat(64), "v1.2.0", "refs/tags/v1.2.0", "refs/heads/main", "refs/heads/feature/x"])(
     "takes the ref %s: an exact commit, a tag, or a refs/heads/... ref",
     (ref) => {
@@ -34,7 +40,11 @@ describe("workspace validation", () => {
     [{ gitRepo: repo, intent: "admin" }, "workspace intent must be read or write"],
     [{ gitRepo: repo, branch: "bad..name" }, "workspace.branch is invalid: it contains a character or sequence git does not allow"],
     [{ gitRepo: repo, intent: "read", pushBranch: "x" }, "workspace.pushBranch requires write workspace intent"],
-    [{ gitRepo: repo, forgeCredentialRef: "forge" }, "workspace.forgeCredentialRef requires write workspace intent"],
+    [{ gitRepo: repo, publicationReadCredentialRef: "verify" }, "workspace.publicationReadCredentialRef requires write workspace intent"],
+    [{ gitRepo: repo, readCredentialKey: "password" }, "workspace.readCredentialKey requires workspace.readCredentialRef"],
+    [{ gitRepo: repo, readCredentialRef: "read", forgeCredentialKey: "token" }, "workspace.forgeCredentialKey requires workspace.forgeCredentialRef"],
+    [{ gitRepo: repo, readCredentialRef: "read", readCredentialKey: "  " }, 'workspace.readCredentialKey must name a key of the Secret, or be left out for "token"'],
+    [{ gitRepo: repo, readCredentialRef: "same", forgeCredentialRef: "same" }, "workspace.readCredentialRef and workspace.forgeCredentialRef must reference distinct Secrets"],
     [{ gitRepo: repo, intent: "write" }, "workspace.publicationCredentialRef is required for write intent"],
     [{ publicationCredentialRef: "push", intent: "write" }, "workspace.gitRepo is required for write intent"],
     [{ ...write, createPR: true }, "workspace.createPR requires workspace.prBaseBranch"],
