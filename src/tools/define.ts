@@ -70,6 +70,11 @@ export interface BuiltinTool<Params extends z.ZodObject = z.ZodObject> {
    * effect ledger answers a repeat of it.
    */
   readOnly?: boolean;
+  /**
+   * Answers arguments that do not validate with a `{success: false, errorType: "invalid_arguments"}` result
+   * instead of a tool error, as chat tools answer every refusal (see tools/envelope.ts).
+   */
+  answersWithEnvelope?: boolean;
   /** Offered to clients of the OpenAI- and Anthropic-compatible endpoints, which run it server-side. */
   offeredOnCompat?: boolean;
   run(args: z.output<Params>, ctx: ToolContext): Promise<unknown>;

@@ -6,6 +6,7 @@ import { describeZodError } from "../resources/validate.ts";
 import { redactValues } from "../policy/redact.ts";
 import { ToolRejected, type ToolCallContext } from "./tool-call.ts";
 import { OrkaError } from "../util/errors.ts";
+import { ToolRefusal } from "../tools/envelope.ts";
 
 export interface ToolExecutorOptions {
   /** The names this attempt was given; anything else is refused. */
@@ -68,7 +69,11 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
 
   async function runBuiltin(tool: BuiltinTool, args: Record<string, unknown>, name: string, how: ToolCallContext): Promise<string> {
     const parsed = tool.parameters.safeParse(args);
-    if (!parsed.success) throw new OrkaError("invalid_argument", `invalid arguments: ${describeZodError(parsed.error).message}`);
+    if (!parsed.success) {
+      const message = `invalid arguments: ${describeZodError(parsed.error).message}`;
+      if (tool.answersWithEnvelope) return JSON.stringify(new ToolRefusal("invalid_arguments", message, `fix the arguments and call ${name} again`).envelope(), null, 2);
+      throw new OrkaError("invalid_argument", message);
+    }
     if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
     const context = how.key && !tool.readOnly ? { ...options.context, callKey: how.key, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
