@@ -29,8 +29,7 @@ export interface ChildGrants {
 export async function createChildUnderGrant(store: ResourceStore, grants: ChildGrants, parent: Task, child: Task, operation: string): Promise<Task> {
   const claims = parent.spec.transaction;
   if (!claims) return store.create(child);
-  const site = { method: "TOOL", path: operation, principal: parent.metadata.name, namespace: child.metadata.namespace };
-  grants.gate.task(claims, operation, await resolveTaskFacts(store, child), site, (failures) => failures.map((f) => f.detail).join("; "));
+  await checkChildGrant(store, grants, parent, child, operation);
   if (!grants.exchange) return store.create(child);
 
   const scopes = grants.exchange.childScope.split(/\s+/).filter(Boolean);
@@ -64,6 +63,18 @@ export async function createChildUnderGrant(store: ResourceStore, grants: ChildG
     await store.delete("Secret", secret.metadata.namespace, secret.metadata.name).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Refuses a child (as drafted so far) that the parent's transaction grant does not cover; a parent without a
+ * transaction may have any. Creation checks it again, so a caller may check a draft early, before it looks up
+ * anything the refusal should not reveal.
+ */
+export async function checkChildGrant(store: ResourceStore, grants: ChildGrants, parent: Task, child: Task, operation: string): Promise<void> {
+  const claims = parent.spec.transaction;
+  if (!claims) return;
+  const site = { method: "TOOL", path: operation, principal: parent.metadata.name, namespace: child.metadata.namespace };
+  grants.gate.task(claims, operation, await resolveTaskFacts(store, child), site, (failures) => failures.map((f) => f.detail).join("; "));
 }
 
 /** The subject is the parent's own transaction token when it has one, else the workload's token file. */

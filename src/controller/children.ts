@@ -95,7 +95,7 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
     },
     "spec",
   );
-  const child = await createChild(store, grants, parent, taskNamespace, spec, { labels, annotations }, "delegateTask");
+  const child = await createChild(store, grants, parent, draftChild(parent, taskNamespace, spec, { labels, annotations }), "delegateTask");
   if (prior) await labelFirstIteration(store, prior);
   return { taskName: child.metadata.name, status: "created" };
 }
@@ -176,7 +176,7 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
       },
       "spec",
     );
-    const child = await createChild(store, grants, parent, namespace, spec, { labels: {}, annotations: {} }, "createContainerTask");
+    const child = await createChild(store, grants, parent, draftChild(parent, namespace, spec, { labels: {}, annotations: {} }), "createContainerTask");
     const message = args.schedule ? `Recurring task scheduled (schedule: ${args.schedule})` : "Task created";
     return { success: true, data: { name: child.metadata.name, namespace, phase: "Pending", message } };
   } catch (err) {
@@ -188,28 +188,25 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
   }
 }
 
-async function createChild(
-  store: ResourceStore,
-  grants: ChildGrants,
-  parent: Task,
-  namespace: string,
-  spec: TaskSpec,
-  extra: { labels: Record<string, string>; annotations: Record<string, string> },
-  operation: string,
-): Promise<Task> {
-  // A call repeated after the control plane died mid-call finds the child it already created.
-  const keyLabel = grants.effectKey && sha256Hex(grants.effectKey).slice(0, 40);
-  if (keyLabel) {
-    const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
-    if (existing.items[0]) return existing.items[0];
-    extra.labels[LABEL.effectKey] = keyLabel;
-  }
-  const child: Task = {
+/** A child Task of `parent` in `namespace` as a tool drafts it: a generated name and the parent link, not yet stored. */
+export function draftChild(parent: Task, namespace: string, spec: TaskSpec, extra: { labels: Record<string, string>; annotations: Record<string, string> }): Task {
+  return {
     apiVersion: API_VERSION,
     kind: "Task",
     metadata: { name: childName(parent.metadata.name), namespace, ...parentLink(parent, namespace, { labels: { [LABEL.coordinator]: "true", ...extra.labels }, annotations: extra.annotations }) },
     spec,
   };
+}
+
+/** Stores a drafted child under the parent's grant; a repeat of the same tool call finds the child it created. */
+export async function createChild(store: ResourceStore, grants: ChildGrants, parent: Task, child: Task, operation: string): Promise<Task> {
+  // A call repeated after the control plane died mid-call finds the child it already created.
+  const keyLabel = grants.effectKey && sha256Hex(grants.effectKey).slice(0, 40);
+  if (keyLabel) {
+    const existing = await store.list<TaskSpec, TaskStatus>("Task", { namespace: child.metadata.namespace, labelSelector: `${LABEL.effectKey}=${keyLabel}` });
+    if (existing.items[0]) return existing.items[0];
+    child.metadata.labels = { ...child.metadata.labels, [LABEL.effectKey]: keyLabel };
+  }
   if (parent.spec.transaction) stampTransaction(child.spec, child.metadata, parent.spec.transaction);
   try {
     return await createChildUnderGrant(store, grants, parent, child, operation);

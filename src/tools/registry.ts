@@ -5,6 +5,7 @@ import { webFetch } from "./core/web-fetch.ts";
 import { webSearch } from "./core/web-search.ts";
 import { MEMORY_TOOL_DECLARATIONS } from "./memory/memory-tools.ts";
 import { COORDINATION_TOOL_DECLARATIONS, requestApproval } from "./coordination/coordination-tools.ts";
+import { CHAT_TOOL_DECLARATIONS } from "./chat/create-pr-monitor.ts";
 import type { BuiltinTool, ToolFamily } from "./define.ts";
 
 /**
@@ -15,6 +16,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
   ...[webSearch, codeExec, fileRead, webFetch, fileWrite, requestApproval],
   ...MEMORY_TOOL_DECLARATIONS,
   ...COORDINATION_TOOL_DECLARATIONS,
+  ...CHAT_TOOL_DECLARATIONS,
 ];
 
 const reserved = (family: ToolFamily, ...names: string[]) => names.map((name) => ({ name, family }));
@@ -28,7 +30,6 @@ export const RESERVED_TOOLS: readonly { name: string; family: ToolFamily }[] = [
   ...reserved("pull-requests", "create_pull_request", "list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "merge_pull_request", "auto_merge_pull_request", "review_pull_request", "post_review_comment"),
   ...reserved("issues", "list_issues", "get_issue", "comment_on_issue"),
   ...reserved("gateway", "reply_in_conversation"),
-  ...reserved("chat", "create_pr_monitor"),
   ...reserved("connectors", "list_connections"),
   ...reserved("monitors", "run_validation"),
 ];

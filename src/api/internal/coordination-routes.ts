@@ -3,6 +3,7 @@ import { z } from "zod";
 import { createContainerChild, delegate, findChild, waitForChildren } from "../../controller/children.ts";
 import { parentTaskName } from "../../controller/parent-link.ts";
 import { createAgentForTask, deleteAgentForTask } from "../../controller/agents.ts";
+import { createPrMonitor } from "../../controller/pr-monitor/create.ts";
 
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 
@@ -51,6 +52,11 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     const parsed = containerArgs.safeParse(request.body ?? {});
     if (!parsed.success) return { success: false, error: parsed.error.issues[0].message, errorType: "invalid_arguments", suggestion: "fix the arguments" };
     return createContainerChild(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, parsed.data);
+  });
+
+  app.post<{ Params: TaskParams }>("/tasks/:ns/:task/pr-monitors", async (request) => {
+    const { task } = await callerTask(request, ["create_pr_monitor"]);
+    return createPrMonitor(ctx.store, { ...childGrants, effectKey: request.effectKey }, task, request.body);
   });
 
   app.post<{ Params: TaskParams }>("/tasks/:ns/:task/wait", async (request) => {
