@@ -60,6 +60,20 @@ describe("three-source tool list", () => {
     expect(list).toEqual(["delegate_task", "weather", ...MEMORY_TOOLS]);
   });
 
+  it("create_pr_monitor is never added automatically, only when a Task or its Agent selects it by name", () => {
+    const everyRule: Partial<ToolsetInput> = { coordination: { enabled: true, autonomous: true }, isChild: true, gatewayInterim: true };
+    expect(names(everyRule)).not.toContain("create_pr_monitor");
+    expect(names({ aiTools: ["create_pr_monitor"] })).toEqual(["create_pr_monitor", ...MEMORY_TOOLS]);
+    expect(names({ agentTools: [{ name: "create_pr_monitor" }] })).toContain("create_pr_monitor");
+    expect(names({ agentTools: [{ name: "create_pr_monitor", enabled: false }] })).not.toContain("create_pr_monitor");
+  });
+
+  it("a PR monitor's run, a coordinator child with the disable annotation, gets its five selected tools and memory, nothing injected", () => {
+    const monitorTools = ["list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "review_pull_request", "post_review_comment"];
+    const run = assembleToolset({ ...base, aiTools: monitorTools, coordination: { enabled: true }, isChild: true, disableInjection: true });
+    expect(run.names).toEqual([...monitorTools, ...MEMORY_TOOLS]);
+  });
+
   it("the issue tools are never added automatically, only when selected", () => {
     expect(names({ coordination: { enabled: true }, isChild: true })).not.toContain("get_issue");
     expect(names({ aiTools: ["get_issue"] })).toContain("get_issue");
