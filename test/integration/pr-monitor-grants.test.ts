@@ -35,10 +35,10 @@ describe("create_pr_monitor under a transaction grant", () => {
       spec: { type: "ai", prompt: "x", priority: 500, schedule: YEARLY, transaction },
     });
     orka.data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: ["create_pr_monitor"] }, hashToken(`token-of-${name}`));
-    return async (body: object) => {
+    return async (body: object, idempotencyKey?: string) => {
       const response = await fetch(`${orka.url}/internal/v1/tasks/default/${name}/pr-monitors`, {
         method: "POST",
-        headers: { authorization: `Bearer token-of-${name}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer token-of-${name}`, "content-type": "application/json", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
         body: JSON.stringify(body),
       });
       expect(response.status).toBe(200);
@@ -77,8 +77,11 @@ describe("create_pr_monitor under a transaction grant", () => {
 
   it("creates the monitor with the Secret the grant names, and refuses another at creation", async () => {
     const call = await callerWith("allowed", { agent: "reviewer", secret: "gh-read" });
-    const created = await call(args({ name: "granted", gitSecretRef: "gh-read" }));
+    const key = "a".repeat(64);
+    const created = await call(args({ name: "granted", gitSecretRef: "gh-read" }), key);
     expect(created).toMatchObject({ success: true, data: { monitor_name: "granted", warning: "reviews cannot be posted: no forge credential" } });
+    // The same tool call again (a resumed attempt) is answered from the effect ledger: no second monitor.
+    expect(await call(args({ name: "granted", gitSecretRef: "gh-read" }), key)).toEqual(created);
     const task = await orka.store.get<any, unknown>("Task", "default", created.data.name);
     // The monitor carries its creator's grant, so each of its runs is held to it too.
     expect(task!.spec.transaction).toMatchObject({ id: "txn-allowed", context: { secret: "gh-read" } });
