@@ -4,6 +4,7 @@ import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, 
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { clipText } from "../util/text.ts";
+import { redactForStorage } from "../policy/redact.ts";
 
 export const EMPTY_ANSWER_NUDGE = "Your last reply was empty. Reply now with your final answer as plain text.";
 const EVENT_CONTENT_LIMIT = 16_384;
@@ -162,7 +163,7 @@ function refuseIncomplete(response: ModelResponse): void {
 
 async function runToolCall(options: LoopOptions, call: ToolCall, how: ToolCallContext): Promise<string> {
   const base = { toolName: call.name, toolCallID: call.id };
-  options.emit({ ...base, type: "ToolCallStarted", summary: how.interrupted ? `${call.name} (resumed)` : `${call.name}`, content: clipText(call.arguments, EVENT_CONTENT_LIMIT) });
+  options.emit({ ...base, type: "ToolCallStarted", summary: how.interrupted ? `${call.name} (resumed)` : `${call.name}`, content: clipText(redactForStorage(call.arguments), EVENT_CONTENT_LIMIT) });
   try {
     const result = await options.executeTool(call, how);
     options.emit({ ...base, type: "ToolCallCompleted", summary: `${call.name} returned ${result.length} characters`, content: clipText(result, EVENT_CONTENT_LIMIT) });

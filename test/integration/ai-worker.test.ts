@@ -235,6 +235,16 @@ spec:
     expect(requestsFor("m-longer")).toHaveLength(2);
   });
 
+  it("keeps credentials a model pastes into tool arguments out of the ToolCallStarted event", async () => {
+    const pasted = { city: "https://bob:hunter2-password@example.com/o/r", note: "ghp_0123456789abcdefghijklmnopqrstuv" };
+    peer.script("m-paste", [{ toolCalls: [{ name: "weather", arguments: pasted }] }, { text: "done" }]);
+    expect((await run("pasted", "m-paste")).status.phase).toBe("Succeeded");
+    const started = (await orka.api("GET", "/api/v1/tasks/pasted/events?type=ToolCallStarted")).body.events.map((e: any) => e.content).join("\n");
+    expect(started).toContain("example.com/o/r");
+    expect(started).not.toContain("hunter2");
+    expect(started).not.toContain("ghp_0123456789");
+  });
+
   it("refuses an incomplete answer", async () => {
     peer.script("m-cut", [{ text: "half an ans", finish: format === "openai" ? "length" : "max_tokens" }]);
     const task = await run("cut", "m-cut");
