@@ -3,10 +3,14 @@ import { z } from "zod";
 import { createGithubClient } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
-import { listPullRequests } from "../../github/pull-requests.ts";
+import { commentOnIssue, getIssue, listIssues } from "../../github/issues.ts";
+import { listPullRequests, reviewPullRequest } from "../../github/pull-requests.ts";
+import { checkPrReviewMarker } from "../../github/review-marker.ts";
 import { resolveGithubTarget } from "../../github/scope.ts";
 import { parseWith } from "../../resources/validate.ts";
-import { listPullRequestsArgs } from "../../tools/github/schemas.ts";
+import {
+  checkPrReviewMarkerArgs, commentOnIssueArgs, getIssueArgs, listIssuesArgs, listPullRequestsArgs, reviewPullRequestArgs,
+} from "../../tools/github/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -28,6 +32,11 @@ function operation<S extends z.ZodObject>(schema: S, op: GithubOperation<z.outpu
 /** Every GitHub tool's server half, by tool name. */
 const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
   list_pull_requests: operation(listPullRequestsArgs, listPullRequests),
+  check_pr_review_marker: operation(checkPrReviewMarkerArgs, checkPrReviewMarker),
+  review_pull_request: operation(reviewPullRequestArgs, reviewPullRequest),
+  list_issues: operation(listIssuesArgs, listIssues),
+  get_issue: operation(getIssueArgs, getIssue),
+  comment_on_issue: operation(commentOnIssueArgs, commentOnIssue),
 };
 
 /**
