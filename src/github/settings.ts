@@ -6,6 +6,8 @@ export interface GithubSettings {
   webHosts: string[];
   /** The operator's read token (`GITHUB_TOKEN`), used when the matched scope names no read credential. */
   fallbackToken?: string;
+  /** Milliseconds per second of GitHub's back-off and `retry-after` (1000; tests shorten it). */
+  retryBaseMs: number;
   marker: MarkerSettings;
 }
 
@@ -21,6 +23,7 @@ export const DEFAULT_GITHUB_API_BASE_URL = "https://api.github.com";
 export function githubSettings(env: {
   apiBaseUrl?: string;
   token?: string;
+  retryBaseMs?: number;
   markerSecret?: string;
   previousMarkerSecrets?: string;
   trustedAuthor?: string;
@@ -33,6 +36,7 @@ export function githubSettings(env: {
     apiBaseUrl,
     webHosts: [...new Set(webHosts)],
     fallbackToken: env.token?.trim() || undefined,
+    retryBaseMs: env.retryBaseMs ?? 1000,
     marker: {
       secret: env.markerSecret?.trim() ?? "",
       previousSecrets: (env.previousMarkerSecrets ?? "").split(",").map((s) => s.trim()).filter(Boolean),

@@ -2,6 +2,12 @@ import type { z } from "zod";
 import { defineTool, type BuiltinTool, type ToolContext, type ToolFamily } from "../define.ts";
 import { GITHUB_ALIASES } from "./schemas.ts";
 
+/**
+ * How long the server half of one call may take: GitHub's 30 s per request, three retries of a read with
+ * their back-off, and two rate-limit waits of up to a minute.
+ */
+export const GITHUB_CALL_TIMEOUT_MS = 5 * 60_000;
+
 /** The control-plane path of a GitHub tool's server half (under /internal/v1). */
 export const githubToolPath = (ctx: ToolContext, tool: string) => `github/${ctx.namespace}/${ctx.taskName}/${tool}`;
 
@@ -21,7 +27,7 @@ export function githubTool<Params extends z.ZodObject>(tool: {
     ...tool,
     aliases: GITHUB_ALIASES,
     async run(args, ctx) {
-      return ctx.controlPlane.post(githubToolPath(ctx, tool.name), args);
+      return ctx.controlPlane.post(githubToolPath(ctx, tool.name), args, { timeoutMs: GITHUB_CALL_TIMEOUT_MS, signal: ctx.signal });
     },
   });
 }
