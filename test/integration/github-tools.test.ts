@@ -245,4 +245,18 @@ stringData: {token: ${TOKENS.forge[0]}}
     expect(results[0]).toMatch(/^Error executing tool: failed to comment on issue: GitHub API returned 502: /);
     expect(requestsSince(start)).toEqual([`POST /repos/${SOURCE}/issues/${issue}/comments undefined`]);
   });
+
+  it("never lets a credential reach the model or the Task's record, even when GitHub's answer quotes it", async () => {
+    const repo = "acme/leaky";
+    await github.addRepo(repo, { files: { "README.md": "x\n" } });
+    github.addIssue(repo, { title: "Leak", body: `someone pasted ${TOKENS.read[0]} here`, user: "dev" });
+    const { task, results } = await run([{ name: "list_issues", arguments: {} }], { workspace: workspace({ gitRepo: `https://github.com/${repo}` }) });
+    expect(results[0].issues[0].body).toBe("someone pasted [REDACTED] here");
+    const record = JSON.stringify([
+      (await orka.api("GET", `/api/v1/tasks/${task.metadata.name}/events`)).body,
+      (await orka.api("GET", `/api/v1/tasks/${task.metadata.name}`)).body,
+      llm.requests.map((r) => r.body),
+    ]);
+    for (const [token] of Object.values(TOKENS)) expect(record).not.toContain(token);
+  });
 });
