@@ -15,6 +15,7 @@ import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 import type { ModelCallSettings } from "./providers/model.ts";
+import { DEFAULT_GIT_SETTINGS, type GitSettings } from "./workspace/git.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -42,6 +43,8 @@ export interface ServerConfig {
   logLevel: string;
   auth: AuthConfig;
   audit: AuditRetention;
+  /** Workspace repositories: the hosts they may be on, and the git config file the operator adds. */
+  git: GitSettings;
 }
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
@@ -98,6 +101,8 @@ const envSchema = z.object({
   ORKA_PORT: intText("ORKA_PORT", 0).max(65535, "ORKA_PORT must be at most 65535").default(8080),
   ORKA_DATA_DIR: z.string().min(1).default("./.orka"),
   ORKA_WORK_DIR: z.string().min(1).optional(),
+  ORKA_GIT_HOSTS: z.string().default(DEFAULT_GIT_SETTINGS.allowedHosts.join(",")),
+  ORKA_GIT_CONFIG: z.string().min(1).optional(),
   ORKA_ADMIN_TOKEN: z.string().min(16, "ORKA_ADMIN_TOKEN must be at least 16 characters").optional(),
   ORKA_WORKER_SLOTS: intText("ORKA_WORKER_SLOTS", 1).default(4),
   ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
@@ -223,5 +228,10 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     logLevel: parsed.ORKA_LOG_LEVEL,
     auth: authConfig(parsed),
     audit: { maxAgeMs: parseDuration(parsed.ORKA_AUDIT_RETENTION), maxRows: parsed.ORKA_AUDIT_MAX_ROWS },
+    git: {
+      ...DEFAULT_GIT_SETTINGS,
+      allowedHosts: csv(parsed.ORKA_GIT_HOSTS).map((host) => host.toLowerCase()),
+      configFile: parsed.ORKA_GIT_CONFIG === undefined ? undefined : resolve(parsed.ORKA_GIT_CONFIG),
+    },
   };
 }

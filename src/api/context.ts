@@ -20,6 +20,7 @@ import type { ApiAuthenticator } from "../auth/authenticator.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
+import type { GitSettings } from "../workspace/git.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -52,6 +53,8 @@ export interface ApiContext {
   providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */
   secrets: TaskSecrets;
+  /** Which hosts a workspace repository may be on. */
+  git: GitSettings;
   /** How the OpenAI/Anthropic-compatible endpoints call the model, and run their tools as attempts of the runner. */
   compat: CompatAttempts;
 }

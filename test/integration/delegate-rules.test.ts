@@ -169,7 +169,7 @@ describe("delegate_task rules", () => {
 
   it("finds the child a repeated call already created (a call cut off after its create), instead of creating another", async () => {
     const parent = (await orka.store.get<any, any>("Task", "default", "top"))!;
-    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, effectKey: "uid:key-1" };
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, gitHosts: ["github.com"], effectKey: "uid:key-1" };
     const first = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     const again = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     expect(again.taskName).toBe(first.taskName);
@@ -181,7 +181,7 @@ describe("delegate_task rules", () => {
     const longName = `a-coordinator-with-a-very-long-name-${"x".repeat(60)}`;
     await orka.store.create(task(longName, {}, { schedule: "0 0 1 1 *" }));
     const parent = (await orka.store.get<any, any>("Task", "default", longName))!;
-    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false } };
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, gitHosts: ["github.com"] };
     const { taskName } = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "child of a long name" });
     const child = (await orka.store.get<any, any>("Task", "default", taskName))!;
     expect(child.metadata.labels?.["orka.ai/parent-task"]).toMatch(/^a-coordinator-with-a-very-long-name-x{14}-[0-9a-f]{12}$/);

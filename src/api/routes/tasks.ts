@@ -7,6 +7,7 @@ import { SERVER_STAMPED_TASK_FIELDS, isTerminal, taskSpecSchema, type TaskSpec, 
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
+import { checkRepositoryHosts } from "../../workspace/hosts.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
@@ -95,6 +96,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
    * as resolved, provenance stamped, the transaction's grant checked, then stored.
    */
   const createAs = async (request: FastifyRequest, task: Task) => {
+    checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
     const principal = principalOf(request);
     const facts = await checkResolvedReferences(request, task);
     // Provenance is stamped by the server (clients may not set it); children inherit it.
@@ -180,6 +182,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const current = await load(namespace, request.params.name);
     const next = taskFromBody(requiredBody(request), namespace, request.params.name);
     if (next.spec.type !== current.spec.type) throw new OrkaError("invalid_argument", "spec.type is immutable");
+    checkRepositoryHosts(next.spec.workspace, ctx.git.allowedHosts);
     await checkResolvedReferences(request, next);
     const protectedLabels = Object.fromEntries(Object.entries(current.metadata.labels ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
     const protectedAnnotations = Object.fromEntries(Object.entries(current.metadata.annotations ?? {}).filter(([k]) => k.startsWith("orka.ai/")));

@@ -4,12 +4,15 @@ import { attemptEnv } from "../../runner/attempt-config.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import type { StartPlan } from "../admission.ts";
 import type { Task } from "../../resources/task.ts";
+import { errorMessage } from "../../util/errors.ts";
 import { buildAttemptConfig, secretValuesOf, transactionTokenOf } from "./attempt-config.ts";
+import { completion } from "./completion.ts";
 import { setCondition } from "./conditions.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import { keyOf } from "./keys.ts";
 import type { Transition } from "./status.ts";
 import { timeoutMs } from "./timeout.ts";
+import { prepareWorkspace, type WorkspacePreparation } from "./workspace.ts";
 
 /** What the store keeps of a worker's bearer token. */
 export function hashToken(token: string): string {
@@ -28,15 +31,28 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
   // A resumed run continues in the lost attempt's directories (its workspace files are part of the run).
   const resumeRun = task.status?.resuming ? task.status.journalRun : undefined;
   const lostAttempt = resumeRun !== undefined ? task.status?.jobName : undefined;
-  const files = { transactionToken: await transactionTokenOf(ctx.store, task) };
-  const dirs = lostAttempt ? await ctx.runner.adopt(lostAttempt, attemptId, files) : await ctx.runner.prepare(attemptId, files);
+  let workspace: WorkspacePreparation | undefined;
+  try {
+    workspace = await prepareWorkspace(ctx, task);
+  } catch (err) {
+    return completion(ctx, task, "Failed", `could not prepare the workspace: ${errorMessage(err)}`);
+  }
+  const files = { transactionToken: await transactionTokenOf(ctx.store, task), checkout: workspace?.plan };
+  let dirs;
+  try {
+    dirs = lostAttempt ? await ctx.runner.adopt(lostAttempt, attemptId, files) : await ctx.runner.prepare(attemptId, files);
+  } catch (err) {
+    if (!workspace) throw err;
+    await ctx.runner.cleanup(attemptId);
+    return completion(ctx, task, "Failed", `could not check out the workspace: ${errorMessage(err)}`);
+  }
   if (lostAttempt) ctx.attempts.disown(lostAttempt);
   // A fork's first attempt starts from a copy of the source run up to the chosen step.
   const fork = number === 1 ? forkSourceOf(task) : undefined;
   if (fork) ctx.journal.copyRun(fork, { namespace, task: name, taskUid: uid!, attempt: number }, number);
   const journal = { run: resumeRun ?? number, resume: resumeRun !== undefined || fork !== undefined };
   const config = await buildAttemptConfig(ctx, task, plan, { id: attemptId, number, token, dirs, journal });
-  ctx.secrets.remember(namespace, name, attemptId, await secretValuesOf(ctx.store, task, config));
+  ctx.secrets.remember(namespace, name, attemptId, [...(await secretValuesOf(ctx.store, task, config)), ...(workspace?.secrets ?? [])]);
   // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
   ctx.data.createAttempt({ id: attemptId, namespace, task: name, taskUid: uid!, number, allowedTools: plan.ai?.tools ?? [] }, hashToken(token));
   return {
@@ -49,6 +65,7 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
       retryAfter: undefined,
       journalRun: journal.run,
       resuming: undefined,
+      ...workspace?.status,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     },
     after: (running) => {

@@ -1,0 +1,250 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
+import { toolResultsOf, type LlmPeer, type ScriptedPeerTurn } from "../peers/llm-server.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+
+const REPO = "https://github.com/o/app";
+const TOKENS = {
+  read: "ghp_readerTOKEN0000000000000000000000001",
+  publicationRead: "ghp_pubreadTOKEN000000000000000000000002",
+  push: "ghp_pusherTOKEN0000000000000000000000003",
+  readOnlyPush: "ghp_weakpushTOKEN00000000000000000000004",
+};
+/** Every form a token could leak in: itself, and inside the Basic header git would send. */
+const leakForms = Object.values(TOKENS).flatMap((token) => [token, Buffer.from(`x-access-token:${token}`).toString("base64")]);
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** Every file under `dir` (bounded), as text. */
+function filesUnder(dir: string, limit = 5_000): { path: string; text: string }[] {
+  const found: { path: string; text: string }[] = [];
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      if (found.length >= limit) return;
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && statSync(path).size < 16 * 1024 * 1024) found.push({ path, text: readFileSync(path).toString("latin1") });
+    }
+  };
+  walk(dir);
+  return found;
+}
+const leaksIn = (text: string) => leakForms.filter((form) => text.includes(form));
+
+// Workspaces end to end: a real Orka checks out from the real git server peer (reached as
+// https://github.com/... through ORKA_GIT_CONFIG), a scripted model edits files, and Orka commits,
+// publishes and verifies the change.
+describe("task workspaces", () => {
+  let orka: OrkaUnderTest;
+  let peer: LlmPeer;
+  let git: GitPeer;
+  let stop: () => Promise<void>;
+  let mainAtStart = "";
+  let devHead = "";
+  const workDir = mkdtempSync(join(tmpdir(), "orka-workspaces-work-"));
+  /** What the adversarial model found in Orka's work directory while it ran. */
+  const workDirLeaks: string[] = [];
+
+  const runTask = async (name: string, model: string, workspace: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+    const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name }, spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: `do ${name}`, model }, workspace, ...extra } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return orka.waitFor(name, ["Succeeded", "Failed"], 30_000);
+  };
+  const resultOf = async (name: string) => JSON.parse((await orka.api("GET", `/api/v1/tasks/${name}/result`)).body.result ?? "null");
+  const script = (model: string, turns: ScriptedPeerTurn[]) => peer.script(model, turns);
+
+  beforeAll(async () => {
+    git = await startGitPeer();
+    await git.createRepo("o/app", { files: { "README.md": "hello\n", "src/a.txt": "a\n" }, branch: "main" });
+    mainAtStart = (await git.refSha("o/app", "refs/heads/main"))!;
+    devHead = await git.commit("o/app", "dev", { files: { "dev.txt": "only on dev\n", "README.md": "dev readme\n" }, parent: mainAtStart });
+    git.addToken(TOKENS.read, "reader", { "o/app": "read" });
+    git.addToken(TOKENS.publicationRead, "publication-reader", { "o/app": "read" });
+    git.addToken(TOKENS.push, "pusher", { "o/app": "write" });
+    git.addToken(TOKENS.readOnlyPush, "weak-pusher", { "o/app": "read" });
+    ({ orka, peer, stop } = await startOrkaWithPeer(
+      `
+apiVersion: v1
+kind: Secret
+metadata: {name: git-read}
+stringData: {token: ${TOKENS.read}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: pub-read}
+stringData: {token: "", password: ${TOKENS.publicationRead}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: pub-push}
+stringData: {GITHUB_TOKEN: ${TOKENS.push}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: weak-push}
+stringData: {token: ${TOKENS.readOnlyPush}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: coder}
+spec: {providerRef: {name: peer}, model: {name: m-default}, tools: [{name: file_write}, {name: file_read}]}
+`,
+      { ORKA_WORK_DIR: workDir, ORKA_GIT_CONFIG: git.clientConfigFile },
+    ));
+  }, 60_000);
+  afterAll(async () => {
+    await stop?.();
+    await git?.close();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  const write = { intent: "write", gitRepo: REPO, readCredentialRef: "git-read", publicationReadCredentialRef: "pub-read", publicationCredentialRef: "pub-push" };
+
+  it("checks out a branch and validates a read workspace the model did not change", async () => {
+    script("m-read-dev", [{ toolCalls: [{ name: "file_read", arguments: { path: "dev.txt" } }] }, (body) => ({ text: `dev says ${toolResultsOf(body)[0]}` })]);
+    const task = await runTask("read-dev", "m-read-dev", { gitRepo: REPO, branch: "dev", readCredentialRef: "git-read" });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    expect(task.status.workspace).toMatchObject({ repository: REPO, branch: "dev", baseSHA: devHead });
+    expect(task.status.delivery).toMatchObject({ state: "ReadValidated", outcome: "ReadValidated" });
+    const result = await resultOf("read-dev");
+    expect(result).toEqual({ version: 1, summary: expect.stringContaining("only on dev"), baseSHA: devHead, headSHA: devHead, diff: "", files: [] });
+  });
+
+  it("checks out an exact commit, and refs/heads/... as its branch", async () => {
+    script("m-read-readme", [{ toolCalls: [{ name: "file_read", arguments: { path: "README.md" } }] }, (body) => ({ text: `readme: ${toolResultsOf(body)[0]}` })]);
+    const exact = await runTask("read-exact", "m-read-readme", { gitRepo: REPO, ref: mainAtStart, readCredentialRef: "git-read" });
+    expect(exact.status.workspace).toMatchObject({ ref: mainAtStart, baseSHA: mainAtStart });
+    expect((await resultOf("read-exact")).summary).toContain("hello");
+    const named = await runTask("read-ref", "m-read-readme", { gitRepo: REPO, ref: "refs/heads/dev", readCredentialRef: "git-read" });
+    expect(named.status.workspace).toMatchObject({ branch: "dev", ref: "refs/heads/dev", baseSHA: devHead });
+    expect((await resultOf("read-ref")).summary).toContain("dev readme");
+  });
+
+  it("resolves the default branch once and retries from the frozen commit after the remote moved", async () => {
+    await git.createRepo("o/moving", { files: { "state.txt": "first\n" }, branch: "trunk" });
+    git.addToken(TOKENS.read, "reader", { "o/app": "read", "o/moving": "read" });
+    const first = (await git.refSha("o/moving", "refs/heads/trunk"))!;
+    peer.failNext(1, { status: 400, message: "first attempt fails" }, "m-moving");
+    script("m-moving", [{ toolCalls: [{ name: "file_read", arguments: { path: "state.txt" } }] }, (body) => ({ text: `state: ${toolResultsOf(body)[0]}` })]);
+    const created = await orka.api("POST", "/api/v1/tasks", {
+      metadata: { name: "frozen" },
+      spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: "read", model: "m-moving" }, workspace: { gitRepo: "https://github.com/o/moving", readCredentialRef: "git-read" }, retryPolicy: { maxRetries: 1, initialDelay: "1s" } },
+    });
+    expect(created.status).toBe(201);
+    for (let i = 0; i < 200 && !(await orka.api("GET", "/api/v1/tasks/frozen")).body.status?.workspace; i++) await new Promise((r) => setTimeout(r, 25));
+    await git.commit("o/moving", "trunk", { files: { "state.txt": "second\n" } });
+    const task = await orka.waitFor("frozen", ["Succeeded", "Failed"], 30_000);
+    expect(task.status).toMatchObject({ phase: "Succeeded", attempts: 2, workspace: { branch: "trunk", baseSHA: first } });
+    expect((await resultOf("frozen")).summary).toContain("first");
+  });
+
+  it("fails a private repository without a read credential, and a branch that does not exist, with clear messages", async () => {
+    const anonymous = await runTask("no-credential", "m-none", { gitRepo: REPO });
+    expect(anonymous.status.phase).toBe("Failed");
+    expect(anonymous.status.message).toMatch(/^could not prepare the workspace: could not read https:\/\/github.com\/o\/app \(the credential was refused or is missing/);
+    const missing = await runTask("no-branch", "m-none", { gitRepo: REPO, branch: "nope", readCredentialRef: "git-read" });
+    expect(missing.status.message).toBe('could not prepare the workspace: branch "nope" does not exist in https://github.com/o/app');
+  });
+
+  it("refuses a repository on a host that is not allowed, creating nothing", async () => {
+    const refused = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "elsewhere" }, spec: { type: "ai", agentRef: { name: "coder" }, prompt: "x", workspace: { gitRepo: "https://169.254.169.254/o/r" } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toBe('workspace.gitRepo is on host "169.254.169.254", which is not an allowed git host (allowed: github.com; the operator lists them in ORKA_GIT_HOSTS)');
+    expect((await orka.api("GET", "/api/v1/tasks/elsewhere")).status).toBe(404);
+  });
+
+  it("publishes a write workspace's change as a compare-and-swap and records a verified receipt equal to the remote head", async () => {
+    script("m-write", [
+      { toolCalls: [{ name: "file_write", arguments: { path: "feature.txt", content: "new feature\n" } }] },
+      () => {
+        // The model looks for credentials wherever Orka's files are while it runs.
+        for (const file of filesUnder(workDir)) for (const leak of leaksIn(file.text)) workDirLeaks.push(`${file.path}: ${leak.slice(0, 8)}`);
+        return { text: "I pushed it myself, trust me" };
+      },
+    ]);
+    const before = git.requests.length;
+    const task = await runTask("writer", "m-write", { ...write, pushBranch: "orka/feature" });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const remote = await git.refSha("o/app", "refs/heads/orka/feature");
+    const result = await resultOf("writer");
+    expect(result).toMatchObject({ version: 1, summary: "I pushed it myself, trust me", baseSHA: mainAtStart, headSHA: remote, files: ["feature.txt"], pushBranch: "orka/feature" });
+    expect(result.diff).toContain("+new feature");
+    expect(task.status.delivery).toMatchObject({
+      state: "VerifiedExact",
+      outcome: "VerifiedExact",
+      publicationRepository: REPO,
+      branch: "orka/feature",
+      expectedCommitSHA: remote,
+      verifiedRemoteSHA: remote,
+      artifactDigest: `sha256:${sha256(result.diff)}`,
+      publicationID: expect.stringMatching(/^[0-9a-f]{16}$/),
+      verifiedAt: expect.any(String),
+    });
+    expect(task.status.delivery.remoteBeforeSHA).toBeUndefined();
+    // Each role used its own credential: the pusher pushed, the publication reader read it back.
+    const requests = git.requests.slice(before);
+    expect(requests.filter((r) => r.service === "git-receive-pack" && r.method === "POST").map((r) => r.identity)).toEqual(["pusher"]);
+    expect(requests.at(-1)).toMatchObject({ identity: "publication-reader", service: "git-upload-pack" });
+    expect(requests.some((r) => r.identity === "reader" && r.service === "git-upload-pack")).toBe(true);
+  });
+
+  it("never lets a credential reach the workspace, git's files, status, events, logs, results or the server's output", async () => {
+    expect(workDirLeaks).toEqual([]);
+    for (const name of ["read-dev", "writer", "no-credential", "frozen"]) {
+      const seen = JSON.stringify([
+        (await orka.api("GET", `/api/v1/tasks/${name}`)).body,
+        (await orka.api("GET", `/api/v1/tasks/${name}/events`)).body,
+        (await orka.api("GET", `/api/v1/tasks/${name}/logs`)).body,
+        (await orka.api("GET", `/api/v1/tasks/${name}/result`)).body,
+      ]);
+      expect(leaksIn(seen)).toEqual([]);
+    }
+    expect(leaksIn(orka.output())).toEqual([]);
+    const stored = filesUnder(orka.dataDir).filter((file) => !file.path.endsWith("cli-config.yaml"));
+    expect(stored.flatMap((file) => leaksIn(file.text).map(() => file.path))).toEqual([]);
+  });
+
+  it("records NoChange and pushes nothing when the model changed nothing", async () => {
+    script("m-idle", [{ text: "nothing to do" }]);
+    const before = git.requests.length;
+    const task = await runTask("idle", "m-idle", { ...write, pushBranch: "orka/idle" });
+    expect(task.status.phase).toBe("Succeeded");
+    expect(task.status.delivery).toMatchObject({ outcome: "NoChange" });
+    expect(await git.refSha("o/app", "refs/heads/orka/idle")).toBeUndefined();
+    expect(git.requests.slice(before).some((r) => r.service === "git-receive-pack")).toBe(false);
+    expect(await resultOf("idle")).toMatchObject({ summary: "nothing to do", headSHA: mainAtStart, diff: "", files: [] });
+  });
+
+  it("fails with DeliveryConflict when the publication branch moves while the Task runs, leaving the other commit in place", async () => {
+    await git.commit("o/app", "orka/contested", { files: { "theirs.txt": "before\n" }, parent: mainAtStart });
+    let moved: Promise<string> | undefined;
+    // Answers wait long enough for the concurrent push, started by the first turn, to land first.
+    peer.setDelay(1_000, "m-contested");
+    script("m-contested", [
+      () => {
+        moved = git.commit("o/app", "orka/contested", { files: { "theirs.txt": "someone else pushed\n" } });
+        return { toolCalls: [{ name: "file_write", arguments: { path: "mine.txt", content: "mine\n" } }] };
+      },
+      { text: "done" },
+    ]);
+    const task = await runTask("contested", "m-contested", { ...write, pushBranch: "orka/contested" });
+    expect(task.status.phase).toBe("Failed");
+    expect(task.status.delivery).toMatchObject({ outcome: "DeliveryConflict" });
+    expect(task.status.message).toMatch(/^delivery DeliveryConflict: branch orka\/contested of https:\/\/github.com\/o\/app moved from [0-9a-f]{40} to [0-9a-f]{40} while the Task ran/);
+    expect(await git.refSha("o/app", "refs/heads/orka/contested")).toBe(await moved);
+  });
+
+  it("fails with CredentialBlocked when the push credential is refused", async () => {
+    script("m-blocked", [{ toolCalls: [{ name: "file_write", arguments: { path: "blocked.txt", content: "x\n" } }] }, { text: "done" }]);
+    const task = await runTask("blocked", "m-blocked", { ...write, publicationCredentialRef: "weak-push", pushBranch: "orka/blocked" });
+    expect(task.status.phase).toBe("Failed");
+    expect(task.status.delivery).toMatchObject({ outcome: "CredentialBlocked" });
+    expect(task.status.message).toMatch(/^delivery CredentialBlocked: the publication credential was refused/);
+    expect(leaksIn(JSON.stringify(task))).toEqual([]);
+    expect(await git.refSha("o/app", "refs/heads/orka/blocked")).toBeUndefined();
+  });
+});
