@@ -59,7 +59,14 @@ describe("delegate_task rules", () => {
     expect((await delegate("deep", { agent: "helper", prompt: "go" })).body.error.message).toBe("coordination depth exceeded: current depth 1, max depth 1");
     expect((await delegate("top", { agent: "boss", prompt: "go" })).body.error.message).toBe('agent "default/boss" is not in the allowed agents list');
     expect((await delegate("top", { agent: "helper", prompt: "" })).body.error.message).toBe("prompt is required");
-    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://github.com/o/r" } })).body.error.message).toBe("workspace is only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", maxTurns: 3 })).body.error.message).toBe("maxTurns and allowBash are only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", allowBash: true })).body.error.message).toBe("maxTurns and allowBash are only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://internal.example/o/r" } })).body.error.message).toBe(
+      'workspace.gitRepo is on host "internal.example", which is not an allowed git host (allowed: github.com; the operator lists them in ORKA_GIT_HOSTS)',
+    );
+    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://github.com/o/r", publicationGitRepo: "https://gitlab.internal/o/r", publicationCredentialRef: "p" } })).body.error.message).toMatch(
+      /^workspace.publicationGitRepo is on host "gitlab.internal", which is not an allowed git host/,
+    );
     expect((await delegate("top", { agent: "helper", prompt: "go", timeout: "soon" })).body.error.message).toBe('invalid timeout "soon": use a duration such as 20m');
     expect((await delegate("top", { agent: "helper", prompt: "go", priority: 5000 })).body.error.message).toBe("priority must be between 0 and 1000");
     expect((await delegate("top", { agent: "helper", prompt: "go", taskNamespace: "other" })).status).toBe(403);

@@ -48,6 +48,8 @@ describe("task workspaces", () => {
   const workDir = mkdtempSync(join(tmpdir(), "orka-workspaces-work-"));
   /** What the adversarial model found in Orka's work directory while it ran. */
   const workDirLeaks: string[] = [];
+  /** Which of Orka's git files that search read (it must have reached them for its finding to count). */
+  const searched: string[] = [];
 
   const runTask = async (name: string, model: string, workspace: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
     const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name }, spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: `do ${name}`, model }, workspace, ...extra } });
@@ -92,6 +94,21 @@ apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: coder}
 spec: {providerRef: {name: peer}, model: {name: m-default}, tools: [{name: file_write}, {name: file_read}]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: maker}
+spec: {providerRef: {name: peer}, model: {name: m-maker}, tools: [{name: file_write}]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: checker}
+spec: {providerRef: {name: peer}, model: {name: m-checker}, tools: [{name: file_read}]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: boss}
+spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled: true, allowedAgents: [{name: maker}, {name: checker}]}}
 `,
       { ORKA_WORK_DIR: workDir, ORKA_GIT_CONFIG: git.clientConfigFile },
     ));
@@ -162,7 +179,10 @@ spec: {providerRef: {name: peer}, model: {name: m-default}, tools: [{name: file_
       { toolCalls: [{ name: "file_write", arguments: { path: "feature.txt", content: "new feature\n" } }] },
       () => {
         // The model looks for credentials wherever Orka's files are while it runs.
-        for (const file of filesUnder(workDir)) for (const leak of leaksIn(file.text)) workDirLeaks.push(`${file.path}: ${leak.slice(0, 8)}`);
+        for (const file of filesUnder(workDir)) {
+          if (/\/(git\/config|git\/FETCH_HEAD|workspace\/feature\.txt)$/.test(file.path)) searched.push(file.path.split("/").slice(-2).join("/"));
+          for (const leak of leaksIn(file.text)) workDirLeaks.push(`${file.path}: ${leak.slice(0, 8)}`);
+        }
         return { text: "I pushed it myself, trust me" };
       },
     ]);
@@ -193,6 +213,7 @@ spec: {providerRef: {name: peer}, model: {name: m-default}, tools: [{name: file_
   });
 
   it("never lets a credential reach the workspace, git's files, status, events, logs, results or the server's output", async () => {
+    expect(searched.sort()).toEqual(["git/FETCH_HEAD", "git/config", "workspace/feature.txt"]);
     expect(workDirLeaks).toEqual([]);
     for (const name of ["read-dev", "writer", "no-credential", "frozen"]) {
       const seen = JSON.stringify([
@@ -246,5 +267,58 @@ spec: {providerRef: {name: peer}, model: {name: m-default}, tools: [{name: file_
     expect(task.status.message).toMatch(/^delivery CredentialBlocked: the publication credential was refused/);
     expect(leaksIn(JSON.stringify(task))).toEqual([]);
     expect(await git.refSha("o/app", "refs/heads/orka/blocked")).toBeUndefined();
+  });
+
+  it("continues a native child's work with prior_task: the prior change is applied (once), a conflicting one fails the child, and wait_for_tasks leaves the diff out", async () => {
+    await git.commit("o/app", "already", { files: { "README.md": "changed by maker\n", "made.txt": "made\n" }, parent: mainAtStart });
+    const checkout = { gitRepo: REPO, branch: "main", readCredentialRef: "git-read" };
+    script("m-maker", [
+      { toolCalls: [{ name: "file_write", arguments: { path: "README.md", content: "changed by maker\n" } }] },
+      { toolCalls: [{ name: "file_write", arguments: { path: "made.txt", content: "made\n" } }] },
+      { text: "made it" },
+    ]);
+    script("m-checker", [{ toolCalls: [{ name: "file_read", arguments: { path: "made.txt" } }] }, (body) => ({ text: `saw ${JSON.parse(toolResultsOf(body)[0]).content}` })]);
+    const results = (body: Record<string, unknown>) => toolResultsOf(body).map((r) => JSON.parse(r));
+    script("m-boss", [
+      { toolCalls: [{ name: "delegate_task", arguments: { agent: "maker", prompt: "make it", workspace: checkout } }] },
+      (body) => ({ toolCalls: [{ name: "wait_for_tasks", arguments: { tasks: [results(body)[0].taskName], timeout: "30s" } }] }),
+      (body) => {
+        const made = results(body)[0].taskName;
+        return {
+          toolCalls: [
+            { name: "delegate_task", arguments: { agent: "checker", prompt: "check it", prior_task: made } },
+            { name: "delegate_task", arguments: { agent: "checker", prompt: "check it on dev", prior_task: made, workspace: { ...checkout, branch: "dev" } } },
+            { name: "delegate_task", arguments: { agent: "checker", prompt: "check it where it is", prior_task: made, workspace: { ...checkout, branch: "already" } } },
+          ],
+        };
+      },
+      (body) => ({ toolCalls: [{ name: "wait_for_tasks", arguments: { tasks: results(body).slice(2).map((r) => r.taskName), timeout: "30s" } }] }),
+      { text: "all checked" },
+    ]);
+    const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "loop" }, spec: { type: "ai", agentRef: { name: "boss" }, prompt: "make and check" } });
+    expect(created.status).toBe(201);
+    expect((await orka.waitFor("loop", ["Succeeded", "Failed"], 60_000)).status.phase).toBe("Succeeded");
+    const bossRequests = peer.requests.filter((r) => r.body.model === "m-boss");
+    const [delegated, firstWait, , , , secondWait] = results(bossRequests.at(-1)!.body);
+    const [made, copied, conflicting, already] = [delegated.taskName, ...results(bossRequests.at(-1)!.body).slice(2, 5).map((r) => r.taskName)];
+
+    // The coordinator sees the child's envelope without its diff.
+    expect(firstWait.results[0]).toMatchObject({ task: made, phase: "Succeeded", result: "made it", summary: "made it", baseSHA: mainAtStart, files: ["README.md", "made.txt"] });
+    expect(firstWait.results[0].diff).toBeUndefined();
+    expect((await resultOf(made)).diff).toContain("+changed by maker");
+
+    const copiedTask = (await orka.api("GET", `/api/v1/tasks/${copied}`)).body;
+    expect(copiedTask.spec.workspace).toEqual(checkout);
+    expect(copiedTask.metadata.labels).toMatchObject({ "orka.ai/iteration": "2" });
+    expect(await resultOf(copied)).toMatchObject({ summary: "saw made\n", files: ["README.md", "made.txt"] });
+
+    const conflict = secondWait.results.find((r: any) => r.task === conflicting);
+    expect(conflict.phase).toBe("Failed");
+    expect(conflict.result).toMatch(new RegExp(`^error: could not check out the workspace: the change of prior task "${made}" does not apply onto this checkout: `));
+
+    const skipped = secondWait.results.find((r: any) => r.task === already);
+    expect(skipped).toMatchObject({ phase: "Succeeded", summary: "saw made\n", files: [] });
+    expect(Object.keys(skipped)).not.toContain("diff");
+    expect((await orka.api("GET", `/api/v1/tasks/${already}`)).body.status.delivery).toMatchObject({ outcome: "ReadValidated" });
   });
 });
