@@ -321,4 +321,24 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
     expect(Object.keys(skipped)).not.toContain("diff");
     expect((await orka.api("GET", `/api/v1/tasks/${already}`)).body.status.delivery).toMatchObject({ outcome: "ReadValidated" });
   });
+
+  it("resumes a lost attempt in its own checkout: nothing is cloned or resolved again, and its files are delivered", async () => {
+    let requestsAtKill: number | undefined;
+    script("m-resume", [
+      { toolCalls: [{ name: "file_write", arguments: { path: "before-crash.txt", content: "written before the crash\n" } }] },
+      () => {
+        if (requestsAtKill === undefined) {
+          requestsAtKill = git.requests.length;
+          for (const pid of orka.workerPids()) process.kill(pid, "SIGKILL");
+        }
+        return { text: "finished after the crash" };
+      },
+    ]);
+    const task = await runTask("resumed", "m-resume", { ...write, pushBranch: "orka/resumed" });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    expect(task.status.resumes).toBe(1);
+    expect(await resultOf("resumed")).toMatchObject({ files: ["before-crash.txt"], summary: "finished after the crash" });
+    expect(task.status.delivery).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: await git.refSha("o/app", "refs/heads/orka/resumed") });
+    expect(git.requests.slice(requestsAtKill).filter((r) => r.identity === "reader")).toEqual([]);
+  });
 });
