@@ -341,4 +341,41 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
     expect(task.status.delivery).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: await git.refSha("o/app", "refs/heads/orka/resumed") });
     expect(git.requests.slice(requestsAtKill).filter((r) => r.identity === "reader")).toEqual([]);
   });
+
+  it("reads with the first conventional Secret that exists when the workspace names none, skipping names another role uses", async () => {
+    const applied = await orka.cli(["apply", "-f", "-"], `
+apiVersion: v1
+kind: Secret
+metadata: {name: git-credentials, namespace: team}
+stringData: {token: not-a-token-the-server-knows}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: github-token, namespace: team}
+stringData: {token: ${TOKENS.read}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: pub-push, namespace: team}
+stringData: {token: ${TOKENS.push}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: coder, namespace: team}
+spec: {providerRef: {name: peer, namespace: default}, model: {name: m-default}, tools: [{name: file_read}]}
+`);
+    expect(applied.code, applied.stderr).toBe(0);
+    script("m-discover", [{ toolCalls: [{ name: "file_read", arguments: { path: "README.md" } }] }, (body) => ({ text: JSON.parse(toolResultsOf(body)[0]).content }) ]);
+    const start = (name: string, workspace: Record<string, unknown>) =>
+      orka.api("POST", "/api/v1/tasks", { metadata: { name, namespace: "team" }, spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: "read", model: "m-discover" }, workspace } });
+    // git-credentials comes first, but the forge role names it: the read role takes github-token.
+    expect((await start("discovered", { gitRepo: REPO, intent: "write", publicationCredentialRef: "pub-push", forgeCredentialRef: "git-credentials", pushBranch: "orka/never" })).status).toBe(201);
+    expect((await start("first-found", { gitRepo: REPO })).status).toBe(201);
+    const discovered = await orka.waitFor("discovered", ["Succeeded", "Failed"], 30_000, "team");
+    expect(discovered.status.phase, discovered.status.message).toBe("Succeeded");
+    expect((await orka.api("GET", "/api/v1/tasks/discovered/result?namespace=team")).body.result).toContain("hello");
+    // Without another role, git-credentials is the one used, and the server does not know it.
+    const firstFound = await orka.waitFor("first-found", ["Succeeded", "Failed"], 30_000, "team");
+    expect(firstFound.status.message).toMatch(/could not read https:\/\/github.com\/o\/app \(the credential was refused or is missing/);
+  });
 });
