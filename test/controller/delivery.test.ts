@@ -60,7 +60,7 @@ describe("delivery after an interrupted publication", () => {
       metadata: { name, namespace: "default" },
       spec: { type: "ai", priority: 500, prompt: "go", workspace: { intent: "write", gitRepo: REPO, publicationReadCredentialRef: "pub-read", publicationCredentialRef: "pub-push" } },
     });
-    const running = await store.resources.updateStatus({ ...task, status: { phase: "Running", jobName: name, workspace: { repository: REPO, branch: "main", baseSHA: base }, delivery } });
+    const running = await store.resources.updateStatus({ ...task, status: { phase: "Running" as const, jobName: name, workspace: { repository: REPO, branch: "main", baseSHA: base }, delivery } });
     const ctx = { store: store.resources, data: store.data, git: settings, runner: { workspaceOf: () => dirs } } as unknown as TaskContext;
     return { task: running, ctx, dirs, expected };
   }

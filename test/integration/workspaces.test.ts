@@ -205,6 +205,8 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
       verifiedAt: expect.any(String),
     });
     expect(task.status.delivery.remoteBeforeSHA).toBeUndefined();
+    const events = (await orka.api("GET", "/api/v1/tasks/writer/events")).body.events;
+    expect(events.filter((e: any) => e.type === "DeliveryRecorded").map((e: any) => e.summary)).toEqual([`delivery VerifiedExact: published ${remote} to orka/feature and read it back`]);
     // Each role used its own credential: the pusher pushed, the publication reader read it back.
     const requests = git.requests.slice(before);
     expect(requests.filter((r) => r.service === "git-receive-pack" && r.method === "POST").map((r) => r.identity)).toEqual(["pusher"]);

@@ -6,7 +6,7 @@ import type { GitDirs } from "../../workspace/git.ts";
 import { pushLeased } from "../../workspace/publish.ts";
 import { RemoteReadError, remoteBranchSHA, type Remote } from "../../workspace/remote.ts";
 import { publicationReadCredential, workspaceCredential } from "../workspace-credentials.ts";
-import type { TaskContext } from "./context.ts";
+import { recordEvent, type TaskContext } from "./context.ts";
 import { writeStatus, type Transition } from "./status.ts";
 import { hasRepository } from "./workspace.ts";
 
@@ -36,6 +36,15 @@ export interface DeliveryStep {
  * stores the result envelope, and, for write intent, publishes the commit and reads it back.
  */
 export async function deliver(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
+  const step = await deliverChange(ctx, task);
+  const settledDelivery = step.transition.status?.delivery;
+  if (!settledDelivery?.outcome) return step;
+  const failed = FAILING_OUTCOMES.includes(settledDelivery.outcome);
+  const summary = `delivery ${settledDelivery.outcome}: ${settledDelivery.message ?? ""}`;
+  return { ...step, transition: { ...step.transition, after: (written) => recordEvent(ctx, written, { type: "DeliveryRecorded", severity: failed ? "error" : "info", summary }) } };
+}
+
+async function deliverChange(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
   const { namespace, name } = task.metadata;
   const dirs = ctx.runner.workspaceOf(task.status!.jobName!);
   const base = task.status!.workspace!.baseSHA;
