@@ -308,6 +308,7 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
     expect(firstWait.results[0]).toMatchObject({ task: made, phase: "Succeeded", result: "made it", summary: "made it", baseSHA: mainAtStart, files: ["README.md", "made.txt"] });
     expect(firstWait.results[0].diff).toBeUndefined();
     expect((await resultOf(made)).diff).toContain("+changed by maker");
+    expect((await orka.api("GET", `/api/v1/tasks/${made}`)).body.status.delivery).toMatchObject({ outcome: "ReadOnlyWorkspaceModified" });
 
     const copiedTask = (await orka.api("GET", `/api/v1/tasks/${copied}`)).body;
     expect(copiedTask.spec.workspace).toEqual(checkout);
@@ -379,5 +380,20 @@ spec: {providerRef: {name: peer, namespace: default}, model: {name: m-default}, 
     // Without another role, git-credentials is the one used, and the server does not know it.
     const firstFound = await orka.waitFor("first-found", ["Succeeded", "Failed"], 30_000, "team");
     expect(firstFound.status.message).toMatch(/could not read https:\/\/github.com\/o\/app \(the credential was refused or is missing/);
+  });
+
+  it("gives a container Task the same checkout, result envelope and publication", async () => {
+    const created = await orka.api("POST", "/api/v1/tasks", {
+      metadata: { name: "container-writer" },
+      spec: { type: "container", command: ["sh", "-c", "cat README.md > seen.txt && echo built >> seen.txt && echo done"], workspace: { ...write, pushBranch: "orka/container" } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const task = await orka.waitFor("container-writer", ["Succeeded", "Failed"], 30_000);
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const remote = await git.refSha("o/app", "refs/heads/orka/container");
+    expect(task.status.delivery).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: remote });
+    const result = await resultOf("container-writer");
+    expect(result).toMatchObject({ baseSHA: mainAtStart, headSHA: remote, files: ["seen.txt"] });
+    expect(result.diff).toContain("+hello\n+built");
   });
 });
