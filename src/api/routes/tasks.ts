@@ -96,7 +96,6 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
    * as resolved, provenance stamped, the transaction's grant checked, then stored.
    */
   const createAs = async (request: FastifyRequest, task: Task) => {
-    checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
     const principal = principalOf(request);
     const facts = await checkResolvedReferences(request, task);
     // Provenance is stamped by the server (clients may not set it); children inherit it.
@@ -106,6 +105,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       ctx.grants.task(principal.transaction, "createTask", facts, site);
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
+    checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
     return ctx.store.create(task);
   };
 
