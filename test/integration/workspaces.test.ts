@@ -396,4 +396,16 @@ spec: {providerRef: {name: peer, namespace: default}, model: {name: m-default}, 
     expect(result).toMatchObject({ baseSHA: mainAtStart, headSHA: remote, files: ["seen.txt"] });
     expect(result.diff).toContain("+hello\n+built");
   });
+
+  it("ends a publication that never began as CancelledBeforePublish when its Task is cancelled", async () => {
+    peer.setDelay(20_000, "m-cancelled");
+    script("m-cancelled", [{ text: "too late" }]);
+    const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "cancelled" }, spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: "wait", model: "m-cancelled" }, workspace: { ...write, pushBranch: "orka/cancelled" } } });
+    expect(created.status).toBe(201);
+    for (let i = 0; i < 200 && (await orka.api("GET", "/api/v1/tasks/cancelled")).body.status?.delivery?.state !== "Prepared"; i++) await new Promise((r) => setTimeout(r, 25));
+    expect((await orka.api("POST", "/api/v1/tasks/cancelled/cancel", { reason: "not needed" })).status).toBeLessThan(300);
+    const task = await orka.waitFor("cancelled", ["Cancelled"], 15_000);
+    expect(task.status.delivery).toMatchObject({ outcome: "CancelledBeforePublish", branch: "orka/cancelled" });
+    expect(await git.refSha("o/app", "refs/heads/orka/cancelled")).toBeUndefined();
+  });
 });

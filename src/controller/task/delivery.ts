@@ -25,6 +25,13 @@ export function deliveryFailure(task: Task): string | undefined {
   return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
 }
 
+/** A cancelled Task's publication that had not begun ends as CancelledBeforePublish; one that had begun keeps its state. */
+export function cancelledDelivery(task: Task): Delivery | undefined {
+  const delivery = task.status?.delivery;
+  if (!delivery || delivery.outcome || delivery.state === "Publishing") return delivery;
+  return { ...delivery, state: "CancelledBeforePublish", outcome: "CancelledBeforePublish", message: "the Task was cancelled before its change was published" };
+}
+
 /** A delivery decision and the Task it is written over (publication writes its intent first). */
 export interface DeliveryStep {
   written: Task;
