@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
+import { git as gitCli, isolatedGitEnv } from "../peers/git/run-git.ts";
 import { toolResultsOf, type LlmPeer, type ScriptedPeerTurn } from "../peers/llm-server.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
@@ -139,6 +140,12 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
     const named = await runTask("read-ref", "m-read-readme", { gitRepo: REPO, ref: "refs/heads/dev", readCredentialRef: "git-read" });
     expect(named.status.workspace).toMatchObject({ branch: "dev", ref: "refs/heads/dev", baseSHA: devHead });
     expect((await resultOf("read-ref")).summary).toContain("dev readme");
+    // An annotated tag, as someone else tagged it on the server: the checkout is the commit it tags.
+    await gitCli(["tag", "-a", "v1.0", "-m", "release", devHead], { cwd: git.repos.dirOf("o/app"), env: isolatedGitEnv() });
+    const tagged = await runTask("read-tag", "m-read-readme", { gitRepo: REPO, ref: "v1.0", readCredentialRef: "git-read" });
+    expect(tagged.status.workspace).toMatchObject({ ref: "v1.0", baseSHA: devHead });
+    expect(tagged.status.workspace.branch).toBeUndefined();
+    expect((await resultOf("read-tag")).summary).toContain("dev readme");
   });
 
   it("resolves the default branch once and retries from the frozen commit after the remote moved", async () => {
