@@ -172,6 +172,10 @@ spec: {providerRef: {name: peer}, model: {name: m-boss}, coordination: {enabled:
     expect(anonymous.status.message).toMatch(/^could not prepare the workspace: could not read https:\/\/github.com\/o\/app \(the credential was refused or is missing/);
     const missing = await runTask("no-branch", "m-none", { gitRepo: REPO, branch: "nope", readCredentialRef: "git-read" });
     expect(missing.status.message).toBe('could not prepare the workspace: branch "nope" does not exist in https://github.com/o/app');
+    const unpublishable = await runTask("no-push-secret", "m-none", { ...write, publicationCredentialRef: "missing-secret" });
+    expect(unpublishable.status.message).toBe('could not prepare the workspace: Secret "missing-secret" named by workspace.publicationCredentialRef does not exist in namespace "default"');
+    // All three failed before the prompt ran.
+    expect(peer.requests.filter((r) => r.body.model === "m-none")).toEqual([]);
   });
 
   it("refuses a repository on a host that is not allowed, creating nothing", async () => {

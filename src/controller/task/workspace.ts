@@ -1,4 +1,5 @@
 import type { Delivery, Task, TaskStatus, WorkspaceStatus } from "../../resources/task.ts";
+import { OrkaError } from "../../util/errors.ts";
 import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import { diffOf } from "../../workspace/change.ts";
 import { checkRepositoryHosts } from "../../workspace/hosts.ts";
@@ -58,6 +59,7 @@ async function freeze(ctx: TaskContext, task: Task, remote: CheckoutPlan["remote
 async function preflight(ctx: TaskContext, task: Task): Promise<Delivery> {
   const workspace = task.spec.workspace!;
   const namespace = task.metadata.namespace;
+  if (!workspace.publicationCredentialRef) throw new OrkaError("failed_precondition", "write workspace intent requires publicationCredentialRef before prompt execution");
   await workspaceCredential(ctx.store, namespace, workspace, "publicationCredentialRef");
   const repository = workspace.publicationGitRepo ?? workspace.gitRepo!;
   const branch = (workspace.pushBranch ?? defaultPushBranch(task)).replace(/^refs\/heads\//, "");
