@@ -36,6 +36,7 @@ export interface GitRun {
 }
 
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+const MAX_STDERR_BYTES = 64 * 1024;
 const ORKA_IDENTITY = { name: "Orka", email: "orka@orka.invalid" };
 
 /**
@@ -108,16 +109,27 @@ export function runGit(settings: GitSettings, args: string[], call: GitCall = {}
       if (outBytes > maxBytes) return stop(`git ${args[0]} printed more than ${maxBytes} bytes`);
       out.push(chunk);
     });
+    // git says what went wrong last: a long stderr keeps its end.
+    let errTrimmed = false;
     child.stderr.on("data", (chunk: Buffer) => {
+      err.push(chunk);
       errBytes += chunk.length;
-      if (errBytes <= 64 * 1024) err.push(chunk);
+      while (errBytes > MAX_STDERR_BYTES && err.length > 1) {
+        errBytes -= err.shift()!.length;
+        errTrimmed = true;
+      }
     });
     child.stdin.on("error", () => undefined);
     child.stdin.end(call.input ?? "");
+    let finished = false;
     const finish = (code: number) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       const known = call.credential ? [call.credential] : [];
-      const stderr = redact(Buffer.concat(err).toString("utf8"), known);
+      const kept = Buffer.concat(err).toString("utf8");
+      // A trimmed stderr starts mid-line: that line goes, so no fragment of anything survives the cut.
+      const stderr = redact(errTrimmed ? kept.slice(kept.indexOf("\n") + 1) : kept, known);
       // stdout is data (a diff, a ref list): only the known value goes, so a diff still applies.
       const stdout = redactValues(Buffer.concat(out).toString("utf8"), known);
       resolve({ code: problem ? -1 : code, stdout, stderr: problem ? `${problem}\n${stderr}` : stderr });

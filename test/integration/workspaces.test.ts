@@ -409,7 +409,7 @@ spec: {providerRef: {name: peer, namespace: default}, model: {name: m-default}, 
   });
 
   it("ends a publication that never began as CancelledBeforePublish when its Task is cancelled", async () => {
-    peer.setDelay(20_000, "m-cancelled");
+    peer.setDelay(10_000, "m-cancelled");
     script("m-cancelled", [{ text: "too late" }]);
     const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "cancelled" }, spec: { type: "ai", agentRef: { name: "coder" }, ai: { prompt: "wait", model: "m-cancelled" }, workspace: { ...write, pushBranch: "orka/cancelled" } } });
     expect(created.status).toBe(201);

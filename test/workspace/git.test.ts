@@ -22,6 +22,7 @@ env > "${calls}.env"
 case "$1" in
   hang) exec sleep 30 ;;
   flood) exec yes flood ;;
+  chatty) yes noise | head -c 300000 >&2; echo "fatal: the real reason" >&2; exit 1 ;;
   leak)
     i=0
     while [ "$i" -lt "$GIT_CONFIG_COUNT" ]; do
@@ -75,5 +76,13 @@ esac
     expect(flooded.code).toBe(-1);
     expect(flooded.stderr).toContain("git flood printed more than 65536 bytes");
     expect(flooded.stdout.length).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it("keeps the end of a long stderr, where git says what went wrong", async () => {
+    const chatty = await runGit(DEFAULT_GIT_SETTINGS, ["chatty"]);
+    expect(chatty.code).toBe(1);
+    expect(chatty.stderr.trim().split("\n").at(-1)).toBe("fatal: the real reason");
+    expect(chatty.stderr.length).toBeLessThanOrEqual(128 * 1024);
+    expect(chatty.stderr.split("\n").every((line) => line === "noise" || line === "fatal: the real reason" || line === "")).toBe(true);
   });
 });
