@@ -1,4 +1,4 @@
-import type { Delivery, Task, TaskStatus, WorkspaceStatus } from "../../resources/task.ts";
+import type { Delivery, Task, TaskSpec, TaskStatus, WorkspaceStatus } from "../../resources/task.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import { diffOf } from "../../workspace/change.ts";
@@ -38,12 +38,24 @@ export async function prepareWorkspace(ctx: TaskContext, task: Task): Promise<Wo
   const remote = { url: workspace.gitRepo!, credential: await readCredential(ctx.store, namespace, workspace) };
   const frozen = task.status?.workspace ?? (await freeze(ctx, task, remote));
   const delivery = task.status?.delivery ?? (workspace.intent === "write" ? await preflight(ctx, task) : undefined);
-  const priorDiff = task.spec.priorTaskRef ? diffOf(ctx.data.getResult(namespace, task.spec.priorTaskRef.name)) : undefined;
   return {
-    plan: { remote, baseSHA: frozen.baseSHA, branch: frozen.branch, priorChange: priorDiff ? { task: task.spec.priorTaskRef!.name, diff: priorDiff } : undefined },
+    plan: { remote, baseSHA: frozen.baseSHA, branch: frozen.branch, priorChange: await priorChangeOf(ctx, task) },
     status: { workspace: frozen, delivery },
     secrets: remote.credential ? [remote.credential] : [],
   };
+}
+
+/**
+ * The change a prior Task made, when Orka computed it (its delivery was recorded): a result that
+ * only looks like an envelope, written by a model, is not applied.
+ */
+async function priorChangeOf(ctx: TaskContext, task: Task): Promise<CheckoutPlan["priorChange"]> {
+  const ref = task.spec.priorTaskRef;
+  if (!ref) return undefined;
+  const prior = await ctx.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, ref.name);
+  if (!prior?.status?.delivery?.outcome) return undefined;
+  const diff = diffOf(ctx.data.getResult(task.metadata.namespace, ref.name));
+  return diff ? { task: ref.name, diff } : undefined;
 }
 
 async function freeze(ctx: TaskContext, task: Task, remote: CheckoutPlan["remote"]): Promise<WorkspaceStatus> {
