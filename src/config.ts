@@ -16,6 +16,7 @@ import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 import type { ModelCallSettings } from "./providers/model.ts";
 import { githubSettings, type GithubSettings } from "./github/settings.ts";
+import { DEFAULT_GIT_SETTINGS, type GitSettings } from "./workspace/git.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -44,6 +45,8 @@ export interface ServerConfig {
   auth: AuthConfig;
   audit: AuditRetention;
   github: GithubSettings;
+  /** Workspace repositories: the hosts they may be on, and the git config file the operator adds. */
+  git: GitSettings;
 }
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
@@ -100,6 +103,8 @@ const envSchema = z.object({
   ORKA_PORT: intText("ORKA_PORT", 0).max(65535, "ORKA_PORT must be at most 65535").default(8080),
   ORKA_DATA_DIR: z.string().min(1).default("./.orka"),
   ORKA_WORK_DIR: z.string().min(1).optional(),
+  ORKA_GIT_HOSTS: z.string().default(DEFAULT_GIT_SETTINGS.allowedHosts.join(",")),
+  ORKA_GIT_CONFIG: z.string().min(1).optional(),
   ORKA_ADMIN_TOKEN: z.string().min(16, "ORKA_ADMIN_TOKEN must be at least 16 characters").optional(),
   ORKA_WORKER_SLOTS: intText("ORKA_WORKER_SLOTS", 1).default(4),
   ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
@@ -239,5 +244,10 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       previousMarkerSecrets: parsed.ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS,
       trustedAuthor: parsed.ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR,
     }),
+    git: {
+      ...DEFAULT_GIT_SETTINGS,
+      allowedHosts: csv(parsed.ORKA_GIT_HOSTS).map((host) => host.toLowerCase()),
+      configFile: parsed.ORKA_GIT_CONFIG === undefined ? undefined : resolve(parsed.ORKA_GIT_CONFIG),
+    },
   };
 }

@@ -74,7 +74,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     tokenReview: config.auth.tokenReview && new (await import("./auth/token-review.ts")).TokenReviewAuthenticator(config.auth.tokenReview),
   });
   const grants = new GrantGate(config.auth.transaction, audit, logger);
-  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir });
+  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir, git: config.git });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
   const providers = { scriptedDir: config.scriptedDir };
@@ -106,6 +106,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     grants,
     secrets,
     providers,
+    git: config.git,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -130,6 +131,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       egress,
       secrets,
       providers,
+      git: config.git,
       compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls, maxRunning: config.workerSlots }),
       github: config.github,
     },

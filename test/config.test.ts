@@ -22,4 +22,10 @@ describe("server configuration", () => {
     });
     expect(() => serverConfigFrom({ ORKA_GITHUB_API_BASE_URL: "ftp://ghe.example.com" }, "/home/someone")).toThrow("ORKA_GITHUB_API_BASE_URL must be an http(s) URL");
   });
+
+  it("allows workspace repositories on github.com only, unless the operator lists other git hosts", () => {
+    expect(serverConfigFrom({}, "/home/someone").git).toMatchObject({ allowedHosts: ["github.com"], configFile: undefined });
+    const git = serverConfigFrom({ ORKA_GIT_HOSTS: "github.com, Git.Example.COM ,", ORKA_GIT_CONFIG: "/etc/orka/gitconfig" }, "/home/someone").git;
+    expect(git).toMatchObject({ allowedHosts: ["github.com", "git.example.com"], configFile: "/etc/orka/gitconfig" });
+  });
 });

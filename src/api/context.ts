@@ -21,6 +21,7 @@ import type { GrantGate } from "../auth/grant-gate.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
 import type { GithubSettings } from "../github/settings.ts";
+import type { GitSettings } from "../workspace/git.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -53,6 +54,8 @@ export interface ApiContext {
   providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */
   secrets: TaskSecrets;
+  /** Which hosts a workspace repository may be on. */
+  git: GitSettings;
   /** How the OpenAI/Anthropic-compatible endpoints call the model, and run their tools as attempts of the runner. */
   compat: CompatAttempts;
   /** Where the GitHub tools' server halves send their requests, the operator's read token and the review-marker keys. */

@@ -19,6 +19,8 @@ export interface ChildGrants {
   exchange?: ChildTokenExchangeConfig;
   /** The effect-ledger key of the tool call creating the child: a repeat finds the child it created. */
   effectKey?: string;
+  /** Hosts a child's workspace repository may be on (a model names it). */
+  gitHosts: readonly string[];
 }
 
 /**

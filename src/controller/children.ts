@@ -12,6 +12,7 @@ import { OrkaError } from "../util/errors.ts";
 import { childRefusal, type ChildRefusal } from "./child-rules.ts";
 import { parentLink, parentNamespaceOf, parentTaskName } from "./parent-link.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
+import { checkRepositoryHosts } from "../workspace/hosts.ts";
 import { stampTransaction } from "../auth/provenance.ts";
 import { createChildUnderGrant, type ChildGrants } from "./child-transaction.ts";
 import { checkNamespaceForTask } from "./task-identity.ts";
@@ -62,14 +63,15 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
   if (refusal) throw fail(delegationRefused(refusal, depth, `${agentNamespace}/${args.agent}`));
   if (!agent) throw fail(`failed to get agent "${agentNamespace}/${args.agent}": not found`);
   const codingAgent = agent.spec.runtime !== undefined;
-  if (!codingAgent && (args.workspace || args.maxTurns !== undefined || args.allowBash !== undefined)) {
-    throw fail("workspace is only supported for coding-agent children");
+  if (!codingAgent && (args.maxTurns !== undefined || args.allowBash !== undefined)) {
+    throw fail("maxTurns and allowBash are only supported for coding-agent children");
   }
   if (codingAgent && (args.prior_task || args.feedback)) throw fail("prior_task is not supported for coding-agent children; have the next agent read the published branch");
 
   const labels: Record<string, string> = { [LABEL.delegatedAgent]: labelValue(args.agent) };
   const annotations: Record<string, string> = { [ANNOTATION.coordinationDepth]: String(depth + 1) };
   let workspace = args.workspace && validateWorkspace(args.workspace);
+  checkRepositoryHosts(workspace, grants.gitHosts);
   let priorTaskRef: TaskSpec["priorTaskRef"];
   const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", taskNamespace, args.prior_task) : undefined;
   if (args.prior_task) {
@@ -87,7 +89,8 @@ export async function delegate(store: ResourceStore, grants: ChildGrants, parent
     {
       type: codingAgent ? "agent" : "ai",
       agentRef: { name: args.agent, ...(agentNamespace !== taskNamespace ? { namespace: agentNamespace } : {}) },
-      ...(codingAgent ? { prompt, workspace, agentRuntime: { maxTurns: args.maxTurns, allowBash: args.allowBash } } : { ai: { prompt } }),
+      ...(codingAgent ? { prompt, agentRuntime: { maxTurns: args.maxTurns, allowBash: args.allowBash } } : { ai: { prompt } }),
+      workspace,
       priority: checkPriority(args.priority, parent),
       timeout: checkTimeout(args.timeout),
       priorTaskRef,
@@ -161,6 +164,8 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
     checkNamespaceForTask(parent, namespace, grants.isolation);
     const prior = args.prior_task ? await store.get<TaskSpec, TaskStatus>("Task", namespace, args.prior_task) : undefined;
     if (args.prior_task && !prior) throw fail(`prior task "${args.prior_task}" not found`);
+    const workspace = args.workspace ? validateWorkspace(args.workspace) : prior?.spec.workspace;
+    checkRepositoryHosts(workspace, grants.gitHosts);
     const spec = parseWith(
       taskSpecSchema,
       {
@@ -168,7 +173,7 @@ export async function createContainerChild(store: ResourceStore, grants: ChildGr
         image: args.image,
         command: args.command,
         args: args.args,
-        workspace: args.workspace ? validateWorkspace(args.workspace) : prior?.spec.workspace,
+        workspace,
         timeout: checkTimeout(args.timeout),
         priority: checkPriority(args.priority, parent),
         schedule: args.schedule,

@@ -11,6 +11,7 @@ import type { MemoryStore } from "../store/memory-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Logger } from "../util/logger.ts";
+import type { GitSettings } from "../workspace/git.ts";
 import type { ProviderSettings } from "./resolve.ts";
 
 /** What the server gives the controller: its stores, its runner and the settings its reconcilers read. */
@@ -43,6 +44,8 @@ export interface ControllerOptions {
   secrets: TaskSecrets;
   /** Where scripted Providers may read files. */
   providers: ProviderSettings;
+  /** How workspace repositories are reached: allowed hosts, the operator's git config. */
+  git: GitSettings;
 }
 
 /** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */

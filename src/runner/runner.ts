@@ -1,3 +1,6 @@
+import type { CheckoutPlan } from "../workspace/checkout.ts";
+import type { GitDirs } from "../workspace/git.ts";
+
 /** Starts, watches and stops attempts; the controller never spawns processes itself. */
 
 export interface AttemptDirs {
@@ -12,6 +15,8 @@ export interface AttemptDirs {
 export interface AttemptFiles {
   /** A delegated child's exchanged transaction token. */
   transactionToken?: string;
+  /** The repository to check out into the workspace before the attempt starts (a resumed attempt keeps its own). */
+  checkout?: CheckoutPlan;
 }
 
 /** The exit code of an attempt whose worker died under it (killed, crashed, or the server went away). */
@@ -33,6 +38,8 @@ export interface WorkloadRunner {
   /** Stops the attempt and everything it started; its exit is still reported. Idempotent. */
   kill(attemptId: string, reason: string): void;
   isRunning(attemptId: string): boolean;
+  /** Where the attempt's workspace and Orka's git directory for it are, while they exist. */
+  workspaceOf(attemptId: string): GitDirs;
   /** Removes what the attempt left behind (its directories). */
   cleanup(attemptId: string): Promise<void>;
   onLog(listener: (attemptId: string, chunk: string) => void): void;

@@ -6,6 +6,8 @@ import type { Task, TaskSpec, TaskStatus } from "../../src/resources/task.ts";
 import type { Approval } from "../../src/store/approval-store.ts";
 import type { Attempt, AttemptState } from "../../src/store/data-store.ts";
 
+const REPO = "https://github.com/o/r";
+const CHECKOUT = { repository: REPO, branch: "main", baseSHA: "a".repeat(40) };
 const NOW = Date.parse("2025-06-01T12:00:00.000Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
 
@@ -142,6 +144,36 @@ const rules: Rule[] = [
   {
     rule: "a succeeded attempt completes the Task",
     task: task({}, running()),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
+  },
+  {
+    rule: "a succeeded attempt in a repository is delivered before its Task completes",
+    task: task({ workspace: { gitRepo: REPO } }, running({ workspace: CHECKOUT })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "deliver" },
+  },
+  {
+    rule: "a publication interrupted after its intent was recorded is delivered again (the remote decides)",
+    task: task({ workspace: { gitRepo: REPO, intent: "write" } }, running({ workspace: CHECKOUT, delivery: { state: "Publishing", expectedCommitSHA: "b".repeat(40) } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "deliver" },
+  },
+  {
+    rule: "a delivered Task completes",
+    task: task({ workspace: { gitRepo: REPO, intent: "write" } }, running({ workspace: CHECKOUT, delivery: { state: "VerifiedExact", outcome: "VerifiedExact" } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
+  },
+  {
+    rule: "a delivery that did not land fails the Task with its reason",
+    task: task({ workspace: { gitRepo: REPO, intent: "write" } }, running({ workspace: CHECKOUT, delivery: { state: "DeliveryConflict", outcome: "DeliveryConflict", message: "branch b moved" } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "complete", phase: "Failed", message: "delivery DeliveryConflict: branch b moved" },
+  },
+  {
+    rule: "a coding-agent Task's repository is its runtime's: nothing is delivered by Orka",
+    task: task({ type: "agent", workspace: { gitRepo: REPO } }, running({ workspace: CHECKOUT })),
     world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
     step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
   },

@@ -9,6 +9,7 @@ import { SqliteJournalStore } from "../../src/store/sqlite/journal-store.ts";
 import { SqliteMemoryStore } from "../../src/store/sqlite/memory-store.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { tempStore } from "../helpers/store.ts";
+import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 
 /** A runner whose attempts run until the test ends them; it remembers how many ran at once. */
 function holdingRunner(dir: string) {
@@ -18,6 +19,7 @@ function holdingRunner(dir: string) {
   const runner: WorkloadRunner = {
     prepare: async (id) => ({ workspaceDir: join(dir, id, "workspace"), artifactsDir: join(dir, id, "artifacts"), tmpDir: join(dir, id, "tmp") }),
     adopt: async (_lost, id) => runner.prepare(id),
+    workspaceOf: (id) => ({ workTree: join(dir, id, "workspace"), gitDir: join(dir, id, "git") }),
     start: (id) => {
       running.add(id);
       mostAtOnce = Math.max(mostAtOnce, running.size);
@@ -69,6 +71,7 @@ describe("worker slots", () => {
       grants: {} as never,
       secrets: { remember: () => undefined, forget: () => undefined } as never,
       providers: { scriptedDir: store.dir },
+      git: DEFAULT_GIT_SETTINGS,
     });
     cleanup = async () => {
       await controller.stop();

@@ -59,7 +59,14 @@ describe("delegate_task rules", () => {
     expect((await delegate("deep", { agent: "helper", prompt: "go" })).body.error.message).toBe("coordination depth exceeded: current depth 1, max depth 1");
     expect((await delegate("top", { agent: "boss", prompt: "go" })).body.error.message).toBe('agent "default/boss" is not in the allowed agents list');
     expect((await delegate("top", { agent: "helper", prompt: "" })).body.error.message).toBe("prompt is required");
-    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://github.com/o/r" } })).body.error.message).toBe("workspace is only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", maxTurns: 3 })).body.error.message).toBe("maxTurns and allowBash are only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", allowBash: true })).body.error.message).toBe("maxTurns and allowBash are only supported for coding-agent children");
+    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://internal.example/o/r" } })).body.error.message).toBe(
+      'workspace.gitRepo is on host "internal.example", which is not an allowed git host (allowed: github.com; the operator lists them in ORKA_GIT_HOSTS)',
+    );
+    expect((await delegate("top", { agent: "helper", prompt: "go", workspace: { gitRepo: "https://github.com/o/r", publicationGitRepo: "https://gitlab.internal/o/r", publicationCredentialRef: "p" } })).body.error.message).toMatch(
+      /^workspace.publicationGitRepo is on host "gitlab.internal", which is not an allowed git host/,
+    );
     expect((await delegate("top", { agent: "helper", prompt: "go", timeout: "soon" })).body.error.message).toBe('invalid timeout "soon": use a duration such as 20m');
     expect((await delegate("top", { agent: "helper", prompt: "go", priority: 5000 })).body.error.message).toBe("priority must be between 0 and 1000");
     expect((await delegate("top", { agent: "helper", prompt: "go", taskNamespace: "other" })).status).toBe(403);
@@ -169,7 +176,7 @@ describe("delegate_task rules", () => {
 
   it("finds the child a repeated call already created (a call cut off after its create), instead of creating another", async () => {
     const parent = (await orka.store.get<any, any>("Task", "default", "top"))!;
-    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, effectKey: "uid:key-1" };
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, gitHosts: ["github.com"], effectKey: "uid:key-1" };
     const first = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     const again = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "once" });
     expect(again.taskName).toBe(first.taskName);
@@ -181,7 +188,7 @@ describe("delegate_task rules", () => {
     const longName = `a-coordinator-with-a-very-long-name-${"x".repeat(60)}`;
     await orka.store.create(task(longName, {}, { schedule: "0 0 1 1 *" }));
     const parent = (await orka.store.get<any, any>("Task", "default", longName))!;
-    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false } };
+    const grants = { gate: new GrantGate(undefined, { record: () => undefined, recent: () => [] }, pino({ level: "silent" })), isolation: { enforce: false }, gitHosts: ["github.com"] };
     const { taskName } = await delegateChild(orka.store, grants, parent, { agent: "helper", prompt: "child of a long name" });
     const child = (await orka.store.get<any, any>("Task", "default", taskName))!;
     expect(child.metadata.labels?.["orka.ai/parent-task"]).toMatch(/^a-coordinator-with-a-very-long-name-x{14}-[0-9a-f]{12}$/);

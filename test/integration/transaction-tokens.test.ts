@@ -338,7 +338,7 @@ describe("transaction tokens in enforce mode", () => {
       name,
       type: "container",
       command: ["true"],
-      workspace: { intent: "read", gitRepo: "https://git.example.com/team/app.git", readCredentialRef: secret },
+      workspace: { intent: "read", gitRepo: "https://github.com/team/app.git", readCredentialRef: secret },
     });
     const token = await mint({ secret: "repo-cred" }, `${SCOPES} orka:secrets:credentials:read`);
     const other = await txnCall(orka, token, "POST", "/api/v1/tasks", workspaceTask("ws-other", "other-cred"));

@@ -29,6 +29,29 @@ export interface TaskSpec {
   priority?: number;
   schedule?: string;
   requestedBy?: { username: string };
+  workspace?: { gitRepo?: string; branch?: string; ref?: string; intent?: string; pushBranch?: string; publicationGitRepo?: string };
+}
+
+/** The checkout a Task's attempts share, frozen when its ref was resolved. */
+export interface WorkspaceStatus {
+  repository: string;
+  branch?: string;
+  ref?: string;
+  baseSHA: string;
+  resolvedAt?: string;
+}
+
+/** What Orka's publisher observed of the Task's change on the remote (not what a model claimed). */
+export interface Delivery {
+  state: string;
+  outcome?: string;
+  branch?: string;
+  publicationRepository?: string;
+  expectedCommitSHA?: string;
+  verifiedRemoteSHA?: string;
+  verifiedAt?: string;
+  message?: string;
+  prReceipt?: { number: number; url: string; state: string; headSHA: string };
 }
 
 export interface TaskStatus {
@@ -41,6 +64,8 @@ export interface TaskStatus {
   resultRef?: { available: boolean };
   childTasks?: { name: string; agent?: string; phase: string }[];
   conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+  workspace?: WorkspaceStatus;
+  delivery?: Delivery;
 }
 
 export type Task = Resource<TaskSpec, TaskStatus>;

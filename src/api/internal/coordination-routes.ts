@@ -29,7 +29,7 @@ export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: Ap
     if (!task) throw new OrkaError("not_found", "task not found");
     return { attempt, task };
   };
-  const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange, isolation: ctx.isolation };
+  const childGrants = { gate: ctx.grants, exchange: ctx.childTokenExchange, isolation: ctx.isolation, gitHosts: ctx.git.allowedHosts };
 
   app.post<{ Params: TaskParams }>("/tasks/:ns/:task/delegate", async (request, reply) => {
     const { task } = await callerTask(request, ["delegate_task"]);

@@ -7,6 +7,7 @@ import { SERVER_STAMPED_TASK_FIELDS, isTerminal, taskSpecSchema, type TaskSpec, 
 import { parseWith } from "../../resources/validate.ts";
 import { isDuration } from "../../util/duration.ts";
 import { validateWorkspace } from "../../resources/workspace.ts";
+import { checkRepositoryHosts } from "../../workspace/hosts.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
@@ -104,6 +105,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       ctx.grants.task(principal.transaction, "createTask", facts, site);
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
+    checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
     return ctx.store.create(task);
   };
 
@@ -180,6 +182,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const current = await load(namespace, request.params.name);
     const next = taskFromBody(requiredBody(request), namespace, request.params.name);
     if (next.spec.type !== current.spec.type) throw new OrkaError("invalid_argument", "spec.type is immutable");
+    checkRepositoryHosts(next.spec.workspace, ctx.git.allowedHosts);
     await checkResolvedReferences(request, next);
     const protectedLabels = Object.fromEntries(Object.entries(current.metadata.labels ?? {}).filter(([k]) => k.startsWith("orka.ai/")));
     const protectedAnnotations = Object.fromEntries(Object.entries(current.metadata.annotations ?? {}).filter(([k]) => k.startsWith("orka.ai/")));

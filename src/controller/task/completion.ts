@@ -3,6 +3,7 @@ import type { TaskPhase, TaskSpec, TaskStatus, Task } from "../../resources/task
 import { errorMessage } from "../../util/errors.ts";
 import { parentNamespaceOf, parentTaskName } from "../parent-link.ts";
 import { childSummary } from "./child-summary.ts";
+import { cancelledDelivery } from "./delivery.ts";
 import { setCondition } from "./conditions.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import { keyOf, taskKey } from "./keys.ts";
@@ -28,6 +29,7 @@ export async function completion(ctx: TaskContext, task: Task, phase: TaskPhase,
       retryAfter: undefined,
       executionOutcome: task.status?.executionOutcome ?? { phase, message },
       conditions: setCondition(task.status?.conditions, { type: "Complete", status: "True", reason, message }),
+      ...(phase === "Cancelled" ? { delivery: cancelledDelivery(task) } : {}),
       ...(await childSummary(ctx.store, ctx.data, task)),
     },
     after: async (completed) => {

@@ -4,6 +4,7 @@ import type { Attempt } from "../../store/data-store.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { RETRY_POLICY_DEFAULTS, type Task } from "../../resources/task.ts";
 import { nextIteration } from "./autonomy.ts";
+import { deliveryFailure, deliveryPending } from "./delivery.ts";
 import type { Fact, NextStep, TaskWorld } from "./steps.ts";
 import { timedOut } from "./timeout.ts";
 
@@ -74,13 +75,21 @@ function decideRunning(task: Task, world: TaskWorld): NextStep {
       return { kind: "watch", delayMs: RUNNING_RECHECK_MS };
     case "succeeded":
       if (world.autonomy === undefined) return read("autonomy");
-      return world.autonomy ? nextIteration(task, world, world.autonomy) : complete("Succeeded", "task completed successfully");
+      if (world.autonomy) return nextIteration(task, world, world.autonomy);
+      return finishDelivered(task);
     case "failed":
       if (resumable(task, attempt)) return { kind: "resume", lost: attempt, resumes: (task.status?.resumes ?? 0) + 1 };
       return failOrRetry(task, world, attemptFailure(task, attempt));
     case "killed":
       return { kind: "none" };
   }
+}
+
+/** A Task with a repository ends once Orka has turned its workspace into a result and delivered it. */
+function finishDelivered(task: Task): NextStep {
+  if (deliveryPending(task)) return { kind: "deliver" };
+  const failure = deliveryFailure(task);
+  return failure ? complete("Failed", failure) : complete("Succeeded", "task completed successfully");
 }
 
 /**

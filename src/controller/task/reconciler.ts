@@ -9,6 +9,7 @@ import { childSummary } from "./child-summary.ts";
 import { completion } from "./completion.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import { decideTask } from "./decide.ts";
+import { deliver } from "./delivery.ts";
 import { addFinalizer, finalizeDeletion } from "./deletion.ts";
 import { keyOf, taskKey } from "./keys.ts";
 import { startAttempt } from "./start-attempt.ts";
@@ -62,6 +63,10 @@ export class TaskReconciler {
       const { plan } = step;
       return this.ctx.attempts.withSlot(task, async () => commit(this.ctx.store, task, await startAttempt(this.ctx, task, plan)));
     }
+    if (step.kind === "deliver") {
+      const { written, transition } = await deliver(this.ctx, task);
+      return commit(this.ctx.store, written, transition);
+    }
     await commit(this.ctx.store, task, await this.transition(task, step));
   }
 
@@ -112,7 +117,7 @@ export class TaskReconciler {
     return memory.lockSession(namespace, session.name, task.metadata.name) ? "held" : "busy";
   }
 
-  private async transition(task: Task, step: Exclude<NextStep, { kind: "read" | "start" }>): Promise<Transition> {
+  private async transition(task: Task, step: Exclude<NextStep, { kind: "read" | "start" | "deliver" }>): Promise<Transition> {
     const { ctx } = this;
     const key = keyOf(task);
     switch (step.kind) {

@@ -1,15 +1,19 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { ANNOTATION } from "../../resources/meta.ts";
 import { attemptEnv } from "../../runner/attempt-config.ts";
+import type { AttemptDirs, AttemptFiles } from "../../runner/runner.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import type { StartPlan } from "../admission.ts";
 import type { Task } from "../../resources/task.ts";
+import { errorMessage } from "../../util/errors.ts";
 import { buildAttemptConfig, secretValuesOf, transactionTokenOf } from "./attempt-config.ts";
+import { completion } from "./completion.ts";
 import { setCondition } from "./conditions.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import { keyOf } from "./keys.ts";
 import type { Transition } from "./status.ts";
 import { timeoutMs } from "./timeout.ts";
+import { prepareWorkspace, type WorkspacePreparation } from "./workspace.ts";
 
 /** What the store keeps of a worker's bearer token. */
 export function hashToken(token: string): string {
@@ -28,15 +32,16 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
   // A resumed run continues in the lost attempt's directories (its workspace files are part of the run).
   const resumeRun = task.status?.resuming ? task.status.journalRun : undefined;
   const lostAttempt = resumeRun !== undefined ? task.status?.jobName : undefined;
-  const files = { transactionToken: await transactionTokenOf(ctx.store, task) };
-  const dirs = lostAttempt ? await ctx.runner.adopt(lostAttempt, attemptId, files) : await ctx.runner.prepare(attemptId, files);
+  const prepared = await prepareDirs(ctx, task, attemptId, lostAttempt);
+  if ("failure" in prepared) return completion(ctx, task, "Failed", prepared.failure);
+  const { dirs, files, workspace } = prepared;
   if (lostAttempt) ctx.attempts.disown(lostAttempt);
   // A fork's first attempt starts from a copy of the source run up to the chosen step.
   const fork = number === 1 ? forkSourceOf(task) : undefined;
   if (fork) ctx.journal.copyRun(fork, { namespace, task: name, taskUid: uid!, attempt: number }, number);
   const journal = { run: resumeRun ?? number, resume: resumeRun !== undefined || fork !== undefined };
   const config = await buildAttemptConfig(ctx, task, plan, { id: attemptId, number, token, dirs, journal });
-  ctx.secrets.remember(namespace, name, attemptId, await secretValuesOf(ctx.store, task, config));
+  ctx.secrets.remember(namespace, name, attemptId, [...(await secretValuesOf(ctx.store, task, config)), ...(workspace?.secrets ?? [])]);
   // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
   ctx.data.createAttempt({ id: attemptId, namespace, task: name, taskUid: uid!, number, allowedTools: plan.ai?.tools ?? [] }, hashToken(token));
   return {
@@ -49,6 +54,7 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
       retryAfter: undefined,
       journalRun: journal.run,
       resuming: undefined,
+      ...workspace?.status,
       conditions: setCondition(task.status?.conditions, { type: "JobCreated", status: "True", reason: "WorkerStarted", message: attemptId }),
     },
     after: (running) => {
@@ -68,6 +74,34 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
       else await ctx.runner.cleanup(attemptId);
     },
   };
+}
+
+interface PreparedDirs {
+  dirs: AttemptDirs;
+  files: AttemptFiles;
+  workspace?: WorkspacePreparation;
+}
+
+/**
+ * The attempt's directories with its files, the repository checked out in its workspace (a resumed
+ * attempt takes over its lost attempt's), or why the workspace could not be had.
+ */
+async function prepareDirs(ctx: TaskContext, task: Task, attemptId: string, lostAttempt: string | undefined): Promise<PreparedDirs | { failure: string }> {
+  let workspace: WorkspacePreparation | undefined;
+  try {
+    workspace = await prepareWorkspace(ctx, task);
+  } catch (err) {
+    return { failure: `could not prepare the workspace: ${errorMessage(err)}` };
+  }
+  const files: AttemptFiles = { transactionToken: await transactionTokenOf(ctx.store, task), checkout: workspace?.plan };
+  try {
+    const dirs = lostAttempt ? await ctx.runner.adopt(lostAttempt, attemptId, files) : await ctx.runner.prepare(attemptId, files);
+    return { dirs, files, workspace };
+  } catch (err) {
+    if (!workspace) throw err;
+    await ctx.runner.cleanup(attemptId);
+    return { failure: `could not check out the workspace: ${errorMessage(err)}` };
+  }
 }
 
 /** The run and step a forked Task continues from (`orka.ai/forked-from: <task>/<uid>/<run>/<step>`). */

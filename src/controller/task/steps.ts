@@ -67,6 +67,8 @@ export type NextStep =
   | { kind: "lose"; attemptId: string }
   /** End the Task; `stopAttempt` kills its attempt first, with that reason. */
   | { kind: "complete"; phase: TaskPhase; message: string; stopAttempt?: string }
+  /** The attempt succeeded in a repository: commit its change as the result, publish it for write intent, and record the receipt. */
+  | { kind: "deliver" }
   /** Back to Pending until `retryAfter`, after the attempt that failed with `failure`. */
   | { kind: "retry"; delayMs: number; retryAfter: string; failure: string }
   /** Back to Pending to continue the lost attempt's journal run. */

@@ -1,6 +1,8 @@
-import { chmod, chown, mkdir, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, lchown, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
+import { checkOut, isCheckedOut } from "../../workspace/checkout.ts";
+import { DEFAULT_GIT_SETTINGS, type GitDirs, type GitSettings } from "../../workspace/git.ts";
 import type { AttemptDirs, AttemptFiles } from "../runner.ts";
 
 /** Sandboxed code runs as nobody when Orka runs as root: what it must reach is handed to that user. */
@@ -10,7 +12,7 @@ const runsAsRoot = () => process.getuid?.() === 0;
  * Creates an attempt's workspace, artifacts and tmp directories, reachable by the sandbox user,
  * and writes its files beside them.
  */
-export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
+export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
   // Traversable but not listable: one attempt cannot discover another's directory name.
   await mkdir(attemptsDir, { recursive: true, mode: 0o711 });
   await chmod(attemptsDir, 0o711);
@@ -20,6 +22,7 @@ export async function prepareAttemptDirs(attemptsDir: string, attemptId: string,
     await mkdir(dir, { recursive: true, mode: 0o755 });
     if (runsAsRoot()) await chown(dir, SANDBOX_UID, SANDBOX_UID);
   }
+  if (files.checkout) await checkOutOnce(git, attemptGitDirs(attemptsDir, attemptId), files.checkout);
   if (files.transactionToken === undefined) return dirs;
   return { ...dirs, transactionTokenFile: await writeReadOnly(join(root, "transaction-token"), files.transactionToken) };
 }
@@ -30,4 +33,18 @@ async function writeReadOnly(file: string, content: string): Promise<string> {
   await writeFile(file, content, { mode: 0o400 });
   if (runsAsRoot()) await chown(file, SANDBOX_UID, SANDBOX_UID);
   return file;
+}
+
+/** The attempt's workspace, and the git directory Orka keeps for it outside what the sandbox sees. */
+export function attemptGitDirs(attemptsDir: string, attemptId: string): GitDirs {
+  const root = join(attemptsDir, attemptId);
+  return { workTree: join(root, "workspace"), gitDir: join(root, "git") };
+}
+
+/** A resumed attempt's workspace holds its run's work already: it is never checked out again. */
+async function checkOutOnce(git: GitSettings, dirs: GitDirs, plan: NonNullable<AttemptFiles["checkout"]>): Promise<void> {
+  if (await isCheckedOut(dirs)) return;
+  await checkOut(git, dirs, plan);
+  if (!runsAsRoot()) return;
+  for (const entry of await readdir(dirs.workTree, { recursive: true })) await lchown(join(dirs.workTree, entry), SANDBOX_UID, SANDBOX_UID);
 }

@@ -2,7 +2,8 @@ import { fork, type ChildProcess } from "node:child_process";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { prepareAttemptDirs } from "./dirs.ts";
+import type { GitDirs, GitSettings } from "../../workspace/git.ts";
+import { attemptGitDirs, prepareAttemptDirs } from "./dirs.ts";
 import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -27,20 +28,26 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly logListeners: ((attemptId: string, chunk: string) => void)[] = [];
   private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
   private readonly attemptsDir: string;
+  private readonly git: GitSettings;
   private closing = false;
 
-  constructor(options: { size: number; attemptsDir: string }) {
+  constructor(options: { size: number; attemptsDir: string; git: GitSettings }) {
     this.attemptsDir = options.attemptsDir;
+    this.git = options.git;
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
   }
 
   prepare(attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
-    return prepareAttemptDirs(this.attemptsDir, attemptId, files);
+    return prepareAttemptDirs(this.attemptsDir, attemptId, files, this.git);
   }
 
   async adopt(lostAttemptId: string, attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
     await rename(join(this.attemptsDir, lostAttemptId), join(this.attemptsDir, attemptId)).catch(() => undefined);
-    return prepareAttemptDirs(this.attemptsDir, attemptId, files);
+    return prepareAttemptDirs(this.attemptsDir, attemptId, files, this.git);
+  }
+
+  workspaceOf(attemptId: string): GitDirs {
+    return attemptGitDirs(this.attemptsDir, attemptId);
   }
 
   start(attemptId: string, env: Record<string, string>): void {

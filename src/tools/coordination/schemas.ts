@@ -12,7 +12,7 @@ export const delegateArgs = z.object({
   namespace: namespaceName.optional().describe("Legacy: sets both namespaces"),
   priority: z.number().int().optional().describe("0-1000; defaults to this Task's priority"),
   timeout: z.string().optional().describe("Child timeout, such as 20m"),
-  workspace: workspaceSchema.optional().describe("Repository settings for a coding-agent child"),
+  workspace: workspaceSchema.optional().describe("Repository the child works in (Secret names as plain strings); with prior_task and no workspace, the prior Task's is copied"),
   maxTurns: z.number().int().min(1).max(1000).optional(),
   allowBash: z.boolean().optional(),
   prior_task: z.string().optional().describe("A completed Task whose work this continues (native children)"),

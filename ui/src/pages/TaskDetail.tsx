@@ -3,7 +3,7 @@ import { useApi } from "../api-context.ts";
 import { ActionButton, Card, Empty, ErrorNote, JsonText, PhaseBadge, Pre, Show, Time } from "../components.tsx";
 import { useApiGet, useStreamedItems } from "../hooks.ts";
 import { Link, navigate } from "../router.tsx";
-import { TERMINAL, type ExecutionEvent, type List, type Task } from "../types.ts";
+import { TERMINAL, type Delivery, type ExecutionEvent, type List, type Task } from "../types.ts";
 
 export function TaskDetail({ name }: { name: string }) {
   const api = useApi();
@@ -35,6 +35,7 @@ export function TaskDetail({ name }: { name: string }) {
               </div>
             </div>
             <StatusCard task={t} />
+            {t.spec.workspace?.gitRepo && <WorkspaceCard task={t} />}
             {t.status?.message?.startsWith("waiting for approval") && (
               <p className="banner">
                 This task is waiting for a person: <Link to="/approvals">review its approval</Link>.
@@ -92,6 +93,81 @@ function StatusCard({ task }: { task: Task }) {
         )}
       </dl>
     </Card>
+  );
+}
+
+/** The repository the Task works in, as frozen, and what Orka verified of its delivery. */
+function WorkspaceCard({ task }: { task: Task }) {
+  const spec = task.spec.workspace ?? {};
+  const frozen = task.status?.workspace;
+  const delivery = task.status?.delivery;
+  return (
+    <Card title="Workspace">
+      <dl className="facts workspace-facts">
+        <dt>Repository</dt>
+        <dd>
+          <a href={frozen?.repository ?? spec.gitRepo} rel="noreferrer" target="_blank">
+            {frozen?.repository ?? spec.gitRepo}
+          </a>
+        </dd>
+        <dt>{spec.ref ? "Ref" : "Branch"}</dt>
+        <dd>{spec.ref ?? frozen?.branch ?? spec.branch ?? "default branch (not resolved yet)"}</dd>
+        <dt>Base commit</dt>
+        <dd>{frozen ? <Sha sha={frozen.baseSHA} /> : "—"}</dd>
+        <dt>Intent</dt>
+        <dd>{spec.intent ?? "read"}</dd>
+        {delivery && <DeliveryFacts delivery={delivery} />}
+      </dl>
+    </Card>
+  );
+}
+
+function DeliveryFacts({ delivery }: { delivery: Delivery }) {
+  const verified = delivery.outcome === "VerifiedExact";
+  return (
+    <>
+      <dt>Delivery</dt>
+      <dd>
+        <span className={`badge delivery ${verified || delivery.outcome === "NoChange" || delivery.outcome === "ReadValidated" ? "outcome completed" : delivery.outcome ? "outcome failed" : "outcome running"}`}>
+          {delivery.outcome ?? delivery.state}
+        </span>
+        {delivery.message && <span className="muted"> {delivery.message}</span>}
+      </dd>
+      {delivery.branch && (
+        <>
+          <dt>Published to</dt>
+          <dd>{delivery.branch}</dd>
+        </>
+      )}
+      {delivery.verifiedRemoteSHA && (
+        <>
+          <dt>Verified commit</dt>
+          <dd>
+            <Sha sha={delivery.verifiedRemoteSHA} /> <Time at={delivery.verifiedAt} />
+          </dd>
+        </>
+      )}
+      {delivery.prReceipt && (
+        <>
+          <dt>Pull request</dt>
+          <dd>
+            <a href={delivery.prReceipt.url} rel="noreferrer" target="_blank">
+              #{delivery.prReceipt.number}
+            </a>{" "}
+            <span className="muted">{delivery.prReceipt.state}</span>
+          </dd>
+        </>
+      )}
+    </>
+  );
+}
+
+/** A commit by its short id; the full one on hover. */
+function Sha({ sha }: { sha: string }) {
+  return (
+    <code className="sha" title={sha}>
+      {sha.slice(0, 12)}
+    </code>
   );
 }
 

@@ -1,0 +1,133 @@
+import type { Delivery, DeliveryOutcome, Task } from "../../resources/task.ts";
+import { errorMessage } from "../../util/errors.ts";
+import { sha256Hex } from "../../util/hash.ts";
+import { commitChange, summaryOf, type ResultEnvelope, type WorkspaceChange } from "../../workspace/change.ts";
+import type { GitDirs } from "../../workspace/git.ts";
+import { pushLeased } from "../../workspace/publish.ts";
+import { RemoteReadError, remoteBranchSHA, type Remote } from "../../workspace/remote.ts";
+import { publicationReadCredential, workspaceCredential } from "../workspace-credentials.ts";
+import { recordEvent, type TaskContext } from "./context.ts";
+import { writeStatus, type Transition } from "./status.ts";
+import { hasRepository } from "./workspace.ts";
+
+/** Outcomes that fail the Task: the change was not delivered as asked. */
+const FAILING_OUTCOMES: readonly DeliveryOutcome[] = ["DeliveryConflict", "CredentialBlocked", "PublicationOutcomeUnknown"];
+
+/** Whether a succeeded attempt's workspace still has to be turned into a result (and published). */
+export function deliveryPending(task: Task): boolean {
+  return hasRepository(task) && !!task.status?.workspace && !task.status.delivery?.outcome;
+}
+
+/** Why the Task fails after its delivery, if it does. */
+export function deliveryFailure(task: Task): string | undefined {
+  const delivery = task.status?.delivery;
+  if (!delivery?.outcome || !FAILING_OUTCOMES.includes(delivery.outcome)) return undefined;
+  return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
+}
+
+/** A cancelled Task's publication that had not begun ends as CancelledBeforePublish; one that had begun keeps its state. */
+export function cancelledDelivery(task: Task): Delivery | undefined {
+  const delivery = task.status?.delivery;
+  if (!delivery || delivery.outcome || delivery.state === "Publishing") return delivery;
+  return { ...delivery, state: "CancelledBeforePublish", outcome: "CancelledBeforePublish", message: "the Task was cancelled before its change was published" };
+}
+
+/** A delivery decision and the Task it is written over (publication writes its intent first). */
+export interface DeliveryStep {
+  written: Task;
+  transition: Transition;
+}
+
+/**
+ * Orka, not the model, turns the attempt's workspace into the Task's result: it commits the change,
+ * stores the result envelope, and, for write intent, publishes the commit and reads it back.
+ */
+export async function deliver(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
+  const step = await deliverChange(ctx, task);
+  const settledDelivery = step.transition.status?.delivery;
+  if (!settledDelivery?.outcome) return step;
+  const failed = FAILING_OUTCOMES.includes(settledDelivery.outcome);
+  const summary = `delivery ${settledDelivery.outcome}: ${settledDelivery.message ?? ""}`;
+  return { ...step, transition: { ...step.transition, after: (written) => recordEvent(ctx, written, { type: "DeliveryRecorded", severity: failed ? "error" : "info", summary }) } };
+}
+
+async function deliverChange(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
+  const { namespace, name } = task.metadata;
+  const dirs = ctx.runner.workspaceOf(task.status!.jobName!);
+  const base = task.status!.workspace!.baseSHA;
+  let change: WorkspaceChange;
+  try {
+    change = await commitChange(ctx.git, dirs, base, `Orka: the change of task ${name}`);
+  } catch (err) {
+    return settled(task, "PublicationOutcomeUnknown", `could not read the workspace's change: ${errorMessage(err)}`);
+  }
+  const write = task.spec.workspace!.intent === "write";
+  const branch = task.status!.delivery?.branch;
+  const envelope: ResultEnvelope = {
+    version: 1,
+    summary: summaryOf(ctx.data.getResult(namespace, name), base),
+    baseSHA: change.baseSHA,
+    headSHA: change.headSHA,
+    diff: change.diff,
+    files: change.files,
+    ...(write && branch && change.diff ? { pushBranch: branch } : {}),
+  };
+  ctx.data.putResult(namespace, name, JSON.stringify(envelope));
+  if (!write) return settled(task, change.diff ? "ReadOnlyWorkspaceModified" : "ReadValidated", change.diff ? `the read-only workspace was modified (${change.files.length} files); nothing was published` : "nothing changed");
+  if (!change.diff) return settled(task, "NoChange", "the workspace has no change to publish; nothing was pushed");
+  return publish(ctx, task, dirs, change).catch((err) => {
+    const outcome = err instanceof RemoteReadError && err.credentialRefused ? "CredentialBlocked" : "PublicationOutcomeUnknown";
+    return settled(task, outcome, errorMessage(err));
+  });
+}
+
+/**
+ * Pushes the commit as a compare-and-swap on the branch as it was before the model ran, then reads
+ * it back with the publication read credential. The intent (state Publishing, the expected commit)
+ * is written before the push, so a pass that died after it decides from the remote alone.
+ */
+async function publish(ctx: TaskContext, task: Task, dirs: GitDirs, change: WorkspaceChange): Promise<DeliveryStep> {
+  const workspace = task.spec.workspace!;
+  const namespace = task.metadata.namespace;
+  const prepared = task.status!.delivery!;
+  const branch = prepared.branch!;
+  const before = prepared.remoteBeforeSHA;
+  const reader: Remote = { url: prepared.publicationRepository!, credential: await publicationReadCredential(ctx.store, namespace, workspace) };
+  const pusher: Remote = { url: prepared.publicationRepository!, credential: await workspaceCredential(ctx.store, namespace, workspace, "publicationCredentialRef") };
+  let written = task;
+  if (prepared.state === "Publishing") {
+    const now = await remoteBranchSHA(ctx.git, reader, branch);
+    if (now === prepared.expectedCommitSHA) return verified(task, now!);
+    if (now !== before) return settled(task, "PublicationOutcomeUnknown", `an interrupted publication to ${branch} cannot be decided: the branch is at ${now ?? "nothing"}, neither the commit observed before (${before ?? "no branch"}) nor the one pushed (${prepared.expectedCommitSHA})`);
+  } else {
+    const intent: Delivery = {
+      ...prepared,
+      state: "Publishing",
+      publicationID: sha256Hex(`${task.metadata.uid}:${branch}:${change.headSHA}`).slice(0, 16),
+      expectedCommitSHA: change.headSHA,
+      artifactDigest: `sha256:${sha256Hex(change.diff)}`,
+    };
+    written = await writeStatus(ctx.store, task, { delivery: intent });
+  }
+  const pushed = await pushLeased(ctx.git, dirs, pusher, change.headSHA, branch, before);
+  const now = await remoteBranchSHA(ctx.git, reader, branch);
+  if (now === change.headSHA) return verified(written, now);
+  if (!pushed.pushed && pushed.credentialRefused) return settled(written, "CredentialBlocked", `the publication credential was refused for ${reader.url}: ${pushed.reason}`);
+  if (now !== before) {
+    return settled(written, "DeliveryConflict", `branch ${branch} of ${reader.url} moved from ${before ?? "nothing"} to ${now ?? "nothing"} while the Task ran; the change was not pushed over it`);
+  }
+  return settled(written, "PublicationOutcomeUnknown", `the push to ${branch} did not land: ${pushed.pushed ? "the branch did not change" : pushed.reason}`);
+}
+
+function verified(task: Task, remoteSHA: string): DeliveryStep {
+  const delivery = { ...task.status!.delivery!, verifiedRemoteSHA: remoteSHA, verifiedAt: new Date().toISOString() };
+  return settledWith(task, delivery, "VerifiedExact", `published ${remoteSHA} to ${delivery.branch} and read it back`);
+}
+
+function settled(task: Task, outcome: DeliveryOutcome, message: string): DeliveryStep {
+  return settledWith(task, task.status?.delivery, outcome, message);
+}
+
+function settledWith(task: Task, delivery: Delivery | undefined, outcome: DeliveryOutcome, message: string): DeliveryStep {
+  return { written: task, transition: { status: { delivery: { ...delivery, state: outcome, outcome, message } } } };
+}

@@ -1,0 +1,52 @@
+import type { SecretSpec } from "../resources/secret.ts";
+import type { Workspace } from "../resources/task.ts";
+import type { ResourceStore } from "../store/resource-store.ts";
+import { OrkaError } from "../util/errors.ts";
+
+type CredentialRole = "readCredentialRef" | "publicationReadCredentialRef" | "publicationCredentialRef" | "forgeCredentialRef";
+const ROLES: readonly CredentialRole[] = ["readCredentialRef", "publicationReadCredentialRef", "publicationCredentialRef", "forgeCredentialRef"];
+
+/** Secrets a workspace without readCredentialRef reads with, the first that exists. */
+const DISCOVERED_READ_SECRETS = ["git-credentials", "github-credentials", "copilot-token", "github-token", "git-token"];
+/** The keys a credential Secret holds its token under, the first non-empty one. */
+const TOKEN_KEYS = ["token", "password", "GITHUB_TOKEN"];
+
+/** The token of the Secret a workspace names for `role`; undefined when it names none. */
+export async function workspaceCredential(store: ResourceStore, namespace: string, workspace: Workspace, role: CredentialRole): Promise<string | undefined> {
+  const name = workspace[role];
+  if (!name) return undefined;
+  const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
+  if (!secret) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} does not exist in namespace "${namespace}"`);
+  const token = tokenOf(secret.spec);
+  if (!token) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} has no ${TOKEN_KEYS.join(", ")} key with a value`);
+  return token;
+}
+
+/**
+ * The clone credential: the named Secret, else the first conventional one that exists and no other
+ * role names. None at all is fine: a public repository clones without one.
+ */
+export async function readCredential(store: ResourceStore, namespace: string, workspace: Workspace): Promise<string | undefined> {
+  if (workspace.readCredentialRef) return workspaceCredential(store, namespace, workspace, "readCredentialRef");
+  const taken = new Set(ROLES.map((role) => workspace[role]).filter(Boolean));
+  for (const name of DISCOVERED_READ_SECRETS) {
+    if (taken.has(name)) continue;
+    const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
+    const token = secret && tokenOf(secret.spec);
+    if (token) return token;
+  }
+  return undefined;
+}
+
+/** Reading the publication target: its own read credential, else the push credential. */
+export async function publicationReadCredential(store: ResourceStore, namespace: string, workspace: Workspace): Promise<string | undefined> {
+  return (
+    (await workspaceCredential(store, namespace, workspace, "publicationReadCredentialRef")) ??
+    (await workspaceCredential(store, namespace, workspace, "publicationCredentialRef"))
+  );
+}
+
+function tokenOf(secret: SecretSpec): string | undefined {
+  for (const key of TOKEN_KEYS) if (secret.data[key]) return secret.data[key];
+  return undefined;
+}
