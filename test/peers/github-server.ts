@@ -1,11 +1,12 @@
 // A stateful GitHub REST peer for tests: the official Octokit client, pointed at it with `baseUrl`,
 // works unchanged. Repositories are real bare git repositories in a temporary directory, so heads,
 // diffs, files and merges come from git. Tests drive it through the methods of the returned peer.
-import { mkdtemp, rm } from "node:fs/promises";
+// Given a git peer, it serves that peer's repositories: a branch pushed over git HTTP is a head
+// here, and a merge done here is what the next clone sees.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import type { GitPeer } from "./git-server.ts";
+import { BareRepositories } from "./git/bare-repos.ts";
 import { errorBody, faultFailure, type Fault, HttpFailure, rateLimitHeaders, readJson, type Reply } from "./github/http.ts";
 import { GithubModel } from "./github/model.ts";
 import { routes, type RouteContext } from "./github/routes.ts";
@@ -40,6 +41,14 @@ interface PendingFault {
   matches: (method: string, path: string) => boolean;
 }
 
+export interface GithubPeerOptions {
+  /**
+   * The git peer whose repositories this peer serves. Every token added here is also a git token
+   * there, with the same read or write permission on the same repositories.
+   */
+  git?: GitPeer;
+}
+
 export interface GithubPeer {
   /** The API base URL to give Octokit as `baseUrl`. */
   baseUrl: string;
@@ -54,7 +63,10 @@ export interface GithubPeer {
   openPullRequest(fullName: string, fields: { head: string; base?: string; title?: string; body?: string; user: string; draft?: boolean }): Promise<number>;
   addIssue(fullName: string, fields: { title: string; body?: string; user: string; assignees?: string[]; labels?: string[] }): number;
   addComment(fullName: string, number: number, user: string, body: string): void;
-  addCheckRun(fullName: string, ref: string, run: { name: string; status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): Promise<void>;
+  /** Registers a check run on the commit `ref` names; returns its id. */
+  addCheckRun(fullName: string, ref: string, run: { name: string; status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): Promise<number>;
+  /** Moves a check run on, as the CI system that owns it does (completed with a conclusion, by default success). */
+  updateCheckRun(fullName: string, id: number, run: { status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): void;
   addStatus(fullName: string, ref: string, status: { context: string; state: StatusState["state"]; description?: string }): Promise<void>;
   addReview(fullName: string, number: number, review: { user: string; state: ReviewState["state"]; body?: string }): Promise<void>;
   setMergeable(fullName: string, number: number, mergeable: boolean): void;
@@ -84,9 +96,9 @@ function send(res: http.ServerResponse, reply: Reply, rateHeaders: Record<string
   res.end(text);
 }
 
-export async function startGithubPeer(): Promise<GithubPeer> {
-  const gitRoot = await mkdtemp(path.join(tmpdir(), "gh-peer-"));
-  const model = new GithubModel(gitRoot);
+export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<GithubPeer> {
+  const repositories = options.git?.repos ?? (await BareRepositories.create());
+  const model = new GithubModel((fullName) => repositories.dirOf(fullName));
   const grants = new Map<string, Grant>();
   const used = new Map<string, number>();
   const faults: PendingFault[] = [];
@@ -168,6 +180,7 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     log,
     addToken(token, login, permission, repos) {
       grants.set(token, { account: model.grant(login, permission), permission, repos: repos && new Set(repos.map((r) => r.toLowerCase())) });
+      options.git?.addToken(token, login, Object.fromEntries((repos ?? ["*"]).map((repo) => [repo, permission])));
     },
     addRepo: (fullName, options = {}) => model.addRepo(fullName, options),
     async commit(fullName, branch, files, options = {}) {
@@ -191,14 +204,13 @@ export async function startGithubPeer(): Promise<GithubPeer> {
       model.issue(model.repo(fullName), number).comments.push({ id: nextId(), user: model.account(user), body, createdAt: now() });
     },
     async addCheckRun(fullName, ref, run) {
-      const status = run.status ?? "completed";
-      const conclusion = status === "completed" ? (run.conclusion ?? "success") : null;
-      model.repo(fullName).checkRuns.push({ id: nextId(), headSha: await shaOf(fullName, ref), name: run.name, status, conclusion });
+      return model.addCheckRun(model.repo(fullName), { ...run, headSha: await shaOf(fullName, ref) }).id;
+    },
+    updateCheckRun(fullName, id, run) {
+      model.updateCheckRun(model.repo(fullName), id, run);
     },
     async addStatus(fullName, ref, status) {
-      model.repo(fullName).statuses.push({
-        id: nextId(), sha: await shaOf(fullName, ref), context: status.context, state: status.state, description: status.description ?? null, createdAt: now(),
-      });
+      model.addStatus(model.repo(fullName), { ...status, sha: await shaOf(fullName, ref) });
     },
     async addReview(fullName, number, review) {
       const issue = await pullNumber(fullName, number);
@@ -225,7 +237,8 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rm(gitRoot, { recursive: true, force: true });
+      // Shared repositories are the git peer's to remove.
+      if (!options.git) await repositories.remove();
     },
   };
 }
