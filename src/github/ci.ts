@@ -21,9 +21,13 @@ export interface CommitStatusSummary {
   state: string;
 }
 
-export interface CommitRef {
+/** A repository as GitHub's REST paths name it. */
+export interface RepoName {
   owner: string;
   repo: string;
+}
+
+export interface CommitRef extends RepoName {
   sha: string;
 }
 
