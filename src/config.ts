@@ -15,6 +15,7 @@ import { isDuration, parseDuration } from "./util/duration.ts";
 import type { TokenReviewConfig } from "./auth/token-review.ts";
 import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 import type { ModelCallSettings } from "./providers/model.ts";
+import { githubSettings, type GithubSettings } from "./github/settings.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -42,6 +43,7 @@ export interface ServerConfig {
   logLevel: string;
   auth: AuthConfig;
   audit: AuditRetention;
+  github: GithubSettings;
 }
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
@@ -140,6 +142,10 @@ const envSchema = z.object({
   ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
   ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
   ORKA_TRUST_PROXY: trustProxyText.default(false),
+  ORKA_GITHUB_API_BASE_URL: z.url({ protocol: /^https?$/, message: "ORKA_GITHUB_API_BASE_URL must be an http(s) URL such as https://ghe.example.com/api/v3" }).optional(),
+  ORKA_PR_REVIEW_MARKER_SECRET: z.string().optional(),
+  ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS: z.string().optional(),
+  ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR: z.string().optional(),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -223,5 +229,13 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     logLevel: parsed.ORKA_LOG_LEVEL,
     auth: authConfig(parsed),
     audit: { maxAgeMs: parseDuration(parsed.ORKA_AUDIT_RETENTION), maxRows: parsed.ORKA_AUDIT_MAX_ROWS },
+    github: githubSettings({
+      apiBaseUrl: parsed.ORKA_GITHUB_API_BASE_URL,
+      // The operator's read fallback keeps GitHub's conventional name.
+      token: env.GITHUB_TOKEN,
+      markerSecret: parsed.ORKA_PR_REVIEW_MARKER_SECRET,
+      previousMarkerSecrets: parsed.ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS,
+      trustedAuthor: parsed.ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR,
+    }),
   };
 }

@@ -131,6 +131,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       secrets,
       providers,
       compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls, maxRunning: config.workerSlots }),
+      github: config.github,
     },
     logger,
     routes,

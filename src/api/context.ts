@@ -20,6 +20,7 @@ import type { ApiAuthenticator } from "../auth/authenticator.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
+import type { GithubSettings } from "../github/settings.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -54,6 +55,8 @@ export interface ApiContext {
   secrets: TaskSecrets;
   /** How the OpenAI/Anthropic-compatible endpoints call the model, and run their tools as attempts of the runner. */
   compat: CompatAttempts;
+  /** Where the GitHub tools' server halves send their requests, the operator's read token and the review-marker keys. */
+  github: GithubSettings;
 }
 
 declare module "fastify" {

@@ -22,6 +22,7 @@ import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
 import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
 import { registerInternalApprovalRoutes } from "./internal/approval-routes.ts";
 import { registerInternalJournalRoutes } from "./internal/journal-routes.ts";
+import { registerInternalGithubRoutes } from "./internal/github-routes.ts";
 import { registerWorkerInputScrub } from "./internal/secret-scrub.ts";
 import { registerEffectLedger } from "./internal/effect-ledger.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
@@ -113,4 +114,5 @@ function registerWorkerApi(internal: FastifyInstance, ctx: ApiContext): void {
   registerInternalCoordinationRoutes(internal, ctx);
   registerInternalApprovalRoutes(internal, ctx);
   registerInternalJournalRoutes(internal, ctx);
+  registerInternalGithubRoutes(internal, ctx);
 }

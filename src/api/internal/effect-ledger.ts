@@ -17,7 +17,8 @@ interface RecordedReply {
   body: string;
 }
 
-const CUSTOM_TOOL_ROUTE = "/internal/v1/tools/:ns/:task/:name";
+/** Routes whose calls reach a service outside Orka: one that started and left no reply may have acted. */
+const REMOTE_EFFECT_ROUTES = new Set(["/internal/v1/tools/:ns/:task/:name", "/internal/v1/github/:ns/:task/:tool"]);
 
 /**
  * The effect ledger (issue: crash-exact durability). A worker sends each tool call with an
@@ -39,9 +40,10 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
       const recorded = JSON.parse(effect.result) as RecordedReply;
       return reply.code(recorded.status).header("content-type", recorded.type ?? "application/json").header("orka-replayed", "true").send(recorded.body);
     }
-    if (effect?.state === "started" && request.routeOptions.url === CUSTOM_TOOL_ROUTE) {
+    if (effect?.state === "started" && REMOTE_EFFECT_ROUTES.has(request.routeOptions.url ?? "")) {
+      const params = request.params as { name?: string; tool?: string };
       return reply.send({
-        result: `outcome unknown: this call of ${(request.params as { name?: string }).name} started before the control plane went down and its reply was not recorded, so it may or may not have reached the service. It was not sent again; check before repeating it.`,
+        result: `outcome unknown: this call of ${params.name ?? params.tool} started before the control plane went down and its reply was not recorded, so it may or may not have reached the service. It was not sent again; check before repeating it.`,
       });
     }
     ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { createGithubClient } from "../../github/client.ts";
+import { githubFailure } from "../../github/failure.ts";
+import type { GithubOperation } from "../../github/operation.ts";
+import { listPullRequests } from "../../github/pull-requests.ts";
+import { resolveGithubTarget } from "../../github/scope.ts";
+import { parseWith } from "../../resources/validate.ts";
+import { listPullRequestsArgs } from "../../tools/github/schemas.ts";
+import { OrkaError } from "../../util/errors.ts";
+import { authorizeWorker, bearerToken } from "../auth.ts";
+import type { ApiContext } from "../context.ts";
+import { authorizeToolUse } from "./tool-use.ts";
+
+const ROUTE = "/github/:ns/:task/:tool";
+const SITE = `/internal/v1${ROUTE}`;
+
+interface RouteOperation {
+  schema: z.ZodObject;
+  operation: GithubOperation<never>;
+}
+
+/** One table line: the tool's argument schema (the worker's own) and its server half, type-checked against each other. */
+function operation<S extends z.ZodObject>(schema: S, op: GithubOperation<z.output<S>>): RouteOperation {
+  return { schema, operation: op as GithubOperation<never> };
+}
+
+/** Every GitHub tool's server half, by tool name. */
+const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
+  list_pull_requests: operation(listPullRequestsArgs, listPullRequests),
+};
+
+/**
+ * /internal/v1/github/<ns>/<task>/<tool>: the server half of the GitHub tools. The attempt must have been
+ * given the tool (and its Task's grant must allow it); the body is checked with the tool's own schema,
+ * strictly; then the scope and the credential are resolved (see src/github/scope.ts) and GitHub is called
+ * with a client of this call's token. What GitHub answers is scrubbed of that token and the Task's Secrets.
+ */
+export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Params: { ns: string; task: string; tool: string } }>(ROUTE, async (request, reply) => {
+    const { ns, task: taskName, tool } = request.params;
+    const attempt = authorizeWorker(ctx.data, bearerToken(request), ns, taskName);
+    const entry = Object.hasOwn(GITHUB_OPERATIONS, tool) ? GITHUB_OPERATIONS[tool] : undefined;
+    if (!entry) throw new OrkaError("not_found", `"${tool}" is not a GitHub tool of this Orka build`);
+    const caller = await authorizeToolUse(ctx, attempt, [tool], SITE);
+    const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
+    const { operation: op } = entry;
+    op.check?.(args);
+    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access);
+    const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
+    // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
+    const gone = new AbortController();
+    reply.raw.on("close", () => gone.abort());
+    const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal });
+    try {
+      const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github });
+      return JSON.parse(scrub(JSON.stringify(result ?? null)));
+    } catch (err) {
+      const failure = githubFailure(err);
+      throw new OrkaError(failure.code, scrub(failure.message));
+    }
+  });
+}

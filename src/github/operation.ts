@@ -1,0 +1,44 @@
+import type { GithubClient } from "./client.ts";
+import type { GithubAccess, GithubTarget } from "./scope.ts";
+import type { GithubSettings } from "./settings.ts";
+
+/** What one GitHub call runs with: a client holding the resolved token, and the repository it may act on. */
+export interface GithubCall {
+  client: GithubClient;
+  owner: string;
+  repo: string;
+  target: GithubTarget;
+  settings: GithubSettings;
+}
+
+/**
+ * The server half of one GitHub tool. `check` refuses missing or bad values before the scope, the Secret
+ * or GitHub is touched; `run` makes the GitHub calls.
+ */
+export interface GithubOperation<Args> {
+  access: GithubAccess;
+  check?: (args: Args) => void;
+  run: (args: Args, call: GithubCall) => Promise<unknown>;
+}
+
+/** At most this many code points of an issue or pull request body go into a list, then `...`. */
+export const LIST_BODY_CODE_POINTS = 500;
+
+/** `text` cut to `limit` Unicode code points, `...` appended when it was longer. */
+export function cutCodePoints(text: string | null | undefined, limit = LIST_BODY_CODE_POINTS): string {
+  const points = Array.from(text ?? "");
+  return points.length > limit ? `${points.slice(0, limit).join("")}...` : (text ?? "");
+}
+
+/** per_page ≤ 0 means the default 30; more than 100 means 100; page ≤ 0 means 1. */
+export function pageOf(args: { per_page?: number; page?: number }): { per_page: number; page: number } {
+  const perPage = args.per_page === undefined || args.per_page <= 0 ? 30 : Math.min(args.per_page, 100);
+  return { per_page: perPage, page: args.page === undefined || args.page <= 0 ? 1 : args.page };
+}
+
+/** Whether GitHub's `Link` header names a next page. */
+export function hasNextPage(link: string | undefined): boolean {
+  return /<[^>]*>;\s*rel="next"/.test(link ?? "");
+}
+
+export const labelNames = (labels: (string | { name?: string })[] | undefined) => (labels ?? []).map((l) => (typeof l === "string" ? l : (l.name ?? "")));

@@ -1,0 +1,4 @@
+import { listPullRequests } from "./pull-request-tools.ts";
+
+/** The GitHub tools this build implements, pull request tools first, in the order of the built-in tools page. */
+export const GITHUB_TOOL_DECLARATIONS = [listPullRequests];

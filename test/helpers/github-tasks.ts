@@ -1,0 +1,36 @@
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
+import type { OrkaUnderTest } from "./orka-server.ts";
+
+export interface ToolCallSpec {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+let runs = 0;
+
+/**
+ * Runs an `ai` Task whose scripted model makes `calls` in one turn and then answers, and returns what
+ * each call gave the model: the parsed JSON result, or the error text (`Error executing tool: …`).
+ */
+export async function runToolCalls(
+  orka: OrkaUnderTest,
+  peer: LlmPeer,
+  calls: ToolCallSpec[],
+  spec: Record<string, unknown> & { tools?: string[] } = {},
+): Promise<{ task: any; results: any[] }> {
+  const name = `gh-run-${++runs}-${Math.random().toString(36).slice(2, 7)}`;
+  const model = `m-${name}`;
+  let results: string[] = [];
+  peer.script(model, [
+    { toolCalls: calls },
+    (body) => {
+      results = toolResultsOf(body);
+      return { text: "done" };
+    },
+  ]);
+  const { tools = calls.map((c) => c.name), ...rest } = spec;
+  const created = await orka.api("POST", "/api/v1/tasks", { name, type: "ai", prompt: "use the tools", ai: { providerRef: { name: "peer" }, model, tools }, ...rest });
+  if (created.status !== 201) throw new Error(`task not created: ${JSON.stringify(created.body)}`);
+  const task = await orka.waitFor(name, ["Succeeded", "Failed"], 30_000);
+  return { task, results: results.map((r) => (r.startsWith("{") || r.startsWith("[") ? JSON.parse(r) : r)) };
+}
