@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
-import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/settings.ts";
+import { SEARCH_PROVIDERS, type GithubToolSettings, type SearchProvider } from "./tools/settings.ts";
 import { DEFAULT_NAMESPACE, namespaceName } from "./resources/meta.ts";
 import { OrkaError } from "./util/errors.ts";
 import { TOKEN_ROLES } from "./auth/principal.ts";
@@ -44,6 +44,8 @@ export interface ServerConfig {
   auth: AuthConfig;
   audit: AuditRetention;
   github: GithubSettings;
+  /** What the GitHub tools' worker halves need: auto_merge_pull_request's poll interval (30 s; tests shorten it). */
+  githubTools: GithubToolSettings;
 }
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
@@ -142,6 +144,7 @@ const envSchema = z.object({
   ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
   ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
   ORKA_TRUST_PROXY: trustProxyText.default(false),
+  ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: durationText("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL", "30s").default("30s"),
   ORKA_GITHUB_API_BASE_URL: z.url({ protocol: /^https?$/, message: "ORKA_GITHUB_API_BASE_URL must be an http(s) URL such as https://ghe.example.com/api/v3" }).optional(),
   ORKA_PR_REVIEW_MARKER_SECRET: z.string().optional(),
   ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS: z.string().optional(),
@@ -237,5 +240,6 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       previousMarkerSecrets: parsed.ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS,
       trustedAuthor: parsed.ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR,
     }),
+    githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
   };
 }

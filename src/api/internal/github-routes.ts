@@ -3,9 +3,11 @@ import { z } from "zod";
 import { createGithubClient } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
+import { autoMergePullRequest, checkPullRequestCi, createPullRequest, mergePullRequest, postReviewComment } from "../../github/pull-request-actions.ts";
 import { listPullRequests } from "../../github/pull-requests.ts";
 import { resolveGithubTarget } from "../../github/scope.ts";
 import { parseWith } from "../../resources/validate.ts";
+import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs, mergePullRequestArgs, postReviewCommentArgs } from "../../tools/github/pr-lifecycle-schemas.ts";
 import { listPullRequestsArgs } from "../../tools/github/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
@@ -28,6 +30,11 @@ function operation<S extends z.ZodObject>(schema: S, op: GithubOperation<z.outpu
 /** Every GitHub tool's server half, by tool name. */
 const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
   list_pull_requests: operation(listPullRequestsArgs, listPullRequests),
+  create_pull_request: operation(createPullRequestArgs, createPullRequest),
+  check_pull_request_ci: operation(checkPullRequestCiArgs, checkPullRequestCi),
+  post_review_comment: operation(postReviewCommentArgs, postReviewComment),
+  merge_pull_request: operation(mergePullRequestArgs, mergePullRequest),
+  auto_merge_pull_request: operation(autoMergePullRequestArgs, autoMergePullRequest),
 };
 
 /**
