@@ -1,4 +1,5 @@
 import { OrkaError, type ErrorCode } from "../util/errors.ts";
+import { cutUtf8 } from "../util/text.ts";
 
 /** The shape of Octokit's RequestError (its package is not a direct dependency): a status, and the answer when one came. */
 export interface GithubRequestError extends Error {
@@ -12,14 +13,6 @@ export function isGithubRequestError(err: unknown): err is GithubRequestError {
 
 /** At most this much of a GitHub answer goes into an error message. */
 export const MAX_ERROR_BODY_BYTES = 2048;
-
-function cutBytes(text: string, limit: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= limit) return text;
-  let end = limit;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return `${bytes.subarray(0, end).toString("utf8")}…`;
-}
 
 /** Transient in GitHub's sense: a rate limit (429, or 403 with no quota left or a secondary limit). */
 export function isRateLimited(err: GithubRequestError): boolean {
@@ -45,7 +38,8 @@ function codeOfStatus(status: number): ErrorCode {
 export function describeGithubAnswer(err: GithubRequestError): string {
   const data = err.response?.data;
   const body = data === undefined || data === "" ? err.message : typeof data === "string" ? data : JSON.stringify(data);
-  return `GitHub API returned ${err.status}: ${cutBytes(body, MAX_ERROR_BODY_BYTES)}`;
+  const shown = cutUtf8(body, MAX_ERROR_BODY_BYTES);
+  return `GitHub API returned ${err.status}: ${shown.text}${shown.cut ? "…" : ""}`;
 }
 
 /**

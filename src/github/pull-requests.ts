@@ -1,5 +1,7 @@
+import { OrkaError } from "../util/errors.ts";
+import { cutUtf8 } from "../util/text.ts";
 import { githubFailure } from "./failure.ts";
-import { cutCodePoints, labelNames, pageOf, type GithubOperation } from "./operation.ts";
+import { cutCodePoints, hasNextPage, labelNames, pageOf, type GithubOperation } from "./operation.ts";
 
 /** list_pull_requests: one page of open pull requests; `total_count` counts this page. */
 export const listPullRequests: GithubOperation<{ per_page?: number; page?: number }> = {
@@ -22,6 +24,58 @@ export const listPullRequests: GithubOperation<{ per_page?: number; page?: numbe
         draft: pull.draft ?? false,
       })),
       total_count: data.length,
+    };
+  },
+};
+
+/** The diff a review returns is cut here (GitHub's answer is read up to 10 MiB). */
+export const MAX_REVIEW_DIFF_BYTES = 1024 * 1024;
+export const MAX_REVIEW_FILES = 300;
+const FILES_PAGE = 100;
+
+export function requirePrNumber(args: { pr_number: number }): void {
+  if (!(args.pr_number > 0)) throw new OrkaError("invalid_argument", "pr_number is required");
+}
+
+/** review_pull_request: metadata, the unified diff (cut at 1 MiB) and up to 300 files with their patches. */
+export const reviewPullRequest: GithubOperation<{ pr_number: number }> = {
+  access: "read",
+  check: requirePrNumber,
+  async run({ pr_number }, { client, owner, repo }) {
+    const failed = (err: unknown): never => {
+      throw githubFailure(err, "failed to fetch pull request");
+    };
+    const { data: pull } = await client.rest.pulls.get({ owner, repo, pull_number: pr_number }).catch(failed);
+    const { data: diffText } = await client.rest.pulls.get({ owner, repo, pull_number: pr_number, mediaType: { format: "diff" } }).catch(failed);
+    const diff = cutUtf8(String(diffText), MAX_REVIEW_DIFF_BYTES);
+    const files: { filename: string; status: string; additions: number; deletions: number; patch: string }[] = [];
+    let more = false;
+    try {
+      for await (const page of client.paginate.iterator(client.rest.pulls.listFiles, { owner, repo, pull_number: pr_number, per_page: FILES_PAGE })) {
+        for (const file of page.data) {
+          if (files.length < MAX_REVIEW_FILES) files.push({ filename: file.filename, status: file.status, additions: file.additions, deletions: file.deletions, patch: file.patch ?? "" });
+          else more = true;
+        }
+        if (files.length >= MAX_REVIEW_FILES) {
+          more ||= hasNextPage(page.headers.link);
+          break;
+        }
+      }
+    } catch (err) {
+      failed(err);
+    }
+    return {
+      pr_title: pull.title,
+      pr_body: pull.body ?? "",
+      pr_author: pull.user?.login ?? "",
+      base_branch: pull.base.ref,
+      head_branch: pull.head.ref,
+      head_sha: pull.head.sha,
+      diff: diff.text,
+      diff_truncated: diff.cut,
+      files,
+      files_truncated: more,
+      status: "fetched",
     };
   },
 };

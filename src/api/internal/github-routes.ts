@@ -3,12 +3,16 @@ import { z } from "zod";
 import { createGithubClient } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
+import { commentOnIssue, getIssue, listIssues } from "../../github/issues.ts";
 import { autoMergePullRequest, checkPullRequestCi, createPullRequest, mergePullRequest, postReviewComment } from "../../github/pull-request-actions.ts";
-import { listPullRequests } from "../../github/pull-requests.ts";
+import { listPullRequests, reviewPullRequest } from "../../github/pull-requests.ts";
+import { checkPrReviewMarker } from "../../github/review-marker.ts";
 import { resolveGithubTarget } from "../../github/scope.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs, mergePullRequestArgs, postReviewCommentArgs } from "../../tools/github/pr-lifecycle-schemas.ts";
-import { listPullRequestsArgs } from "../../tools/github/schemas.ts";
+import {
+  checkPrReviewMarkerArgs, commentOnIssueArgs, getIssueArgs, listIssuesArgs, listPullRequestsArgs, reviewPullRequestArgs,
+} from "../../tools/github/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -31,10 +35,15 @@ function operation<S extends z.ZodObject>(schema: S, op: GithubOperation<z.outpu
 const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
   list_pull_requests: operation(listPullRequestsArgs, listPullRequests),
   create_pull_request: operation(createPullRequestArgs, createPullRequest),
+  check_pr_review_marker: operation(checkPrReviewMarkerArgs, checkPrReviewMarker),
   check_pull_request_ci: operation(checkPullRequestCiArgs, checkPullRequestCi),
-  post_review_comment: operation(postReviewCommentArgs, postReviewComment),
   merge_pull_request: operation(mergePullRequestArgs, mergePullRequest),
   auto_merge_pull_request: operation(autoMergePullRequestArgs, autoMergePullRequest),
+  review_pull_request: operation(reviewPullRequestArgs, reviewPullRequest),
+  post_review_comment: operation(postReviewCommentArgs, postReviewComment),
+  list_issues: operation(listIssuesArgs, listIssues),
+  get_issue: operation(getIssueArgs, getIssue),
+  comment_on_issue: operation(commentOnIssueArgs, commentOnIssue),
 };
 
 /**
