@@ -67,7 +67,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
     const gone = new AbortController();
     reply.raw.on("close", () => gone.abort());
-    const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal });
+    const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal, timing: ctx.github.timing });
     try {
       const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github });
       return JSON.parse(scrub(JSON.stringify(result ?? null)));
