@@ -75,6 +75,8 @@ export interface GithubPeer {
   pullRequest(fullName: string, number: number): IssueState & { pull: PullState };
   /** The next `count` requests (matching `method` and `pathPattern` when given) fail with `fault`. */
   injectFault(fault: Fault, count: number, match?: { method?: string; pathPattern?: RegExp }): void;
+  /** Drops every fault not yet taken. */
+  clearFaults(): void;
   stop(): Promise<void>;
 }
 
@@ -233,6 +235,9 @@ export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<
         fault, remaining: count,
         matches: (method, pathname) => (!match.method || match.method === method) && (!match.pathPattern || match.pathPattern.test(pathname)),
       });
+    },
+    clearFaults() {
+      faults.length = 0;
     },
     async stop() {
       server.closeAllConnections();
