@@ -234,6 +234,25 @@ describe("GitHub pull request lifecycle tools", () => {
         { outcome: "timeout", pr_number: waiting.number, ...notMerged, message: "timed out after 400ms waiting for CI checks to pass" },
       ]);
     });
+    it("stops waiting when its Task is cancelled, and merges nothing", async () => {
+      const pr = await openPr();
+      await flow.github.addCheckRun(FLOW_REPO, pr.sha, { name: "unit", status: "in_progress" });
+      const name = `pr-tools-${++runs}`;
+      flow.llm.script(`m-${name}`, [{ toolCalls: [{ name: "auto_merge_pull_request", arguments: { task_name: name, pr_number: pr.number, timeout: "30m" } }] }, { text: "done" }]);
+      const mark = flow.github.log.length;
+      await flow.api("POST", "/tasks", { name, type: "ai", prompt: "merge it", ai: { providerRef: { name: "peer" }, model: `m-${name}`, tools: ["auto_merge_pull_request"] }, workspace: WORKSPACE });
+      const polls = () => requestsSince(mark).filter((r) => r.call === `GET /repos/acme/app/pulls/${pr.number}`).length;
+      for (let waited = 0; polls() < 3 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(polls()).toBeGreaterThanOrEqual(3);
+      const cancelled = Date.now();
+      await flow.api("POST", `/tasks/${name}/cancel`);
+      expect((await flow.waitFor(name, ["Cancelled", "Succeeded", "Failed"], 10_000)).status?.phase).toBe("Cancelled");
+      expect(Date.now() - cancelled).toBeLessThan(5_000);
+      const after = polls();
+      await new Promise((r) => setTimeout(r, 400));
+      expect(polls()).toBe(after);
+      expect(requestsSince(mark).filter((r) => r.call.startsWith("PUT"))).toEqual([]);
+    });
   });
 
   describe("post_review_comment", () => {
