@@ -144,9 +144,9 @@ const envSchema = z.object({
   ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
   ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
   ORKA_TRUST_PROXY: trustProxyText.default(false),
-  ORKA_GITHUB_RETRY_BASE_MS: intText("ORKA_GITHUB_RETRY_BASE_MS", 0).default(1000),
   ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: durationText("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL", "30s").default("30s"),
   ORKA_GITHUB_API_BASE_URL: z.url({ protocol: /^https?$/, message: "ORKA_GITHUB_API_BASE_URL must be an http(s) URL such as https://ghe.example.com/api/v3" }).optional(),
+  ORKA_GITHUB_RETRY_BASE_MS: intText("ORKA_GITHUB_RETRY_BASE_MS", 0).default(1000),
   ORKA_PR_REVIEW_MARKER_SECRET: z.string().optional(),
   ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS: z.string().optional(),
   ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR: z.string().optional(),
@@ -237,10 +237,10 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       apiBaseUrl: parsed.ORKA_GITHUB_API_BASE_URL,
       // The operator's read fallback keeps GitHub's conventional name.
       token: env.GITHUB_TOKEN,
+      retryBaseMs: parsed.ORKA_GITHUB_RETRY_BASE_MS,
       markerSecret: parsed.ORKA_PR_REVIEW_MARKER_SECRET,
       previousMarkerSecrets: parsed.ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS,
       trustedAuthor: parsed.ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR,
-      retryBaseMs: parsed.ORKA_GITHUB_RETRY_BASE_MS,
     }),
     githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
   };

@@ -6,4 +6,20 @@ describe("server configuration", () => {
     expect(serverConfigFrom({}, "/home/someone").modelCalls).toEqual({ retryBaseMs: 1000, timeoutMs: 120_000 });
     expect(serverConfigFrom({ ORKA_MODEL_TIMEOUT_MS: "600000" }, "/home/someone").modelCalls.timeoutMs).toBe(600_000);
   });
+
+  it("reads the GitHub settings: API base URL, the operator's GITHUB_TOKEN and the review-marker keys", () => {
+    expect(serverConfigFrom({}, "/home/someone").github).toEqual({
+      apiBaseUrl: "https://api.github.com", webHosts: ["github.com"], fallbackToken: undefined, retryBaseMs: 1000,
+      marker: { secret: "", previousSecrets: [], trustedAuthor: undefined },
+    });
+    const github = serverConfigFrom({
+      ORKA_GITHUB_API_BASE_URL: "https://ghe.example.com/api/v3/", GITHUB_TOKEN: " ghp_operator \n", ORKA_PR_REVIEW_MARKER_SECRET: " k2 ",
+      ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS: "k1, ,k0", ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR: "orka-bot",
+    }, "/home/someone").github;
+    expect(github).toEqual({
+      apiBaseUrl: "https://ghe.example.com/api/v3", webHosts: ["github.com", "ghe.example.com"], fallbackToken: "ghp_operator", retryBaseMs: 1000,
+      marker: { secret: "k2", previousSecrets: ["k1", "k0"], trustedAuthor: "orka-bot" },
+    });
+    expect(() => serverConfigFrom({ ORKA_GITHUB_API_BASE_URL: "ftp://ghe.example.com" }, "/home/someone")).toThrow("ORKA_GITHUB_API_BASE_URL must be an http(s) URL");
+  });
 });

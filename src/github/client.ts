@@ -40,9 +40,9 @@ export interface ClientOptions {
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 /**
- * One Octokit per call, with that call's token. GETs are retried up to 3 times on 5xx, nothing else is
- * retried by the retry plugin (writes never: a review or comment must not be posted twice), and rate
- * limits are waited out at most twice and only when GitHub asks for 60 s or less.
+ * One Octokit per call, with that call's token. GETs are retried up to 3 times on 5xx, and their rate
+ * limits are waited out at most twice and only when GitHub asks for 60 s or less. Nothing else is retried:
+ * a write never (a review or a comment must not be posted twice), a refusal never.
  */
 export function createGithubClient(options: ClientOptions): GithubClient {
   const timing = options.timing ?? PRODUCTION_TIMING;
@@ -68,8 +68,9 @@ export function createGithubClient(options: ClientOptions): GithubClient {
   return client;
 }
 
-function waitOutRateLimit(retryAfterSeconds: number, _options: unknown, _octokit: unknown, retryCount: number): boolean {
-  return retryCount < MAX_RATE_LIMIT_RETRIES && retryAfterSeconds <= MAX_RATE_LIMIT_WAIT_S;
+/** Reads only: a write is never sent twice by Orka, not even one GitHub turned away for its rate limit. */
+function waitOutRateLimit(retryAfterSeconds: number, request: { method?: string }, _octokit: unknown, retryCount: number): boolean {
+  return request.method === "GET" && retryCount < MAX_RATE_LIMIT_RETRIES && retryAfterSeconds <= MAX_RATE_LIMIT_WAIT_S;
 }
 
 /** Set on an answer whose body was cut at its cap. */

@@ -1,5 +1,3 @@
-import { PRODUCTION_TIMING, type ClientTiming } from "./client.ts";
-
 /** What the operator configures for the GitHub tools, read once at start-up (src/config.ts). */
 export interface GithubSettings {
   /** The REST API root: https://api.github.com, or `https://<host>/api/v3` for GitHub Enterprise Server. */
@@ -8,9 +6,9 @@ export interface GithubSettings {
   webHosts: string[];
   /** The operator's read token (`GITHUB_TOKEN`), used when the matched scope names no read credential. */
   fallbackToken?: string;
+  /** Milliseconds per second of GitHub's back-off and `retry-after` (1000; tests shorten it). */
+  retryBaseMs: number;
   marker: MarkerSettings;
-  /** How long GitHub calls wait between retries and for an answer (GitHub's own pace unless tests shorten it). */
-  timing: ClientTiming;
 }
 
 /** Review-marker signing: a stable key, keys it replaced, and the login trusted for unsigned markers. */
@@ -25,11 +23,10 @@ export const DEFAULT_GITHUB_API_BASE_URL = "https://api.github.com";
 export function githubSettings(env: {
   apiBaseUrl?: string;
   token?: string;
+  retryBaseMs?: number;
   markerSecret?: string;
   previousMarkerSecrets?: string;
   trustedAuthor?: string;
-  /** Milliseconds per unit of retry back-off and per second of `retry-after`; GitHub's pace (1000) by default. */
-  retryBaseMs?: number;
 }): GithubSettings {
   const apiBaseUrl = (env.apiBaseUrl ?? DEFAULT_GITHUB_API_BASE_URL).replace(/\/+$/, "");
   const apiHost = new URL(apiBaseUrl).hostname.toLowerCase();
@@ -39,11 +36,11 @@ export function githubSettings(env: {
     apiBaseUrl,
     webHosts: [...new Set(webHosts)],
     fallbackToken: env.token?.trim() || undefined,
+    retryBaseMs: env.retryBaseMs ?? 1000,
     marker: {
       secret: env.markerSecret?.trim() ?? "",
       previousSecrets: (env.previousMarkerSecrets ?? "").split(",").map((s) => s.trim()).filter(Boolean),
       trustedAuthor: env.trustedAuthor?.trim() || undefined,
     },
-    timing: { ...PRODUCTION_TIMING, retryAfterBaseMs: env.retryBaseMs ?? PRODUCTION_TIMING.retryAfterBaseMs },
   };
 }

@@ -3,9 +3,15 @@ import type { ToolDefinition } from "../providers/model.ts";
 import type { Workspace } from "./core/workspace.ts";
 import type { FetchSettings, GithubToolSettings, SearchSettings } from "./settings.ts";
 
+/** How long one control-plane call may take (10 s unless said), and the signal that ends it early. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface ControlPlane {
   get(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
-  post(path: string, body: unknown): Promise<unknown>;
+  post(path: string, body: unknown, options?: CallOptions): Promise<unknown>;
   delete(path: string, query?: Record<string, string | undefined>): Promise<unknown>;
   /** The same control plane, sending one tool call's idempotency key, so a repeated call is answered from its ledger. */
   withIdempotencyKey(key: string): ControlPlane;

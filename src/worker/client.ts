@@ -1,5 +1,5 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
-import type { ControlPlane } from "../tools/define.ts";
+import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
 
 const CONTROL_PLANE_TIMEOUT_MS = 10_000;
@@ -44,8 +44,8 @@ export class ControlPlaneClient implements ControlPlane {
     return this.send("DELETE", withQuery(path, query));
   }
 
-  post(path: string, body: unknown): Promise<unknown> {
-    return this.send("POST", path, JSON.stringify(body), "application/json");
+  post(path: string, body: unknown, options?: CallOptions): Promise<unknown> {
+    return this.send("POST", path, JSON.stringify(body), "application/json", options);
   }
 
   /** `<namespace>/<task>`, the tail of this attempt's per-Task paths. */
@@ -58,18 +58,28 @@ export class ControlPlaneClient implements ControlPlane {
     return new ControlPlaneClient({ ...this.options, idempotencyKey: key });
   }
 
-  private async send(method: string, path: string, body?: string | Buffer, contentType?: string): Promise<unknown> {
-    const response = await fetch(`${`${this.options.controllerURL}/internal/v1`}/${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.options.token}`,
-        ...(contentType ? { "content-type": contentType } : {}),
-        ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
-      },
-      body,
-      signal: AbortSignal.timeout(CONTROL_PLANE_TIMEOUT_MS),
-    });
-    const text = await response.text();
+  private async send(method: string, path: string, body?: string | Buffer, contentType?: string, options: CallOptions = {}): Promise<unknown> {
+    const timeoutMs = options.timeoutMs ?? CONTROL_PLANE_TIMEOUT_MS;
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(`${`${this.options.controllerURL}/internal/v1`}/${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.options.token}`,
+          ...(contentType ? { "content-type": contentType } : {}),
+          ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
+        },
+        body,
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])]),
+      });
+      text = await response.text();
+    } catch (err) {
+      // An abort's DOMException has a read-only message; the caller gets an error it can report.
+      if (options.signal?.aborted) throw new OrkaError("deadline_exceeded", "the call was cancelled before the control plane answered");
+      if (err instanceof Error && err.name === "TimeoutError") throw new OrkaError("deadline_exceeded", `the control plane did not answer within ${timeoutMs / 1000}s`);
+      throw err;
+    }
     if (!response.ok) {
       let message = text;
       try {

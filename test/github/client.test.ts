@@ -56,11 +56,15 @@ describe("GitHub client", () => {
   });
 
   it("never retries a write, whatever GitHub answers", async () => {
-    const start = peer.log.length;
+    let start = peer.log.length;
     peer.injectFault({ kind: "bad-gateway" }, 1, { method: "POST" });
     const failure = await failureOf(client("writer-token-123456").rest.issues.createComment({ owner, repo, issue_number: issue, body: "hi" }));
     expect(failure.code).toBe("unavailable");
     expect(since(start)).toEqual(["POST 502"]);
+    start = peer.log.length;
+    peer.injectFault({ kind: "rate-limit", retryAfterSeconds: 1 }, 1, { method: "POST" });
+    const limited = await failureOf(client("writer-token-123456").rest.issues.createComment({ owner, repo, issue_number: issue, body: "hi" }));
+    expect([limited.code, since(start)]).toEqual(["resource_exhausted", ["POST 429"]]);
   });
 
   it("does not retry a refusal, and never quotes the token", async () => {

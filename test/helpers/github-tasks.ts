@@ -17,6 +17,8 @@ export async function runToolCalls(
   peer: LlmPeer,
   calls: ToolCallSpec[],
   spec: Record<string, unknown> & { tools?: string[] } = {},
+  /** Creates the Task; the admin's REST call unless a test sends it another way (with a transaction token). */
+  create: (body: Record<string, unknown>) => Promise<{ status: number; body: any }> = (body) => orka.api("POST", "/api/v1/tasks", body),
 ): Promise<{ task: any; results: any[] }> {
   const name = `gh-run-${++runs}-${Math.random().toString(36).slice(2, 7)}`;
   const model = `m-${name}`;
@@ -29,7 +31,7 @@ export async function runToolCalls(
     },
   ]);
   const { tools = calls.map((c) => c.name), ...rest } = spec;
-  const created = await orka.api("POST", "/api/v1/tasks", { name, type: "ai", prompt: "use the tools", ai: { providerRef: { name: "peer" }, model, tools }, ...rest });
+  const created = await create({ name, type: "ai", prompt: "use the tools", ai: { providerRef: { name: "peer" }, model, tools }, ...rest });
   if (created.status !== 201) throw new Error(`task not created: ${JSON.stringify(created.body)}`);
   const task = await orka.waitFor(name, ["Succeeded", "Failed"], 30_000);
   return { task, results: results.map((r) => (r.startsWith("{") || r.startsWith("[") ? JSON.parse(r) : r)) };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { createGithubClient } from "../../github/client.ts";
+import { createGithubClient, REQUEST_TIMEOUT_MS } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
 import { commentOnIssue, getIssue, listIssues } from "../../github/issues.ts";
@@ -67,7 +67,9 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
     const gone = new AbortController();
     reply.raw.on("close", () => gone.abort());
-    const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal, timing: ctx.github.timing });
+    const client = createGithubClient({
+      baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal, timing: { retryAfterBaseMs: ctx.github.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS },
+    });
     try {
       const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github });
       return JSON.parse(scrub(JSON.stringify(result ?? null)));

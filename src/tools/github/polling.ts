@@ -18,8 +18,7 @@ export interface PollResult<T> {
  * model's to see at once.
  */
 export function isTransientToolError(err: unknown): boolean {
-  if (err instanceof OrkaError) return err.code === "unavailable" || err.code === "resource_exhausted" || err.code === "deadline_exceeded";
-  return err instanceof Error && err.name === "TimeoutError";
+  return err instanceof OrkaError && (err.code === "unavailable" || err.code === "resource_exhausted" || err.code === "deadline_exceeded");
 }
 
 /**

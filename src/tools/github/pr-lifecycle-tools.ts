@@ -8,7 +8,7 @@ import { reviewRequest } from "../../github/review-comment.ts";
 import { formatDuration } from "../../util/duration.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
-import { githubToolPath } from "./github-tool.ts";
+import { callGithubTool } from "./github-tool.ts";
 import { pollUntil } from "./polling.ts";
 import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs, mergePullRequestArgs, postReviewCommentArgs } from "./pr-lifecycle-schemas.ts";
 import { GITHUB_ALIASES } from "./schemas.ts";
@@ -27,7 +27,7 @@ export const createPullRequest = defineTool({
   parameters: createPullRequestArgs,
   aliases: ALIASES,
   async run(args, ctx) {
-    return ctx.controlPlane.post(githubToolPath(ctx, "create_pull_request"), args);
+    return callGithubTool(ctx, "create_pull_request", args);
   },
 });
 
@@ -57,7 +57,7 @@ export const checkPullRequestCi = defineTool({
   async run(args, ctx) {
     if (!args.pr_number) throw new OrkaError("invalid_argument", "pr_number is required");
     const wait = ciWait(args);
-    const once = async () => (await ctx.controlPlane.post(githubToolPath(ctx, "check_pull_request_ci"), args)) as CiReport;
+    const once = async () => (await callGithubTool(ctx, "check_pull_request_ci", args)) as CiReport;
     if (!wait) return once();
     const polled = await pollUntil(once, isTerminalCiReport, { totalMs: wait.waitMs, intervalMs: wait.pollMs, signal: ctx.signal });
     if (!polled.timedOut) return { ...polled.last!, wait_timed_out: false, attempts: polled.attempts };
@@ -75,7 +75,7 @@ export const postReviewComment = defineTool({
   onResume: "unknown",
   async run(args, ctx) {
     reviewRequest(args);
-    return ctx.controlPlane.post(githubToolPath(ctx, "post_review_comment"), args);
+    return callGithubTool(ctx, "post_review_comment", args);
   },
 });
 
@@ -88,7 +88,7 @@ export const mergePullRequest = defineTool({
   aliases: ALIASES,
   async run(args, ctx) {
     mergeRequest(args);
-    return ctx.controlPlane.post(githubToolPath(ctx, "merge_pull_request"), args);
+    return callGithubTool(ctx, "merge_pull_request", args);
   },
 });
 
@@ -111,7 +111,7 @@ export const autoMergePullRequest = defineTool({
   async run(args, ctx) {
     const request = mergeRequest(args);
     const timeoutMs = autoMergeTimeout(args.timeout);
-    const poll = async () => (await ctx.controlPlane.post(githubToolPath(ctx, "auto_merge_pull_request"), args)) as AutoMergePoll;
+    const poll = async () => (await callGithubTool(ctx, "auto_merge_pull_request", args)) as AutoMergePoll;
     let polled;
     try {
       polled = await pollUntil(poll, (answer) => answer.outcome !== "pending", { totalMs: timeoutMs, intervalMs: autoMergePollInterval(ctx), signal: ctx.signal });
