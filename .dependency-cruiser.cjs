@@ -36,6 +36,13 @@ module.exports = {
       to: { path: area("runner") },
     },
     {
+      name: "github-not-api-worker-runner-sandbox",
+      comment: "The GitHub operations run on the control plane for any caller: they take their store, grants and settings as arguments.",
+      severity: "error",
+      from: { path: area("github") },
+      to: { path: [area("api"), area("worker"), area("runner"), area("sandbox")] },
+    },
+    {
       name: "config-not-concrete-tool",
       comment: "Configuration knows tool settings, not the modules of individual tools.",
       severity: "error",
@@ -53,6 +60,8 @@ module.exports = {
   options: {
     tsPreCompilationDeps: true,
     doNotFollow: { path: "node_modules" },
+    // Packages that name their entry only in `exports` (the Octokit ones have no `main`) resolve as Node resolves them.
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"] },
     exclude: { path: "node_modules" },
   },
 };

@@ -61,6 +61,9 @@ export async function resolveGithubTarget(deps: ScopeDeps, caller: Task, args: S
   const asked = args.repo_url?.trim() ? parseRepoUrl(args.repo_url, deps.settings.webHosts) : undefined;
   const task = await scopeTask(deps.store, caller, args.task_name?.trim());
   const scope = matchScope(task, asked);
+  if (!deps.settings.webHosts.includes(scope.ref.host)) {
+    throw new OrkaError("failed_precondition", `${scope.label} repository ${scope.ref.host}/${fullName(scope.ref)} is not on a GitHub host this server calls (${deps.settings.webHosts.join(", ")})`);
+  }
   // The scope's own spelling: GitHub matches names case-insensitively, and the scope is what was permitted.
   const { owner, repo } = scope.ref;
   if (access === "write") {

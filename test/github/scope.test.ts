@@ -71,6 +71,8 @@ describe("GitHub scope and credentials", () => {
     const bare = await task("bare", {});
     await expect(resolve(bare, { repo_url: "https://github.com/acme/other" })).rejects.toThrow("repo_url repository acme/other requires a permitted repository scope");
     await expect(resolve(bare, {})).rejects.toThrow("task bare does not have workspace configuration");
+    const gitlab = await task("gitlab", { workspace: { gitRepo: "https://gitlab.com/acme/widgets", readCredentialRef: "absent" } });
+    await expect(resolve(gitlab, {})).rejects.toThrow("task workspace repository gitlab.com/acme/widgets is not on a GitHub host this server calls (github.com)");
     const noRepo = await task("no-repo", { workspace: { intent: "read" } });
     await expect(resolve(noRepo, {})).rejects.toThrow("task no-repo workspace has no gitRepo configured");
   });

@@ -73,6 +73,11 @@ apiVersion: v1
 kind: Secret
 metadata: {name: gh-forge}
 stringData: {token: ${TOKENS.forge[0]}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: coordinator}
+spec: {providerRef: {name: peer}, model: {name: m-coordinator}, coordination: {enabled: true}}
 `, {
       ORKA_GITHUB_API_BASE_URL: github.baseUrl,
       GITHUB_TOKEN: TOKENS.env[0],
@@ -258,5 +263,21 @@ stringData: {token: ${TOKENS.forge[0]}}
       llm.requests.map((r) => r.body),
     ]);
     for (const [token] of Object.values(TOKENS)) expect(record).not.toContain(token);
+  });
+
+  it("offers a coordinator the pull request tools and the issue tools only when selected, with no notice for built tools", async () => {
+    llm.script("m-coordinator", [{ text: "ok" }]);
+    await orka.api("POST", "/api/v1/tasks", { name: "coordinating", type: "ai", agentRef: "coordinator", prompt: "look around" });
+    await orka.waitFor("coordinating", ["Succeeded", "Failed"], 30_000);
+    const offered = (llm.requests.find((r) => r.body.model === "m-coordinator")!.body.tools as any[]).map((t) => t.function.name);
+    expect(offered).toEqual(expect.arrayContaining(["list_pull_requests", "check_pr_review_marker", "review_pull_request"]));
+    expect(offered).not.toContain("list_issues");
+    const { task } = await run([{ name: "list_issues", arguments: {} }], { workspace: workspace(), tools: ["list_issues", "get_issue", "comment_on_issue"] });
+    const notices = [task.metadata.name, "coordinating"].map(async (name) => (await orka.api("GET", `/api/v1/tasks/${name}/events?type=Warning`)).body.events.map((e: any) => e.summary));
+    for (const summaries of await Promise.all(notices)) {
+      for (const built of ["list_pull_requests", "check_pr_review_marker", "review_pull_request", "list_issues", "get_issue", "comment_on_issue"]) {
+        expect(summaries.join("\n")).not.toMatch(new RegExp(`\\b${built}\\b`));
+      }
+    }
   });
 });
