@@ -25,6 +25,8 @@ export const createPullRequest: GithubOperation<CreateArgs> = {
     }
     checkPullRequestText({ headBranch: args.head_branch, baseBranch: args.base_branch, title: args.title, body: args.body });
   },
+  // A Task without a verified receipt for this branch is refused before its forge credential is read.
+  checkTask: (args, task) => void verifiedPublication(task, args.head_branch!),
   async run(args, { client, owner, repo, target }) {
     const text = { headBranch: args.head_branch!, baseBranch: args.base_branch!, title: args.title!, body: args.body };
     return openVerifiedPullRequest(client, { owner, repo }, verifiedPublication(target.task, text.headBranch), text);

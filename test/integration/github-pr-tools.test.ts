@@ -299,7 +299,7 @@ describe("GitHub pull request lifecycle tools", () => {
   });
 
   describe("create_pull_request", () => {
-    it("refuses without a verified receipt, on another branch, and when the branch moved, without opening anything", async () => {
+    it("refuses without a verified receipt and on another branch before reading a Secret, and when the branch moved, opening nothing", async () => {
       const pushed = await flow.github.commit(FLOW_REPO, "verified", { "v.txt": "verified\n" });
       const receipt = {
         state: "VerifiedExact" as const, outcome: "VerifiedExact" as const, publicationID: "pub-7", publicationRepository: FLOW_REPO_URL, branch: "verified",
@@ -314,7 +314,7 @@ describe("GitHub pull request lifecycle tools", () => {
           create("x".repeat(257)),
           { name: "create_pull_request", arguments: { task_name: task, head_branch: "verified" } },
         ];
-      });
+      }, MISSING_SECRETS);
       expect(results).toEqual([
         expect.stringMatching(/^Error executing tool: task pr-tools-\d+ has no verified delivery receipt \(outcome=none\)$/),
         "Error executing tool: title must not be blank",
@@ -326,7 +326,7 @@ describe("GitHub pull request lifecycle tools", () => {
       const later = await run(async (task) => {
         await flow.writeDelivery(task, receipt);
         return [{ name: "create_pull_request", arguments: { task_name: task, head_branch: "other", base_branch: "main", title: "x" } }];
-      });
+      }, MISSING_SECRETS);
       expect(later).toEqual([`Error executing tool: head_branch "other" is not the verified delivery branch "verified" of task ${name}`]);
       await flow.github.commit(FLOW_REPO, "verified", { "late.txt": "pushed after verification\n" });
       const moved = await run(async (task) => {

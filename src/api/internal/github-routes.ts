@@ -62,7 +62,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
     const { operation: op } = entry;
     op.check?.(args);
-    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access);
+    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
     const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
     const gone = new AbortController();
