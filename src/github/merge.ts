@@ -103,7 +103,12 @@ export interface AutoMergeResult extends MergeResult {
   pr_number: number;
 }
 
-/** One poll of auto_merge_pull_request: an outcome, or `pending` (no registered checks count as pending) to poll again. */
+/**
+ * One poll of auto_merge_pull_request: an outcome, or `pending` (no registered checks count as pending)
+ * to poll again. A merge GitHub refuses (405, 409, 422) is a tool error; one it could not answer (5xx,
+ * rate limit) is left to the next poll like a failed read, which is safe: that poll reads the pull
+ * request again and merges only its checked head, or finds it merged.
+ */
 export type AutoMergePoll = AutoMergeResult | { outcome: "pending"; pr_number: number; head_sha: string; checks_details: string };
 
 export async function autoMergePoll(client: Octokit, repo: RepoName, request: MergeRequest): Promise<AutoMergePoll> {

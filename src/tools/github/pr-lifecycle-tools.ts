@@ -1,15 +1,15 @@
 // The worker halves of the tools that carry a pull request from a verified branch to a merge. Each
 // call is one control-plane call, except the waits: check_pull_request_ci with wait_timeout and
 // auto_merge_pull_request poll here, one control-plane call (one attempt) per poll.
-import { autoMergeTimeout, ciWait, DEFAULT_AUTO_MERGE_POLL_INTERVAL_MS, type CiWait } from "../../github/waits.ts";
-import { isTerminalCiReport, type CiReport } from "../../github/pull-request-ci.ts";
 import { mergeRequest, type AutoMergePoll, type AutoMergeResult } from "../../github/merge.ts";
+import { isTerminalCiReport, type CiReport } from "../../github/pull-request-ci.ts";
 import { reviewRequest } from "../../github/review-comment.ts";
+import { autoMergeTimeout, ciWait, DEFAULT_AUTO_MERGE_POLL_INTERVAL_MS, type CiWait } from "../../github/waits.ts";
 import { formatDuration } from "../../util/duration.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { defineTool, type ToolContext } from "../define.ts";
 import { callGithubTool } from "./github-tool.ts";
-import { pollUntil } from "./polling.ts";
+import { pollUntil, type PollResult } from "./polling.ts";
 import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs, mergePullRequestArgs, postReviewCommentArgs } from "./pr-lifecycle-schemas.ts";
 import { GITHUB_ALIASES } from "./schemas.ts";
 
@@ -32,7 +32,7 @@ export const createPullRequest = defineTool({
 });
 
 /** After the wait: the last answer, marked as timed out, as the model should read it. */
-function timedOutCiReport(prNumber: number, wait: CiWait, last: CiReport | undefined, attempts: number, lastTransientError: string | undefined): CiReport {
+function timedOutCiReport(prNumber: number, wait: CiWait, { last, attempts, lastTransientError }: PollResult<CiReport>): CiReport {
   const waited = formatDuration(wait.waitMs);
   if (!last) {
     return {
@@ -61,7 +61,7 @@ export const checkPullRequestCi = defineTool({
     if (!wait) return once();
     const polled = await pollUntil(once, isTerminalCiReport, { totalMs: wait.waitMs, intervalMs: wait.pollMs, signal: ctx.signal });
     if (!polled.timedOut) return { ...polled.last!, wait_timed_out: false, attempts: polled.attempts };
-    return timedOutCiReport(args.pr_number, wait, polled.last, polled.attempts, polled.lastTransientError);
+    return timedOutCiReport(args.pr_number, wait, polled);
   },
 });
 
