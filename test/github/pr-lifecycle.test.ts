@@ -164,7 +164,7 @@ describe("the pull request lifecycle against the GitHub peer, on repositories th
       const merged = await mergeWhenGreen(octokit, repoName, mergeRequest({ task_name: "coder", pr_number: number, merge_method: "merge", commit_title: "Ship it" }));
       expect(merged).toEqual({ sha: await github.head(REPO, "main"), merged: true, checks_passed: true, message: "Pull request merged successfully" });
       const put = github.log.slice(mark).find((e) => e.method === "PUT")!;
-      expect(put.token).toBe("forge-token");
+      expect(put).toMatchObject({ token: "forge-token", body: { sha, merge_method: "merge", commit_title: "Ship it" } });
       expect(github.pullRequest(REPO, number).pull).toMatchObject({ merged: true, mergeCommitSha: merged.sha });
       const clone = path.join(work, `merged-${number}`);
       await git(["clone", "--quiet", `https://github.com/${REPO}`, clone], { env: gitPeer.clientEnv("forge-token") });
@@ -197,6 +197,7 @@ describe("the pull request lifecycle against the GitHub peer, on repositories th
       const merged = await autoMergePoll(octokit, repoName, request);
       expect(merged).toMatchObject({ outcome: "merged", merged: true, checks_passed: true, message: "Pull request merged successfully", sha: await github.head(REPO, "main") });
       expect(github.log.slice(mark).some((e) => e.path.includes(`/commits/${rewritten}/check-runs`))).toBe(true);
+      expect(github.log.slice(mark).find((e) => e.method === "PUT")?.body).toMatchObject({ sha: rewritten, merge_method: "squash" });
       expect(await autoMergePoll(octokit, repoName, request)).toMatchObject({ outcome: "already_merged", merged: true, checks_passed: true, message: "Pull request was already merged" });
     });
 

@@ -25,6 +25,8 @@ export interface LoggedRequest {
   login: string | undefined;
   /** The X-GitHub-Api-Version the request asked for, if any. */
   apiVersion: string | undefined;
+  /** The JSON body of a write (POST, PUT, PATCH, DELETE) that reached a route. */
+  body?: Record<string, unknown>;
   status: number;
 }
 
@@ -142,9 +144,10 @@ export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<
       const match = route.method === method ? pathname.match(route.pattern) : null;
       if (!match) continue;
       const params = match.slice(1);
+      if (WRITE_METHODS.has(method)) entry.body = await readJson(req);
       const ctx: RouteContext = {
         model, site, url, params, account: grant.account, accept: req.headers.accept ?? "",
-        body: WRITE_METHODS.has(method) ? await readJson(req) : {},
+        body: entry.body ?? {},
         repo: () => model.repo(`${params[0]}/${params[1]}`),
       };
       return route.handle(ctx);
