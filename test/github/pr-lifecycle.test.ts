@@ -175,6 +175,22 @@ describe("the pull request lifecycle against the GitHub peer, on repositories th
       expect(await mergeWhenGreen(octokit, repoName, mergeRequest({ task_name: "coder", pr_number: closed.number }))).toEqual({ sha: "", merged: false, checks_passed: false, message: "Pull request is closed" });
     });
 
+    it("does not merge a head pushed after its CI was checked", async () => {
+      const { number, branch, sha } = await openPull();
+      await github.addCheckRun(REPO, sha, { name: "build" });
+      const mainBefore = await github.head(REPO, "main");
+      let pushedLate = "";
+      github.beforeNext({ method: "PUT" }, async () => {
+        pushedLate = await github.commit(REPO, branch, { "unreviewed.txt": "sneaked in\n" });
+      });
+      await expect(mergeWhenGreen(octokit, repoName, mergeRequest({ task_name: "coder", pr_number: number }))).rejects.toThrow(
+        /^failed to merge pull request: GitHub API returned 409: .*Head branch was modified/,
+      );
+      expect(pushedLate).not.toBe("");
+      expect(await github.head(REPO, "main")).toBe(mainBefore);
+      expect(github.pullRequest(REPO, number)).toMatchObject({ state: "open", pull: { merged: false } });
+    });
+
     it("refuses a missing pull request number or an unknown merge method before anything is sent", () => {
       expect(() => mergeRequest({ task_name: "coder" })).toThrow("task_name and pr_number are required");
       expect(() => mergeRequest({ pr_number: 1 })).toThrow("task_name and pr_number are required");

@@ -79,6 +79,11 @@ export interface GithubPeer {
   injectFault(fault: Fault, count: number, match?: { method?: string; pathPattern?: RegExp }): void;
   /** Drops every fault not yet taken. */
   clearFaults(): void;
+  /**
+   * Runs `action` once, just before the next request matching `match` is answered: someone else acting
+   * between two requests of the client under test (a force-push between its CI check and its merge).
+   */
+  beforeNext(match: { method?: string; pathPattern?: RegExp }, action: () => Promise<void>): void;
   stop(): Promise<void>;
 }
 
@@ -106,6 +111,9 @@ export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<
   const grants = new Map<string, Grant>();
   const used = new Map<string, number>();
   const faults: PendingFault[] = [];
+  const interjections: { matches: (method: string, path: string) => boolean; action: () => Promise<void> }[] = [];
+  const matcher = (match: { method?: string; pathPattern?: RegExp }) => (method: string, pathname: string) =>
+    (!match.method || match.method === method) && (!match.pathPattern || match.pathPattern.test(pathname));
   const log: LoggedRequest[] = [];
   const site: Site = { api: "", web: "https://github.com" };
 
@@ -130,6 +138,8 @@ export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<
 
   async function answer(req: http.IncomingMessage, url: URL, entry: LoggedRequest): Promise<Reply> {
     const method = req.method ?? "GET";
+    const interjection = interjections.findIndex((i) => i.matches(method, url.pathname));
+    if (interjection >= 0) await interjections.splice(interjection, 1)[0]!.action();
     const fault = takeFault(method, url.pathname);
     if (fault) throw faultFailure(fault);
     const { token, grant } = authorize(req, url.pathname);
@@ -234,13 +244,13 @@ export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<
     },
     pullRequest: (fullName, number) => model.pull(model.repo(fullName), number),
     injectFault(fault, count, match = {}) {
-      faults.push({
-        fault, remaining: count,
-        matches: (method, pathname) => (!match.method || match.method === method) && (!match.pathPattern || match.pathPattern.test(pathname)),
-      });
+      faults.push({ fault, remaining: count, matches: matcher(match) });
     },
     clearFaults() {
       faults.length = 0;
+    },
+    beforeNext(match, action) {
+      interjections.push({ matches: matcher(match), action });
     },
     async stop() {
       server.closeAllConnections();
