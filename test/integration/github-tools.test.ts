@@ -4,7 +4,7 @@ import { runToolCalls, type ToolCallSpec } from "../helpers/github-tasks.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
-import type { LlmPeer } from "../peers/llm-server.ts";
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 import { startTokenIssuer, type TokenIssuer } from "../peers/token-issuer.ts";
 import { reviewMarker } from "../../src/github/review-marker.ts";
 
@@ -77,7 +77,12 @@ stringData: {token: ${TOKENS.forge[0]}}
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: coordinator}
-spec: {providerRef: {name: peer}, model: {name: m-coordinator}, coordination: {enabled: true}}
+spec: {providerRef: {name: peer}, model: {name: m-coordinator}, coordination: {enabled: true, allowedAgents: [{name: helper}]}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: helper}
+spec: {providerRef: {name: peer}, model: {name: m-helper}}
 `, {
       ORKA_GITHUB_API_BASE_URL: github.baseUrl,
       GITHUB_TOKEN: TOKENS.env[0],
@@ -279,5 +284,34 @@ spec: {providerRef: {name: peer}, model: {name: m-coordinator}, coordination: {e
         expect(summaries.join("\n")).not.toMatch(new RegExp(`\\b${built}\\b`));
       }
     }
+  });
+
+  it("acts on a child's repository with the child's credential, and on no other Task's", async () => {
+    llm.script("m-coordinator", [
+      { toolCalls: [{ name: "create_container_task", arguments: { command: ["true"], workspace: { gitRepo: `https://github.com/${FORK}`, readCredentialRef: "gh-pub-read" } } }] },
+      (body) => {
+        const created = JSON.parse(toolResultsOf(body)[0]);
+        if (!created.success) return { text: JSON.stringify(created) };
+        const child = created.data.name;
+        return {
+          toolCalls: [
+            { name: "list_pull_requests", arguments: { task_name: child } },
+            { name: "list_pull_requests", arguments: { task_name: child, repo_url: `https://github.com/${SOURCE}` } },
+            { name: "list_pull_requests", arguments: { task_name: "unrelated" } },
+          ],
+        };
+      },
+      { text: "done" },
+    ]);
+    await orka.api("POST", "/api/v1/tasks", { name: "unrelated", type: "container", command: ["true"], workspace: { gitRepo: `https://github.com/${SOURCE}`, readCredentialRef: "gh-read" } });
+    const start = github.log.length;
+    await orka.api("POST", "/api/v1/tasks", { name: "parent-of-one", type: "ai", agentRef: "coordinator", prompt: "delegate and look" });
+    expect((await orka.waitFor("parent-of-one", ["Succeeded", "Failed"], 20_000)).status.phase).toBe("Succeeded");
+    const last = llm.requests.filter((r) => r.body.model === "m-coordinator").at(-1)!.body;
+    const [first, second, third] = toolResultsOf(last).slice(-3);
+    expect(JSON.parse(first)).toEqual({ pull_requests: [], total_count: 0 });
+    expect(second).toBe(`Error executing tool: repo_url repository ${SOURCE} does not match permitted repository scope task workspace=${FORK}`);
+    expect(third).toBe("Error executing tool: task unrelated is not the current task or one of its children");
+    expect(requestsSince(start)).toEqual([`GET /repos/${FORK}/pulls pub-reader`]);
   });
 });
