@@ -77,7 +77,7 @@ export function combineCi(checkRuns: CheckRunReport, statuses: CommitStatusSumma
 }
 
 /** Every check run of the commit, page by page until GitHub's total_count is reached. */
-export async function readCheckRuns(octokit: Octokit, ref: CommitRef, signal?: AbortSignal): Promise<CheckRunReport> {
+async function readCheckRuns(octokit: Octokit, ref: CommitRef, signal?: AbortSignal): Promise<CheckRunReport> {
   const runs: CheckRunSummary[] = [];
   let totalCount = 0;
   for (let page = 1; page <= MAX_PAGES; page++) {
@@ -90,7 +90,7 @@ export async function readCheckRuns(octokit: Octokit, ref: CommitRef, signal?: A
 }
 
 /** The latest status of each context on the commit (GitHub combines them so). */
-export async function readCommitStatuses(octokit: Octokit, ref: CommitRef, signal?: AbortSignal): Promise<CommitStatusSummary[]> {
+async function readCommitStatuses(octokit: Octokit, ref: CommitRef, signal?: AbortSignal): Promise<CommitStatusSummary[]> {
   const statuses: CommitStatusSummary[] = [];
   for (let page = 1; page <= MAX_PAGES; page++) {
     const { data } = await octokit.rest.repos.getCombinedStatusForRef({ owner: ref.owner, repo: ref.repo, ref: ref.sha, per_page: PER_PAGE, page, request: { signal } });

@@ -8,8 +8,8 @@ import { githubFailure, isGithubRequestError } from "./failure.ts";
 import type { RepoName } from "./ci.ts";
 import { repoOfSetting, sameRepo, type RepoRef } from "./repo-url.ts";
 
-export const MAX_TITLE_CODE_POINTS = 256;
-export const MAX_BODY_CODE_POINTS = 32_768;
+const MAX_TITLE_CODE_POINTS = 256;
+const MAX_BODY_CODE_POINTS = 32_768;
 const LOOKUP_PAGE_SIZE = 10;
 
 export interface PullRequestText {

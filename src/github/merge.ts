@@ -40,7 +40,7 @@ export interface MergeResult {
   message: string;
 }
 
-export const MERGE_MESSAGES = {
+const MERGE_MESSAGES = {
   merged: "Pull request merged successfully",
   alreadyMerged: "Pull request was already merged",
   closed: "Pull request is closed",

@@ -19,7 +19,7 @@ export interface CiReport {
   message: string;
 }
 
-export const CI_MESSAGES: Record<Exclude<CiReportStatus, "unknown">, string> = {
+const CI_MESSAGES: Record<Exclude<CiReportStatus, "unknown">, string> = {
   merged: "pull request is already merged",
   closed: "pull request is closed",
   failed: "one or more CI checks failed",

@@ -3,8 +3,8 @@
 import { errorMessage, OrkaError } from "../util/errors.ts";
 import { formatDuration, MAX_DURATION_MS, parseDuration } from "../util/duration.ts";
 
-export const DEFAULT_CI_POLL_INTERVAL_MS = 30_000;
-export const DEFAULT_AUTO_MERGE_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_CI_POLL_INTERVAL_MS = 30_000;
+const DEFAULT_AUTO_MERGE_TIMEOUT_MS = 30 * 60_000;
 /** How often auto_merge_pull_request polls unless the operator's tool settings say otherwise (tests do). */
 export const DEFAULT_AUTO_MERGE_POLL_INTERVAL_MS = 30_000;
 

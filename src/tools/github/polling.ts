@@ -17,7 +17,7 @@ export interface PollResult<T> {
  * Rate limits, GitHub's server errors and timeouts may pass by the next poll; any other refusal is the
  * model's to see at once.
  */
-export function isTransientToolError(err: unknown): boolean {
+function isTransientToolError(err: unknown): boolean {
   return err instanceof OrkaError && (err.code === "unavailable" || err.code === "resource_exhausted" || err.code === "deadline_exceeded");
 }
 
