@@ -22,4 +22,12 @@ describe("server configuration", () => {
     });
     expect(() => serverConfigFrom({ ORKA_GITHUB_API_BASE_URL: "ftp://ghe.example.com" }, "/home/someone")).toThrow("ORKA_GITHUB_API_BASE_URL must be an http(s) URL");
   });
+
+  it("polls auto-merges every 30 s unless ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL says otherwise, and refuses a zero or bad interval", () => {
+    expect(serverConfigFrom({}, "/home/someone").githubTools).toEqual({ autoMergePollIntervalMs: 30_000 });
+    expect(serverConfigFrom({ ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: "250ms" }, "/home/someone").githubTools).toEqual({ autoMergePollIntervalMs: 250 });
+    for (const bad of ["0s", "soon"]) {
+      expect(() => serverConfigFrom({ ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: bad }, "/home/someone")).toThrow("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL must be a positive duration such as 30s");
+    }
+  });
 });
