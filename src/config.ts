@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
-import { SEARCH_PROVIDERS, type SearchProvider } from "./tools/settings.ts";
+import { SEARCH_PROVIDERS, type GithubToolSettings, type SearchProvider } from "./tools/settings.ts";
 import { DEFAULT_NAMESPACE, namespaceName } from "./resources/meta.ts";
 import { OrkaError } from "./util/errors.ts";
 import { TOKEN_ROLES } from "./auth/principal.ts";
@@ -47,6 +47,8 @@ export interface ServerConfig {
   github: GithubSettings;
   /** Workspace repositories: the hosts they may be on, and the git config file the operator adds. */
   git: GitSettings;
+  /** What the GitHub tools' worker halves need: auto_merge_pull_request's poll interval (30 s; tests shorten it). */
+  githubTools: GithubToolSettings;
 }
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
@@ -147,6 +149,7 @@ const envSchema = z.object({
   ORKA_AUDIT_RETENTION: durationText("ORKA_AUDIT_RETENTION", "720h").default("720h"),
   ORKA_AUDIT_MAX_ROWS: intText("ORKA_AUDIT_MAX_ROWS", 1).default(100_000),
   ORKA_TRUST_PROXY: trustProxyText.default(false),
+  ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: durationText("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL", "30s").default("30s"),
   ORKA_GITHUB_API_BASE_URL: z.url({ protocol: /^https?$/, message: "ORKA_GITHUB_API_BASE_URL must be an http(s) URL such as https://ghe.example.com/api/v3" }).optional(),
   ORKA_GITHUB_RETRY_BASE_MS: intText("ORKA_GITHUB_RETRY_BASE_MS", 0).default(1000),
   ORKA_PR_REVIEW_MARKER_SECRET: z.string().optional(),
@@ -249,5 +252,6 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       allowedHosts: csv(parsed.ORKA_GIT_HOSTS).map((host) => host.toLowerCase()),
       configFile: parsed.ORKA_GIT_CONFIG === undefined ? undefined : resolve(parsed.ORKA_GIT_CONFIG),
     },
+    githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
   };
 }

@@ -81,6 +81,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
   const toolSettings = {
     fetch: { egress, timeoutMs: config.webFetchTimeoutMs },
     search: { provider: config.search.provider, url: config.search.url, timeoutMs: 30_000 },
+    github: config.githubTools,
   };
   let ready = false;
   const writability = new StoreWritability(db);

@@ -28,4 +28,12 @@ describe("server configuration", () => {
     const git = serverConfigFrom({ ORKA_GIT_HOSTS: "github.com, Git.Example.COM ,", ORKA_GIT_CONFIG: "/etc/orka/gitconfig" }, "/home/someone").git;
     expect(git).toMatchObject({ allowedHosts: ["github.com", "git.example.com"], configFile: "/etc/orka/gitconfig" });
   });
+
+  it("polls auto-merges every 30 s unless ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL says otherwise, and refuses a zero or bad interval", () => {
+    expect(serverConfigFrom({}, "/home/someone").githubTools).toEqual({ autoMergePollIntervalMs: 30_000 });
+    expect(serverConfigFrom({ ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: "250ms" }, "/home/someone").githubTools).toEqual({ autoMergePollIntervalMs: 250 });
+    for (const bad of ["0s", "soon"]) {
+      expect(() => serverConfigFrom({ ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: bad }, "/home/someone")).toThrow("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL must be a positive duration such as 30s");
+    }
+  });
 });

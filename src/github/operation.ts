@@ -1,3 +1,4 @@
+import type { Task } from "../resources/task.ts";
 import type { GithubClient } from "./client.ts";
 import type { GithubAccess, GithubTarget } from "./scope.ts";
 import type { GithubSettings } from "./settings.ts";
@@ -13,11 +14,13 @@ export interface GithubCall {
 
 /**
  * The server half of one GitHub tool. `check` refuses missing or bad values before the scope, the Secret
- * or GitHub is touched; `run` makes the GitHub calls.
+ * or GitHub is touched; `checkTask` refuses what the scope Task's own state rules out, before its Secret
+ * is read; `run` makes the GitHub calls.
  */
 export interface GithubOperation<Args> {
   access: GithubAccess;
   check?: (args: Args) => void;
+  checkTask?: (args: Args, task: Task) => void;
   run: (args: Args, call: GithubCall) => Promise<unknown>;
 }
 

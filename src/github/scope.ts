@@ -57,13 +57,14 @@ const UNRESOLVED_READ_TOKEN = "could not resolve GitHub token from task secret, 
  * credential role → the transaction's grant for that Secret → the Secret. Every refusal comes before any
  * Secret is read, so a refused call reads no Secret and sends no request.
  */
-export async function resolveGithubTarget(deps: ScopeDeps, caller: Task, args: ScopeArgs, access: GithubAccess): Promise<GithubTarget> {
+export async function resolveGithubTarget(deps: ScopeDeps, caller: Task, args: ScopeArgs, access: GithubAccess, checkTask?: (task: Task) => void): Promise<GithubTarget> {
   const asked = args.repo_url?.trim() ? parseRepoUrl(args.repo_url, deps.settings.webHosts) : undefined;
   const task = await scopeTask(deps.store, caller, args.task_name?.trim());
   const scope = matchScope(task, asked);
   if (!deps.settings.webHosts.includes(scope.ref.host)) {
     throw new OrkaError("failed_precondition", `${scope.label} repository ${scope.ref.host}/${fullName(scope.ref)} is not on a GitHub host this server calls (${deps.settings.webHosts.join(", ")})`);
   }
+  checkTask?.(task);
   // The scope's own spelling: GitHub matches names case-insensitively, and the scope is what was permitted.
   const { owner, repo } = scope.ref;
   if (access === "write") {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ToolDefinition } from "../providers/model.ts";
 import type { Workspace } from "./core/workspace.ts";
-import type { FetchSettings, SearchSettings } from "./settings.ts";
+import type { FetchSettings, GithubToolSettings, SearchSettings } from "./settings.ts";
 
 /** How long one control-plane call may take (10 s unless said), and the signal that ends it early. */
 export interface CallOptions {
@@ -20,6 +20,8 @@ export interface ControlPlane {
 export interface ToolSettings {
   fetch: FetchSettings;
   search: SearchSettings;
+  /** Absent: the GitHub tools' defaults. */
+  github?: GithubToolSettings;
 }
 
 /** What a tool handler may use; tools never reach for globals or the environment. */

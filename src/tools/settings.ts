@@ -18,3 +18,8 @@ export interface FetchSettings {
   egress: EgressPolicy;
   timeoutMs: number;
 }
+
+/** What the GitHub tools' worker halves need: how often auto_merge_pull_request polls (30 s unless set; tests shorten it). */
+export interface GithubToolSettings {
+  autoMergePollIntervalMs: number;
+}

@@ -12,9 +12,6 @@ const COORDINATOR_TOOLS = [
   "create_pull_request", "list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "merge_pull_request",
   "auto_merge_pull_request", "review_pull_request", "post_review_comment", "create_agent", "delete_agent", "update_plan",
 ];
-/** The pull request tools of the coordinator bundle, not built yet: their absence is an expected failure below. */
-const GITHUB_TOOLS = new Set(["create_pull_request", "list_pull_requests", "check_pr_review_marker", "check_pull_request_ci", "merge_pull_request", "auto_merge_pull_request", "review_pull_request", "post_review_comment"]);
-const withoutGitHub = (names: string[]) => names.filter((name) => !GITHUB_TOOLS.has(name));
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
 const parsed = (body: Record<string, unknown>) => toolResultsOf(body).map((r) => (r.startsWith("{") || r.startsWith("[") ? JSON.parse(r) : r));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -60,7 +57,6 @@ describe("multi-agent coordination", () => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;
   let stop: () => Promise<void>;
-  let firstBossRequest: any;
   const workDir = mkdtempSync(join(tmpdir(), "orka-coordination-work-"));
   const requestsFor = (model: string) => peer.requests.filter((r) => r.body.model === model);
 
@@ -135,9 +131,9 @@ spec: {providerRef: {name: peer}}
     const task = await orka.waitFor("boss-run", ["Succeeded", "Failed"], 40_000);
     expect(task.status.phase).toBe("Succeeded");
 
-    firstBossRequest = requestsFor("m-boss")[0].body;
-    // The seed's coordinator bundle; the GitHub part is the expected failure of the next test.
-    expect(withoutGitHub(toolNames(firstBossRequest))).toEqual(withoutGitHub([...MEMORY_TOOLS, ...COORDINATOR_TOOLS]));
+    const firstBossRequest = requestsFor("m-boss")[0].body;
+    // The seed's coordinator bundle, GitHub pull request tools included.
+    expect(toolNames(firstBossRequest)).toEqual([...MEMORY_TOOLS, ...COORDINATOR_TOOLS]);
     const second = requestsFor("m-boss")[1].body;
     const [one, two, refused, plan] = parsed(second);
     expect(one).toEqual({ taskName: expect.stringMatching(/^boss-run-child-[0-9a-f]{5}$/), status: "created" });
@@ -169,11 +165,6 @@ spec: {providerRef: {name: peer}}
     expect(toolNames(requestsFor("m-worker")[0].body)).toEqual([...MEMORY_TOOLS, "send_message", "check_messages"]);
     expect((await orka.api("GET", "/api/v1/tasks/boss-run")).body.status.childTasks).toHaveLength(2);
     expect((await orka.api("GET", "/api/v1/tasks/boss-run/plan")).body.error.message).toBe("no plan found for this task");
-  });
-
-  // Expected to fail until the GitHub pull request tools are built: then remove `.fails`.
-  it.fails("offers a coordinator the seed's whole bundle, GitHub pull request tools included", () => {
-    expect(toolNames(firstBossRequest)).toEqual([...MEMORY_TOOLS, ...COORDINATOR_TOOLS]);
   });
 
   it("passes a child's structured result to the coordinator field by field, without its diff", async () => {

@@ -36,7 +36,10 @@ export interface GitPeer {
   /** Every request in arrival order. */
   requests: GitRequestRecord[];
   repos: BareRepositories;
-  /** A token named `identity` in logs, with read or write access to the given `owner/repo`s (replaces an earlier grant of the same token). */
+  /**
+   * A token named `identity` in logs, with read or write access to the given `owner/repo`s, or to
+   * every repository under the key `*` (replaces an earlier grant of the same token).
+   */
   addToken(token: string, identity: string, grants: Record<string, GitPermission>): void;
   createRepo(fullName: string, seed?: SeedOptions): Promise<void>;
   refSha(fullName: string, ref: string): Promise<string | undefined>;
@@ -71,6 +74,8 @@ interface Route {
 
 const SMART_PATH = /^\/([^/]+\/[^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const SERVICES: readonly string[] = ["git-upload-pack", "git-receive-pack"];
+/** The grant key that reaches every repository. */
+const EVERY_REPOSITORY = "*";
 
 export async function startGitPeer(options: GitPeerOptions = {}): Promise<GitPeer> {
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024 * 1024;
@@ -102,7 +107,7 @@ export async function startGitPeer(options: GitPeerOptions = {}): Promise<GitPee
     const token = presented === undefined ? undefined : tokens.get(presented);
     if (presented !== undefined) record.identity = token?.identity ?? "unknown";
     if (!token) return refuse(401, "Authentication required", { "www-authenticate": 'Basic realm="orka-git-peer"' });
-    const permission = token.grants.get(route.repo);
+    const permission = token.grants.get(route.repo) ?? token.grants.get(EVERY_REPOSITORY);
     // As on GitHub, a repository the token may not read does not exist for it.
     if (!permission) return refuse(404, `Repository ${route.repo} not found`);
     if (route.service === "git-receive-pack" && permission !== "write") {

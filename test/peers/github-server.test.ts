@@ -24,6 +24,9 @@ const OPERATIONS: [Method, string][] = [
   ["post", `${P}/pulls/{pull_number}/reviews`],
   ["put", `${P}/pulls/{pull_number}/merge`],
   ["get", `${P}/commits/{ref}/check-runs`],
+  ["post", `${P}/check-runs`],
+  ["patch", `${P}/check-runs/{check_run_id}`],
+  ["post", `${P}/statuses/{sha}`],
   ["get", `${P}/commits/{ref}/status`],
   ["get", `${P}/compare/{basehead}`],
   ["get", `${P}/collaborators/{username}/permission`],
@@ -200,6 +203,30 @@ describe("GitHub peer through Octokit, against GitHub's OpenAPI description", ()
     expect(status.data).toMatchObject({ state: "failure", total_count: 2 });
     const none = await reader.rest.checks.listForRef({ owner, repo, ref: "main" });
     expect(none.data).toMatchObject({ total_count: 0, check_runs: [] });
+  });
+
+  it("lets a CI system register and complete check runs and post commit statuses", async () => {
+    const head = (await peer.head(REPO, "feature"))!;
+    const queued = await writer.rest.checks.create({ owner, repo, name: "e2e", head_sha: head, status: "in_progress" });
+    conforms("post", `${P}/check-runs`, queued, 201);
+    expect(queued.data).toMatchObject({ name: "e2e", head_sha: head, status: "in_progress", conclusion: null });
+    const done = await writer.rest.checks.update({ owner, repo, check_run_id: queued.data.id, conclusion: "neutral" });
+    conforms("patch", `${P}/check-runs/{check_run_id}`, done, 200);
+    expect(done.data).toMatchObject({ status: "completed", conclusion: "neutral" });
+    const listed = await reader.paginate(reader.rest.checks.listForRef, { owner, repo, ref: head });
+    expect(listed.find((r) => r.id === queued.data.id)).toMatchObject({ status: "completed", conclusion: "neutral" });
+    const status = await writer.rest.repos.createCommitStatus({ owner, repo, sha: head, state: "success", context: "ci/e2e" });
+    conforms("post", `${P}/statuses/{sha}`, status, 201);
+    const combined = await reader.rest.repos.getCombinedStatusForRef({ owner, repo, ref: head });
+    expect(combined.data.statuses.map((s) => [s.context, s.state])).toContainEqual(["ci/e2e", "success"]);
+    const refused = await Promise.all([
+      answerOf(writer.request("POST /repos/{owner}/{repo}/check-runs", { owner, repo, head_sha: head } as never)),
+      answerOf(writer.rest.checks.update({ owner, repo, check_run_id: queued.data.id, conclusion: "green" as never })),
+      answerOf(writer.rest.repos.createCommitStatus({ owner, repo, sha: head, state: "fine" as never })),
+      answerOf(reader.rest.repos.createCommitStatus({ owner, repo, sha: head, state: "success" })),
+      answerOf(writer.rest.checks.update({ owner, repo, check_run_id: 1, status: "completed" })),
+    ]);
+    expect(refused.map((a) => a.status)).toEqual([422, 422, 422, 403, 404]);
   });
 
   it("merges for real, refusing a moved head (409) and an unmergeable or merged pull request (405)", async () => {

@@ -1,11 +1,12 @@
 // A stateful GitHub REST peer for tests: the official Octokit client, pointed at it with `baseUrl`,
 // works unchanged. Repositories are real bare git repositories in a temporary directory, so heads,
 // diffs, files and merges come from git. Tests drive it through the methods of the returned peer.
-import { mkdtemp, rm } from "node:fs/promises";
+// Given a git peer, it serves that peer's repositories: a branch pushed over git HTTP is a head
+// here, and a merge done here is what the next clone sees.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import type { GitPeer } from "./git-server.ts";
+import { BareRepositories } from "./git/bare-repos.ts";
 import { errorBody, faultFailure, type Fault, HttpFailure, rateLimitHeaders, readJson, type Reply } from "./github/http.ts";
 import { GithubModel } from "./github/model.ts";
 import { routes, type RouteContext } from "./github/routes.ts";
@@ -24,6 +25,8 @@ export interface LoggedRequest {
   login: string | undefined;
   /** The X-GitHub-Api-Version the request asked for, if any. */
   apiVersion: string | undefined;
+  /** The JSON body of a write (POST, PUT, PATCH, DELETE) that reached a route. */
+  body?: Record<string, unknown>;
   status: number;
 }
 
@@ -40,6 +43,14 @@ interface PendingFault {
   matches: (method: string, path: string) => boolean;
 }
 
+export interface GithubPeerOptions {
+  /**
+   * The git peer whose repositories this peer serves. Every token added here is also a git token
+   * there, with the same read or write permission on the same repositories.
+   */
+  git?: GitPeer;
+}
+
 export interface GithubPeer {
   /** The API base URL to give Octokit as `baseUrl`. */
   baseUrl: string;
@@ -54,7 +65,10 @@ export interface GithubPeer {
   openPullRequest(fullName: string, fields: { head: string; base?: string; title?: string; body?: string; user: string; draft?: boolean }): Promise<number>;
   addIssue(fullName: string, fields: { title: string; body?: string; user: string; assignees?: string[]; labels?: string[] }): number;
   addComment(fullName: string, number: number, user: string, body: string): void;
-  addCheckRun(fullName: string, ref: string, run: { name: string; status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): Promise<void>;
+  /** Registers a check run on the commit `ref` names; returns its id. */
+  addCheckRun(fullName: string, ref: string, run: { name: string; status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): Promise<number>;
+  /** Moves a check run on, as the CI system that owns it does (completed with a conclusion, by default success). */
+  updateCheckRun(fullName: string, id: number, run: { status?: CheckRunState["status"]; conclusion?: CheckRunState["conclusion"] }): void;
   addStatus(fullName: string, ref: string, status: { context: string; state: StatusState["state"]; description?: string }): Promise<void>;
   addReview(fullName: string, number: number, review: { user: string; state: ReviewState["state"]; body?: string }): Promise<void>;
   setMergeable(fullName: string, number: number, mergeable: boolean): void;
@@ -63,6 +77,13 @@ export interface GithubPeer {
   pullRequest(fullName: string, number: number): IssueState & { pull: PullState };
   /** The next `count` requests (matching `method` and `pathPattern` when given) fail with `fault`. */
   injectFault(fault: Fault, count: number, match?: { method?: string; pathPattern?: RegExp }): void;
+  /** Drops every fault not yet taken. */
+  clearFaults(): void;
+  /**
+   * Runs `action` once, just before the next request matching `match` is answered: someone else acting
+   * between two requests of the client under test (a force-push between its CI check and its merge).
+   */
+  beforeNext(match: { method?: string; pathPattern?: RegExp }, action: () => Promise<void>): void;
   stop(): Promise<void>;
 }
 
@@ -84,12 +105,15 @@ function send(res: http.ServerResponse, reply: Reply, rateHeaders: Record<string
   res.end(text);
 }
 
-export async function startGithubPeer(): Promise<GithubPeer> {
-  const gitRoot = await mkdtemp(path.join(tmpdir(), "gh-peer-"));
-  const model = new GithubModel(gitRoot);
+export async function startGithubPeer(options: GithubPeerOptions = {}): Promise<GithubPeer> {
+  const repositories = options.git?.repos ?? (await BareRepositories.create());
+  const model = new GithubModel((fullName) => repositories.dirOf(fullName));
   const grants = new Map<string, Grant>();
   const used = new Map<string, number>();
   const faults: PendingFault[] = [];
+  const interjections: { matches: (method: string, path: string) => boolean; action: () => Promise<void> }[] = [];
+  const matcher = (match: { method?: string; pathPattern?: RegExp }) => (method: string, pathname: string) =>
+    (!match.method || match.method === method) && (!match.pathPattern || match.pathPattern.test(pathname));
   const log: LoggedRequest[] = [];
   const site: Site = { api: "", web: "https://github.com" };
 
@@ -114,6 +138,8 @@ export async function startGithubPeer(): Promise<GithubPeer> {
 
   async function answer(req: http.IncomingMessage, url: URL, entry: LoggedRequest): Promise<Reply> {
     const method = req.method ?? "GET";
+    const interjection = interjections.findIndex((i) => i.matches(method, url.pathname));
+    if (interjection >= 0) await interjections.splice(interjection, 1)[0]!.action();
     const fault = takeFault(method, url.pathname);
     if (fault) throw faultFailure(fault);
     const { token, grant } = authorize(req, url.pathname);
@@ -128,9 +154,10 @@ export async function startGithubPeer(): Promise<GithubPeer> {
       const match = route.method === method ? pathname.match(route.pattern) : null;
       if (!match) continue;
       const params = match.slice(1);
+      if (WRITE_METHODS.has(method)) entry.body = await readJson(req);
       const ctx: RouteContext = {
         model, site, url, params, account: grant.account, accept: req.headers.accept ?? "",
-        body: WRITE_METHODS.has(method) ? await readJson(req) : {},
+        body: entry.body ?? {},
         repo: () => model.repo(`${params[0]}/${params[1]}`),
       };
       return route.handle(ctx);
@@ -168,6 +195,7 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     log,
     addToken(token, login, permission, repos) {
       grants.set(token, { account: model.grant(login, permission), permission, repos: repos && new Set(repos.map((r) => r.toLowerCase())) });
+      options.git?.addToken(token, login, Object.fromEntries((repos ?? ["*"]).map((repo) => [repo, permission])));
     },
     addRepo: (fullName, options = {}) => model.addRepo(fullName, options),
     async commit(fullName, branch, files, options = {}) {
@@ -191,14 +219,13 @@ export async function startGithubPeer(): Promise<GithubPeer> {
       model.issue(model.repo(fullName), number).comments.push({ id: nextId(), user: model.account(user), body, createdAt: now() });
     },
     async addCheckRun(fullName, ref, run) {
-      const status = run.status ?? "completed";
-      const conclusion = status === "completed" ? (run.conclusion ?? "success") : null;
-      model.repo(fullName).checkRuns.push({ id: nextId(), headSha: await shaOf(fullName, ref), name: run.name, status, conclusion });
+      return model.addCheckRun(model.repo(fullName), { ...run, headSha: await shaOf(fullName, ref) }).id;
+    },
+    updateCheckRun(fullName, id, run) {
+      model.updateCheckRun(model.repo(fullName), id, run);
     },
     async addStatus(fullName, ref, status) {
-      model.repo(fullName).statuses.push({
-        id: nextId(), sha: await shaOf(fullName, ref), context: status.context, state: status.state, description: status.description ?? null, createdAt: now(),
-      });
+      model.addStatus(model.repo(fullName), { ...status, sha: await shaOf(fullName, ref) });
     },
     async addReview(fullName, number, review) {
       const issue = await pullNumber(fullName, number);
@@ -217,15 +244,19 @@ export async function startGithubPeer(): Promise<GithubPeer> {
     },
     pullRequest: (fullName, number) => model.pull(model.repo(fullName), number),
     injectFault(fault, count, match = {}) {
-      faults.push({
-        fault, remaining: count,
-        matches: (method, pathname) => (!match.method || match.method === method) && (!match.pathPattern || match.pathPattern.test(pathname)),
-      });
+      faults.push({ fault, remaining: count, matches: matcher(match) });
+    },
+    clearFaults() {
+      faults.length = 0;
+    },
+    beforeNext(match, action) {
+      interjections.push({ matches: matcher(match), action });
     },
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rm(gitRoot, { recursive: true, force: true });
+      // Shared repositories are the git peer's to remove.
+      if (!options.git) await repositories.remove();
     },
   };
 }

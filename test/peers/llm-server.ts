@@ -18,7 +18,8 @@ export interface PeerTurn {
   hang?: boolean;
 }
 
-export type ScriptedPeerTurn = PeerTurn | ((request: Record<string, unknown>) => PeerTurn);
+/** A turn, or a function of the request that gives it (and may first act, e.g. change another peer's state). */
+export type ScriptedPeerTurn = PeerTurn | ((request: Record<string, unknown>) => PeerTurn | Promise<PeerTurn>);
 
 /** The text of every tool result in a request, in order, whichever wire format it came in. */
 export function toolResultsOf(body: Record<string, unknown>): string[] {
@@ -107,7 +108,13 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       const messages = (body.messages as { role: string }[] | undefined) ?? [];
       const index = messages.filter((m) => m.role === "assistant").length;
       const scripted = turns?.[index];
-      const turn = typeof scripted === "function" ? scripted(body) : scripted;
+      let turn: PeerTurn | undefined;
+      try {
+        turn = typeof scripted === "function" ? await scripted(body) : scripted;
+      } catch (err) {
+        // A 400 is not retried, so a failing turn is played once and the test sees why.
+        return sendFailure(res, format, { status: 400, message: `scripted turn ${index + 1} for model "${model}" failed: ${err instanceof Error ? err.message : String(err)}` });
+      }
       if (!turn) return sendFailure(res, format, { status: 400, message: `peer has no turn ${index + 1} for model "${model}"` });
       if (turn.hang) return;
       if (turn.raw) return void res.writeHead(turn.raw.status ?? 200, { "content-type": turn.raw.contentType }).end(turn.raw.body);

@@ -4,10 +4,12 @@ import { createGithubClient, REQUEST_TIMEOUT_MS } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
 import { commentOnIssue, getIssue, listIssues } from "../../github/issues.ts";
+import { autoMergePullRequest, checkPullRequestCi, createPullRequest, mergePullRequest, postReviewComment } from "../../github/pull-request-actions.ts";
 import { listPullRequests, reviewPullRequest } from "../../github/pull-requests.ts";
 import { checkPrReviewMarker } from "../../github/review-marker.ts";
 import { resolveGithubTarget } from "../../github/scope.ts";
 import { parseWith } from "../../resources/validate.ts";
+import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs, mergePullRequestArgs, postReviewCommentArgs } from "../../tools/github/pr-lifecycle-schemas.ts";
 import {
   checkPrReviewMarkerArgs, commentOnIssueArgs, getIssueArgs, listIssuesArgs, listPullRequestsArgs, reviewPullRequestArgs,
 } from "../../tools/github/schemas.ts";
@@ -32,8 +34,13 @@ function operation<S extends z.ZodObject>(schema: S, op: GithubOperation<z.outpu
 /** Every GitHub tool's server half, by tool name. */
 const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
   list_pull_requests: operation(listPullRequestsArgs, listPullRequests),
+  create_pull_request: operation(createPullRequestArgs, createPullRequest),
   check_pr_review_marker: operation(checkPrReviewMarkerArgs, checkPrReviewMarker),
+  check_pull_request_ci: operation(checkPullRequestCiArgs, checkPullRequestCi),
+  merge_pull_request: operation(mergePullRequestArgs, mergePullRequest),
+  auto_merge_pull_request: operation(autoMergePullRequestArgs, autoMergePullRequest),
   review_pull_request: operation(reviewPullRequestArgs, reviewPullRequest),
+  post_review_comment: operation(postReviewCommentArgs, postReviewComment),
   list_issues: operation(listIssuesArgs, listIssues),
   get_issue: operation(getIssueArgs, getIssue),
   comment_on_issue: operation(commentOnIssueArgs, commentOnIssue),
@@ -55,7 +62,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
     const { operation: op } = entry;
     op.check?.(args);
-    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access);
+    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
     const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
     const gone = new AbortController();

@@ -11,6 +11,11 @@ export const GITHUB_CALL_TIMEOUT_MS = 5 * 60_000;
 /** The control-plane path of a GitHub tool's server half (under /internal/v1). */
 export const githubToolPath = (ctx: ToolContext, tool: string) => `github/${ctx.namespace}/${ctx.taskName}/${tool}`;
 
+/** One call of a GitHub tool's server half, as long as GitHub may need and no longer than the Task runs. */
+export function callGithubTool(ctx: ToolContext, tool: string, args: unknown): Promise<unknown> {
+  return ctx.controlPlane.post(githubToolPath(ctx, tool), args, { timeoutMs: GITHUB_CALL_TIMEOUT_MS, signal: ctx.signal });
+}
+
 /**
  * A GitHub tool whose whole work is one call to its server half: credentials stay on the control plane,
  * which checks the scope, reads the Secret and calls GitHub. `readOnly` tools send no idempotency key;
@@ -27,7 +32,7 @@ export function githubTool<Params extends z.ZodObject>(tool: {
     ...tool,
     aliases: GITHUB_ALIASES,
     async run(args, ctx) {
-      return ctx.controlPlane.post(githubToolPath(ctx, tool.name), args, { timeoutMs: GITHUB_CALL_TIMEOUT_MS, signal: ctx.signal });
+      return callGithubTool(ctx, tool.name, args);
     },
   });
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
  * The arguments of the GitHub tools, checked by the worker's executor and again, strictly, by the
  * control plane that runs them.
  */
-const scopeFields = {
+export const scopeFields = {
   task_name: z.string().max(253).optional().describe("Name of this task or one of its child tasks whose workspace config has the repo and git credentials (defaults to this task)"),
   repo_url: z.string().max(2048).optional().describe("GitHub repository URL; it must be a repository of the task's workspace or transaction (defaults to the workspace repository)"),
 };

@@ -29,9 +29,9 @@ export class BareRepo {
     this.dir = dir;
   }
 
-  static async create(root: string, fullName: string): Promise<BareRepo> {
-    const dir = path.join(root, `${fullName.replace("/", "+")}.git`);
-    await gitOutput(["init", "--bare", "--quiet", "--initial-branch=main", dir], { env: isolatedGitEnv() });
+  /** Initialises a bare repository at `dir`, or adopts the one already there (`git init` keeps its refs). */
+  static async create(dir: string, defaultBranch: string): Promise<BareRepo> {
+    await gitOutput(["init", "--bare", "--quiet", `--initial-branch=${defaultBranch}`, dir], { env: isolatedGitEnv() });
     return new BareRepo(dir);
   }
 

@@ -2,11 +2,14 @@
 import { BareRepo } from "./git.ts";
 import { HttpFailure, notFound, validationFailed } from "./http.ts";
 import type { PullView } from "./shapes.ts";
-import type { Account, IssueState, Permission, PullState, RepoState, ReviewComment, ReviewState } from "./state.ts";
+import type { Account, CheckRunState, IssueState, Permission, PullState, RepoState, ReviewComment, ReviewState, StatusState } from "./state.ts";
 import { nextId, now } from "./state.ts";
 
 export const MERGE_METHODS = ["merge", "squash", "rebase"] as const;
 export type MergeMethod = (typeof MERGE_METHODS)[number];
+export const CHECK_RUN_STATUSES = ["queued", "in_progress", "completed"] as const;
+export const CHECK_RUN_CONCLUSIONS = ["success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"] as const;
+export const STATUS_STATES = ["error", "failure", "pending", "success"] as const;
 export const REVIEW_EVENTS = { APPROVE: "APPROVED", REQUEST_CHANGES: "CHANGES_REQUESTED", COMMENT: "COMMENTED" } as const;
 
 export class GithubModel {
@@ -15,10 +18,11 @@ export class GithubModel {
   /** Every account's permission on every repository, as its tokens grant it. */
   private readonly permissions = new Map<string, Permission>();
 
-  private readonly gitRoot: string;
+  /** Where the bare repository of `owner/repo` lives on disk. */
+  private readonly dirOf: (fullName: string) => string;
 
-  constructor(gitRoot: string) {
-    this.gitRoot = gitRoot;
+  constructor(dirOf: (fullName: string) => string) {
+    this.dirOf = dirOf;
   }
 
   account(login: string): Account {
@@ -44,12 +48,16 @@ export class GithubModel {
 
   async addRepo(fullName: string, options: { defaultBranch?: string; private?: boolean; files?: Record<string, string> }): Promise<RepoState> {
     const [owner, name] = fullName.split("/") as [string, string];
+    const defaultBranch = options.defaultBranch ?? "main";
     const repo: RepoState = {
-      id: nextId(), owner: this.account(owner), name, fullName, defaultBranch: options.defaultBranch ?? "main",
-      private: options.private ?? false, git: await BareRepo.create(this.gitRoot, fullName), nextNumber: 1,
+      id: nextId(), owner: this.account(owner), name, fullName, defaultBranch,
+      private: options.private ?? false, git: await BareRepo.create(this.dirOf(fullName), defaultBranch), nextNumber: 1,
       issues: new Map(), checkRuns: [], statuses: [],
     };
-    await repo.git.commit(repo.defaultBranch, options.files ?? { "README.md": `# ${name}\n` }, "Initial commit");
+    // A repository someone already pushed to keeps its history; a new one gets a first commit.
+    if (!(await repo.git.head(repo.defaultBranch))) {
+      await repo.git.commit(repo.defaultBranch, options.files ?? { "README.md": `# ${name}\n` }, "Initial commit");
+    }
     this.repos.set(fullName.toLowerCase(), repo);
     return repo;
   }
@@ -111,6 +119,41 @@ export class GithubModel {
     };
     const body = typeof fields.body === "string" ? fields.body : null;
     return this.addIssue(repo, { title: fields.title, body, user: fields.user }, pull) as IssueState & { pull: PullState };
+  }
+
+  /** A check run as a CI system registers it; a conclusion alone completes it, and a completed run without one succeeded. */
+  addCheckRun(repo: RepoState, fields: { name?: unknown; headSha: string; status?: unknown; conclusion?: unknown }): CheckRunState {
+    if (typeof fields.name !== "string" || !fields.name) throw validationFailed({ resource: "CheckRun", field: "name", code: "missing_field" });
+    const run: CheckRunState = { id: nextId(), headSha: fields.headSha, name: fields.name, status: "queued", conclusion: null };
+    repo.checkRuns.push(run);
+    return this.moveCheckRun(run, { status: fields.status ?? "completed", conclusion: fields.conclusion });
+  }
+
+  updateCheckRun(repo: RepoState, id: number, fields: { status?: unknown; conclusion?: unknown }): CheckRunState {
+    const run = repo.checkRuns.find((r) => r.id === id);
+    if (!run) throw notFound();
+    return this.moveCheckRun(run, fields);
+  }
+
+  private moveCheckRun(run: CheckRunState, fields: { status?: unknown; conclusion?: unknown }): CheckRunState {
+    const concluded = fields.conclusion !== undefined && fields.conclusion !== null;
+    const status = concluded ? "completed" : (fields.status ?? run.status);
+    if (!CHECK_RUN_STATUSES.includes(status as CheckRunState["status"])) throw validationFailed({ resource: "CheckRun", field: "status", code: "invalid" });
+    const conclusion = status === "completed" ? ((concluded ? fields.conclusion : run.conclusion) ?? "success") : null;
+    if (conclusion !== null && !CHECK_RUN_CONCLUSIONS.includes(conclusion as NonNullable<CheckRunState["conclusion"]>)) {
+      throw validationFailed({ resource: "CheckRun", field: "conclusion", code: "invalid" });
+    }
+    return Object.assign(run, { status, conclusion });
+  }
+
+  addStatus(repo: RepoState, fields: { sha: string; state?: unknown; context?: unknown; description?: unknown }): StatusState {
+    if (!STATUS_STATES.includes(fields.state as StatusState["state"])) throw validationFailed({ resource: "Status", field: "state", code: "invalid" });
+    const status: StatusState = {
+      id: nextId(), sha: fields.sha, context: typeof fields.context === "string" && fields.context ? fields.context : "default",
+      state: fields.state as StatusState["state"], description: typeof fields.description === "string" ? fields.description : null, createdAt: now(),
+    };
+    repo.statuses.push(status);
+    return status;
   }
 
   async close(repo: RepoState, issue: IssueState): Promise<void> {

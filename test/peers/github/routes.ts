@@ -145,6 +145,36 @@ export const routes: Route[] = [
     },
   },
   {
+    method: "POST",
+    pattern: new RegExp(`^${REPO}/check-runs$`),
+    handle: async (ctx) => {
+      const repo = ctx.repo();
+      const { head_sha: headSha, name, status, conclusion } = ctx.body;
+      if (typeof headSha !== "string" || !headSha) throw validationFailed({ resource: "CheckRun", field: "head_sha", code: "missing_field" });
+      const run = ctx.model.addCheckRun(repo, { name, status, conclusion, headSha: await ctx.model.resolve(repo, headSha) });
+      return created(shape.checkRunShape(ctx.site, repo, run));
+    },
+  },
+  {
+    method: "PATCH",
+    pattern: new RegExp(`^${REPO}/check-runs/(\\d+)$`),
+    handle: async (ctx) => {
+      const repo = ctx.repo();
+      const { status, conclusion } = ctx.body;
+      return ok(shape.checkRunShape(ctx.site, repo, ctx.model.updateCheckRun(repo, number(ctx), { status, conclusion })));
+    },
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^${REPO}/statuses/([0-9a-f]{40})$`),
+    handle: async (ctx) => {
+      const repo = ctx.repo();
+      const { state, context, description } = ctx.body;
+      const status = ctx.model.addStatus(repo, { sha: ctx.params[2]!, state, context, description });
+      return created({ ...shape.statusShape(ctx.site, repo, status), creator: shape.userShape(ctx.site, ctx.account) });
+    },
+  },
+  {
     method: "GET",
     pattern: new RegExp(`^${REPO}/commits/([^/]+)/status$`),
     handle: async (ctx) => {
