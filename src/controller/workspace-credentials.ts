@@ -17,8 +17,10 @@ export async function workspaceCredential(store: ResourceStore, namespace: strin
   if (!name) return undefined;
   const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
   if (!secret) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} does not exist in namespace "${namespace}"`);
-  const token = tokenOf(secret.spec);
-  if (!token) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} has no ${TOKEN_KEYS.join(", ")} key with a value`);
+  // The read Secret may name its key, as it does for the GitHub tools: the clone reads the same token.
+  const key = role === "readCredentialRef" ? workspace.readCredentialKey : undefined;
+  const token = key ? secret.spec.data[key] : tokenOf(secret.spec);
+  if (!token) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} has no ${key ?? TOKEN_KEYS.join(", ")} key with a value`);
   return token;
 }
 
