@@ -140,9 +140,12 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
     expect(github.log.some((e) => e.login === "pusher")).toBe(false);
 
     start = github.log.length;
+    const gitStart = peers.git.requests.length;
     const fallback = await run([{ name: "list_issues", arguments: {} }], { workspace: { gitRepo: `https://github.com/${SOURCE}` } });
     expect(fallback.results[0]).toMatchObject({ count: 1, has_next_page: false });
     expect(requestsSince(start)).toEqual([`GET /repos/${SOURCE}/issues operator`]);
+    // The checkout found the conventional Secret; the tool did not take it.
+    expect(new Set(peers.git.requests.slice(gitStart).map((r) => r.identity))).toEqual(new Set(["cloner"]));
   });
 
   it("reads the token under a workspace's configured key, not the Secret's token key", async () => {
