@@ -2,11 +2,12 @@
 // the LLM peer playing the model, and Orka embedded in the test process, so a test can write what
 // another part of Orka would have written (a publisher's delivery receipt) straight into the store.
 import { toolResultsOf, startLlmPeer, type LlmPeer, type ScriptedPeerTurn } from "../peers/llm-server.ts";
-import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
-import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
+import type { GitPeer } from "../peers/git-server.ts";
+import type { GithubPeer } from "../peers/github-server.ts";
 import type { RunningOrka } from "../../src/server.ts";
 import type { Delivery, Task, TaskSpec, TaskStatus } from "../../src/resources/task.ts";
 import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "./embedded.ts";
+import { startGithubPeers } from "./github-peers.ts";
 
 export const FLOW_REPO = "acme/app";
 export const FLOW_REPO_URL = `https://github.com/${FLOW_REPO}`;
@@ -47,15 +48,15 @@ export interface GithubFlow {
 const parsed = (text: string) => (text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : text);
 
 export async function startGithubFlow(env: Record<string, string> = {}): Promise<GithubFlow> {
-  const gitPeer = await startGitPeer();
-  const github = await startGithubPeer({ git: gitPeer });
+  const peers = await startGithubPeers();
+  const { git: gitPeer, github } = peers;
   github.addToken(TOKENS.read, "reader", "read", [FLOW_REPO]);
   github.addToken(TOKENS.forge, "orka-forge", "write", [FLOW_REPO]);
   github.addToken(TOKENS.push, "orka-publisher", "write", [FLOW_REPO]);
   github.addToken(TOKENS.operator, "operator", "read");
   await github.addRepo(FLOW_REPO, { files: { "app.txt": "one\ntwo\nthree\n" } });
   const llm = await startLlmPeer();
-  const orka = await startEmbeddedOrka({}, { ORKA_GITHUB_API_BASE_URL: github.baseUrl, ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: "100ms", ...env });
+  const orka = await startEmbeddedOrka({}, { ...peers.orkaEnv, ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: "100ms", ...env });
 
   async function api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const response = await fetch(`${orka.url}/api/v1${path}`, {
@@ -118,8 +119,7 @@ export async function startGithubFlow(env: Record<string, string> = {}): Promise
     async stop() {
       await orka.close();
       await llm.close();
-      await github.stop();
-      await gitPeer.close();
+      await peers.stop();
     },
   };
 }

@@ -6,6 +6,13 @@ export interface ToolCallSpec {
   arguments: Record<string, unknown>;
 }
 
+export interface RunOptions {
+  /** Creates the Task; the admin's REST call unless a test sends it another way (with a transaction token). */
+  create?: (body: Record<string, unknown>) => Promise<{ status: number; body: any }>;
+  /** Runs in the model's first turn, after the attempt started and before the calls are made. */
+  beforeCalls?: () => Promise<void>;
+}
+
 let runs = 0;
 
 /**
@@ -17,14 +24,16 @@ export async function runToolCalls(
   peer: LlmPeer,
   calls: ToolCallSpec[],
   spec: Record<string, unknown> & { tools?: string[] } = {},
-  /** Creates the Task; the admin's REST call unless a test sends it another way (with a transaction token). */
-  create: (body: Record<string, unknown>) => Promise<{ status: number; body: any }> = (body) => orka.api("POST", "/api/v1/tasks", body),
+  { create = (body) => orka.api("POST", "/api/v1/tasks", body), beforeCalls }: RunOptions = {},
 ): Promise<{ task: any; results: any[] }> {
   const name = `gh-run-${++runs}-${Math.random().toString(36).slice(2, 7)}`;
   const model = `m-${name}`;
   let results: string[] = [];
   peer.script(model, [
-    { toolCalls: calls },
+    async () => {
+      await beforeCalls?.();
+      return { toolCalls: calls };
+    },
     (body) => {
       results = toolResultsOf(body);
       return { text: "done" };

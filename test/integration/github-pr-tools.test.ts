@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FLOW_REPO, FLOW_REPO_URL, startGithubFlow, WRITE_WORKSPACE, type GithubFlow } from "../helpers/github-flow.ts";
+import { FLOW_REPO, FLOW_REPO_URL, startGithubFlow, TOKENS, WRITE_WORKSPACE, type GithubFlow } from "../helpers/github-flow.ts";
+import { doomedSecrets } from "../helpers/github-peers.ts";
 import type { PeerTurn } from "../peers/llm-server.ts";
 
 type Call = PeerTurn["toolCalls"] & object;
 
 const WORKSPACE = { ...WRITE_WORKSPACE, intent: "write" };
-/** The same roles, but every Secret missing: a call that read one would fail on that. */
-const MISSING_SECRETS = { gitRepo: FLOW_REPO_URL, intent: "write", readCredentialRef: "absent-read", publicationCredentialRef: "absent-push", forgeCredentialRef: "absent-forge" };
+/** The same roles on Secrets of their own, which the model deletes before its calls (see runWithoutSecrets). */
+const DOOMED = { "doomed-read": TOKENS.read, "doomed-push": TOKENS.push, "doomed-forge": TOKENS.forge };
+const DOOMED_WORKSPACE = { gitRepo: FLOW_REPO_URL, intent: "write", readCredentialRef: "doomed-read", publicationCredentialRef: "doomed-push", forgeCredentialRef: "doomed-forge" };
 
 // The pull request lifecycle tools through a real server: a scripted model calls them, the server half
 // reads the Task's Secret and calls the GitHub peer, whose log tells which token each request carried.
@@ -33,6 +35,23 @@ describe("GitHub pull request lifecycle tools", () => {
     const turn = async () => ({ toolCalls: typeof calls === "function" ? await calls(name) : calls });
     const { task, results } = await flow.run(name, [turn], { workspace, tools: ["check_pull_request_ci", "merge_pull_request", "auto_merge_pull_request", "post_review_comment", "create_pull_request"] });
     expect(task.status?.phase, task.status?.message).toBe("Succeeded");
+    return results;
+  }
+
+  /**
+   * Like run, on a workspace whose Secrets the checkout reads and the model then deletes before its
+   * calls: a call that read one would fail on that instead. No git request follows the deletion.
+   */
+  async function runWithoutSecrets(calls: Call | ((task: string) => Call | Promise<Call>)): Promise<any[]> {
+    const secrets = doomedSecrets(flow.api, DOOMED);
+    await secrets.create();
+    let gitMark = 0;
+    const results = await run(async (task) => {
+      await secrets.delete();
+      gitMark = flow.gitPeer.requests.length;
+      return typeof calls === "function" ? calls(task) : calls;
+    }, DOOMED_WORKSPACE);
+    expect(flow.gitPeer.requests.slice(gitMark)).toEqual([]);
     return results;
   }
 
@@ -122,7 +141,7 @@ describe("GitHub pull request lifecycle tools", () => {
 
     it("refuses bad durations and a missing pr_number before reading the Task's Secrets or calling GitHub", async () => {
       const mark = flow.github.log.length;
-      const results = await run(
+      const results = await runWithoutSecrets(
         [
           { name: "check_pull_request_ci", arguments: { pr_number: 1, wait_timeout: "-1s" } },
           { name: "check_pull_request_ci", arguments: { pr_number: 1, wait_timeout: "1m", poll_interval: "0s" } },
@@ -130,7 +149,6 @@ describe("GitHub pull request lifecycle tools", () => {
           { name: "check_pull_request_ci", arguments: { pr_number: 0 } },
           { name: "check_pull_request_ci", arguments: { pr_number: 1, repo_url: "https://github.com/acme/other" } },
         ],
-        MISSING_SECRETS,
       );
       expect(results).toEqual([
         "Error executing tool: wait_timeout must be non-negative",
@@ -277,7 +295,7 @@ describe("GitHub pull request lifecycle tools", () => {
 
     it("refuses a bad event, bad line comments and an out-of-scope repository before any Secret read or request", async () => {
       const mark = flow.github.log.length;
-      const results = await run(
+      const results = await runWithoutSecrets(
         [
           { name: "post_review_comment", arguments: { pr_number: 1, body: "x", event: "LGTM" } },
           { name: "post_review_comment", arguments: { pr_number: 1, body: "x" } },
@@ -285,7 +303,6 @@ describe("GitHub pull request lifecycle tools", () => {
           { name: "post_review_comment", arguments: { pr_number: 1, body: "x", event: "COMMENT", comments: [{ path: "a.txt", line: 0, body: "x" }] } },
           { name: "post_review_comment", arguments: { pr_number: 1, body: "x", event: "COMMENT", repo_url: "https://github.com/evil/app" } },
         ],
-        MISSING_SECRETS,
       );
       expect(results).toEqual([
         'Error executing tool: invalid event value "LGTM": must be APPROVE, REQUEST_CHANGES, or COMMENT',
@@ -306,7 +323,7 @@ describe("GitHub pull request lifecycle tools", () => {
         expectedCommitSHA: pushed, verifiedRemoteSHA: pushed, artifactDigest: "sha256:77",
       };
       const mark = flow.github.log.length;
-      const results = await run(async (task) => {
+      const results = await runWithoutSecrets(async (task) => {
         const create = (title: string, head = "verified") => ({ name: "create_pull_request", arguments: { task_name: task, head_branch: head, base_branch: "main", title } });
         return [
           create("no receipt yet"),
@@ -314,19 +331,20 @@ describe("GitHub pull request lifecycle tools", () => {
           create("x".repeat(257)),
           { name: "create_pull_request", arguments: { task_name: task, head_branch: "verified" } },
         ];
-      }, MISSING_SECRETS);
+      });
       expect(results).toEqual([
-        expect.stringMatching(/^Error executing tool: task pr-tools-\d+ has no verified delivery receipt \(outcome=none\)$/),
+        // The checkout read the publication branch before the model ran: the delivery is only Prepared.
+        expect.stringMatching(/^Error executing tool: task pr-tools-\d+ has no verified delivery receipt \(outcome=Prepared\)$/),
         "Error executing tool: title must not be blank",
         "Error executing tool: title exceeds 256 characters",
         "Error executing tool: task_name, head_branch, base_branch, and title are required",
       ]);
       // Now with the receipt: a branch mismatch, then a branch someone moved after verification.
       const name = `pr-tools-${runs + 1}`;
-      const later = await run(async (task) => {
+      const later = await runWithoutSecrets(async (task) => {
         await flow.writeDelivery(task, receipt);
         return [{ name: "create_pull_request", arguments: { task_name: task, head_branch: "other", base_branch: "main", title: "x" } }];
-      }, MISSING_SECRETS);
+      });
       expect(later).toEqual([`Error executing tool: head_branch "other" is not the verified delivery branch "verified" of task ${name}`]);
       await flow.github.commit(FLOW_REPO, "verified", { "late.txt": "pushed after verification\n" });
       const moved = await run(async (task) => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Octokit } from "@octokit/rest";
+import { doomedSecrets, startGithubPeers, type GithubPeers } from "../helpers/github-peers.ts";
 import { runToolCalls, type ToolCallSpec } from "../helpers/github-tasks.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
-import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
+import type { GithubPeer } from "../peers/github-server.ts";
 import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 import { startTokenIssuer, type TokenIssuer } from "../peers/token-issuer.ts";
 import { reviewMarker } from "../../src/github/review-marker.ts";
@@ -18,6 +19,7 @@ const TOKENS = {
   push: ["push-token-0123456789", "pusher"],
   forge: ["forge-token-0123456789", "forger"],
   env: ["env-token-0123456789", "operator"],
+  clone: ["clone-token-0123456789", "cloner"],
 } as const;
 
 /** A workspace with all four credential roles on distinct Secrets; `overrides` replaces or removes (undefined) fields. */
@@ -36,6 +38,7 @@ const workspace = (overrides: Record<string, string | undefined> = {}) =>
 // The GitHub tools end to end: a scripted model calls them in a real server, whose server half resolves
 // scope and credentials and calls the GitHub peer; the peer's log shows which token each request carried.
 describe("GitHub tools through a real server", () => {
+  let peers: GithubPeers;
   let github: GithubPeer;
   let orka: OrkaUnderTest;
   let llm: LlmPeer;
@@ -46,7 +49,8 @@ describe("GitHub tools through a real server", () => {
   const requestsSince = (start: number) => github.log.slice(start).map((e) => `${e.method} ${e.path.split("?")[0]} ${e.login}`);
 
   beforeAll(async () => {
-    github = await startGithubPeer();
+    peers = await startGithubPeers();
+    ({ github } = peers);
     for (const [token, login] of Object.values(TOKENS)) github.addToken(token, login, login === "forger" || login === "pusher" ? "write" : "read");
     for (const repo of [SOURCE, FORK, TOKEN_REPO]) await github.addRepo(repo, { files: { "README.md": "hello\n" } });
     await github.commit(SOURCE, "feature", { "src/app.ts": "export const answer = 42;\n", "README.md": "hello\nworld\n" });
@@ -84,6 +88,12 @@ kind: Secret
 metadata: {name: gh-forge-keyed}
 stringData: {token: not-a-github-token, GITHUB_TOKEN: ${TOKENS.forge[0]}}
 ---
+# A workspace naming no read Secret clones with this one; its GitHub tools use the operator's GITHUB_TOKEN.
+apiVersion: v1
+kind: Secret
+metadata: {name: git-credentials}
+stringData: {token: ${TOKENS.clone[0]}}
+---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: coordinator}
@@ -94,7 +104,7 @@ kind: Agent
 metadata: {name: helper}
 spec: {providerRef: {name: peer}, model: {name: m-helper}}
 `, {
-      ORKA_GITHUB_API_BASE_URL: github.baseUrl,
+      ...peers.orkaEnv,
       GITHUB_TOKEN: TOKENS.env[0],
       ORKA_PR_REVIEW_MARKER_SECRET: MARKER_KEY,
       ORKA_GITHUB_RETRY_BASE_MS: "1",
@@ -106,7 +116,7 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
   afterAll(async () => {
     await stop();
     await issuer.close();
-    await github.stop();
+    await peers.stop();
   });
 
   it("uses the right credential for each tool: read, publication read, forge, and the operator's GITHUB_TOKEN", async () => {
@@ -130,9 +140,12 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
     expect(github.log.some((e) => e.login === "pusher")).toBe(false);
 
     start = github.log.length;
+    const gitStart = peers.git.requests.length;
     const fallback = await run([{ name: "list_issues", arguments: {} }], { workspace: { gitRepo: `https://github.com/${SOURCE}` } });
     expect(fallback.results[0]).toMatchObject({ count: 1, has_next_page: false });
     expect(requestsSince(start)).toEqual([`GET /repos/${SOURCE}/issues operator`]);
+    // The checkout found the conventional Secret; the tool did not take it.
+    expect(new Set(peers.git.requests.slice(gitStart).map((r) => r.identity))).toEqual(new Set(["cloner"]));
   });
 
   it("reads the token under a workspace's configured key, not the Secret's token key", async () => {
@@ -151,10 +164,15 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
   });
 
   it("refuses a repository outside the scope in every repo_url tool, before any Secret read or request", async () => {
-    const start = github.log.length;
     const other = "https://github.com/acme/other";
-    // The workspace names Secrets that do not exist: a tool that read one would fail on that instead.
-    const missingSecrets = workspace({ readCredentialRef: "absent-read", publicationReadCredentialRef: "absent-pub", forgeCredentialRef: "absent-forge" });
+    // The checkout reads the workspace's Secrets; the model deletes them before its calls, so a tool that read one would fail on that instead.
+    const secrets = doomedSecrets((method, path, body) => orka.api(method, `/api/v1${path}`, body), {
+      "doomed-read": TOKENS.read[0], "doomed-pub": TOKENS.publicationRead[0], "doomed-forge": TOKENS.forge[0],
+    });
+    await secrets.create();
+    const doomed = workspace({ readCredentialRef: "doomed-read", publicationReadCredentialRef: "doomed-pub", forgeCredentialRef: "doomed-forge" });
+    const start = github.log.length;
+    let gitStart = 0;
     const calls: ToolCallSpec[] = [
       { name: "list_pull_requests", arguments: { repo_url: other } },
       { name: "check_pr_review_marker", arguments: { repo_url: other, pr_number: 1 } },
@@ -163,10 +181,16 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
       { name: "get_issue", arguments: { repo_url: other, issue_number: 1 } },
       { name: "comment_on_issue", arguments: { repo_url: other, issue_number: 1, body: "x" } },
     ];
-    const { results } = await run(calls, { workspace: missingSecrets });
+    const { results } = await runToolCalls(orka, llm, calls, { workspace: doomed }, {
+      beforeCalls: async () => {
+        await secrets.delete();
+        gitStart = peers.git.requests.length;
+      },
+    });
     expect(results).toEqual(calls.map(() =>
       `Error executing tool: repo_url repository acme/other does not match permitted repository scope task workspace=${SOURCE}, task publication workspace=${FORK}`));
     expect(github.log.slice(start)).toEqual([]);
+    expect(peers.git.requests.slice(gitStart)).toEqual([]);
   });
 
   it("matches repositories case-insensitively and grants scope through a signed transaction's repo context", async () => {
@@ -183,7 +207,7 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
     const txn = await runToolCalls(orka, llm, [
       { name: "list_pull_requests", arguments: { repo_url: "https://github.com/Acme/From-Token" } },
       { name: "list_pull_requests", arguments: { repo_url: `https://github.com/${SOURCE}` } },
-    ], {}, withToken);
+    ], {}, { create: withToken });
     expect(txn.task.spec.transaction.context.repo).toBe(`https://github.com/${TOKEN_REPO}`);
     expect(txn.results).toEqual([
       { pull_requests: [], total_count: 0 },
