@@ -10,6 +10,8 @@ export interface ToolsetInput {
   isChild: boolean;
   /** Created by a gateway whose adapter supports interim messages. */
   gatewayInterim?: boolean;
+  /** The Task carries a PR monitor's validation commands (`spec.validation`). */
+  validation?: boolean;
   /** `orka.ai/disable-coordination-tool-injection: "true"`. */
   disableInjection: boolean;
   /** Enabled custom Tool resources in the Task's namespace. */
@@ -37,6 +39,8 @@ interface Rule {
   add: readonly string[] | ((task: ToolsetInput) => readonly string[] | typeof UNRESTRICTED);
   /** Injected tools are the ones the disable annotation turns off. */
   injected: boolean;
+  /** The added tools work only where this rule holds: selecting one by name elsewhere is skipped, with this reason. */
+  onlyHere?: string;
 }
 
 export const MEMORY_TOOLS = familyToolNames("memory");
@@ -51,6 +55,7 @@ export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
   { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
+  { when: (t) => t.validation === true, add: familyToolNames("monitors"), injected: false, onlyHere: "it runs a PR monitor's validation commands, and this Task has none (spec.validation)" },
   { when: (t) => t.taskType === "agent", add: (t) => (t.runtimeAllowedTools ? [...t.runtimeAllowedTools, ...(t.runtimeAllowBash ? ["Bash"] : [])] : UNRESTRICTED), injected: false },
 ];
 
@@ -66,7 +71,9 @@ export function assembleToolset(task: ToolsetInput): Toolset {
     ...(task.aiTools ?? []),
   ].map((n) => n.trim()).filter(Boolean);
   for (const name of selected) {
-    if (BUILTIN_TOOL_NAMES.has(name)) add(name);
+    const confined = AUTO_ADDED_RULES.find((rule) => rule.onlyHere && Array.isArray(rule.add) && rule.add.includes(name));
+    if (confined && !confined.when(task)) toolset.warnings.push(`tool "${name}" is not offered: ${confined.onlyHere}`);
+    else if (BUILTIN_TOOL_NAMES.has(name)) add(name);
     else if (task.customTools.has(name)) {
       add(name);
       if (!toolset.custom.includes(name)) toolset.custom.push(name);
