@@ -59,11 +59,20 @@ export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.taskType === "agent", add: (t) => (t.runtimeAllowedTools ? [...t.runtimeAllowedTools, ...(t.runtimeAllowBash ? ["Bash"] : [])] : UNRESTRICTED), injected: false },
 ];
 
+/** Why a selected tool is not offered: it works only where its rule holds, and that rule does not hold for this Task. */
+function confinedElsewhere(name: string, task: ToolsetInput): string | undefined {
+  const rule = AUTO_ADDED_RULES.find((candidate) => candidate.onlyHere && Array.isArray(candidate.add) && candidate.add.includes(name));
+  return rule && !rule.when(task) ? `tool "${name}" is not offered: ${rule.onlyHere}` : undefined;
+}
+
 /** Selected ∪ auto-added, nothing else; trimmed, de-duplicated, in a stable order. */
 export function assembleToolset(task: ToolsetInput): Toolset {
   const toolset: Toolset = { names: [], custom: [], warnings: [], unrestricted: false };
   const add = (name: string) => {
     if (!toolset.names.includes(name)) toolset.names.push(name);
+  };
+  const warn = (warning: string) => {
+    if (!toolset.warnings.includes(warning)) toolset.warnings.push(warning);
   };
 
   const selected = [
@@ -71,13 +80,13 @@ export function assembleToolset(task: ToolsetInput): Toolset {
     ...(task.aiTools ?? []),
   ].map((n) => n.trim()).filter(Boolean);
   for (const name of selected) {
-    const confined = AUTO_ADDED_RULES.find((rule) => rule.onlyHere && Array.isArray(rule.add) && rule.add.includes(name));
-    if (confined && !confined.when(task)) toolset.warnings.push(`tool "${name}" is not offered: ${confined.onlyHere}`);
+    const skipped = confinedElsewhere(name, task);
+    if (skipped) warn(skipped);
     else if (BUILTIN_TOOL_NAMES.has(name)) add(name);
     else if (task.customTools.has(name)) {
       add(name);
       if (!toolset.custom.includes(name)) toolset.custom.push(name);
-    } else toolset.warnings.push(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
+    } else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
   }
 
   for (const rule of AUTO_ADDED_RULES) {

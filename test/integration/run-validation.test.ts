@@ -189,6 +189,6 @@ stringData: {token: ${READ_TOKEN}}`,
     expect(await refused({ commands: ["  "] })).toContain("must not be blank");
     expect(await refused({ commands: ["make", "make"] })).toContain("must not list a command twice");
     expect(await refused({ commands: ["make"], timeout: "31m" })).toContain("spec.validation.timeout: must be a duration from 1ms to 30m");
-    expect(await refused({ commands: ["make"], image: "node:22" })).toContain("image");
+    expect(await refused({ commands: ["make"], image: "node:22" })).toContain(`unknown field "spec.validation.image"`);
   });
 });
