@@ -108,6 +108,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     secrets,
     providers,
     git: config.git,
+    github: config.github,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(

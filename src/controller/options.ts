@@ -12,6 +12,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { Logger } from "../util/logger.ts";
 import type { GitSettings } from "../workspace/git.ts";
+import type { GithubSettings } from "../github/settings.ts";
 import type { ProviderSettings } from "./resolve.ts";
 
 /** What the server gives the controller: its stores, its runner and the settings its reconcilers read. */
@@ -46,6 +47,8 @@ export interface ControllerOptions {
   providers: ProviderSettings;
   /** How workspace repositories are reached: allowed hosts, the operator's git config. */
   git: GitSettings;
+  /** Where GitHub's API is, for the pull requests the workspace publisher opens. */
+  github: GithubSettings;
 }
 
 /** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */

@@ -10,6 +10,8 @@ const ROLES: readonly CredentialRole[] = ["readCredentialRef", "publicationReadC
 const DISCOVERED_READ_SECRETS = ["git-credentials", "github-credentials", "copilot-token", "github-token", "git-token"];
 /** The keys a credential Secret holds its token under, the first non-empty one. */
 const TOKEN_KEYS = ["token", "password", "GITHUB_TOKEN"];
+/** Roles whose key a workspace may name (create_pr_monitor records a key other than `token` this way): then only that key counts. */
+const CONFIGURED_KEYS: Partial<Record<CredentialRole, "readCredentialKey" | "forgeCredentialKey">> = { readCredentialRef: "readCredentialKey", forgeCredentialRef: "forgeCredentialKey" };
 
 /** The token of the Secret a workspace names for `role`; undefined when it names none. */
 export async function workspaceCredential(store: ResourceStore, namespace: string, workspace: Workspace, role: CredentialRole): Promise<string | undefined> {
@@ -17,8 +19,10 @@ export async function workspaceCredential(store: ResourceStore, namespace: strin
   if (!name) return undefined;
   const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
   if (!secret) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} does not exist in namespace "${namespace}"`);
-  const token = tokenOf(secret.spec);
-  if (!token) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} has no ${TOKEN_KEYS.join(", ")} key with a value`);
+  const keyField = CONFIGURED_KEYS[role];
+  const key = keyField && workspace[keyField]?.trim();
+  const token = key ? secret.spec.data[key] : tokenOf(secret.spec);
+  if (!token) throw new OrkaError("failed_precondition", `Secret "${name}" named by workspace.${role} has no ${key ? `"${key}"` : TOKEN_KEYS.join(", ")} key with a value`);
   return token;
 }
 

@@ -166,6 +166,24 @@ const rules: Rule[] = [
     step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
   },
   {
+    rule: "a verified publication whose workspace asks for a pull request opens it before the Task completes",
+    task: task({ workspace: { gitRepo: REPO, intent: "write", createPR: true } }, running({ workspace: CHECKOUT, delivery: { state: "VerifiedExact", outcome: "VerifiedExact" } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "deliver" },
+  },
+  {
+    rule: "a verified publication with its pull request recorded completes",
+    task: task({ workspace: { gitRepo: REPO, intent: "write", createPR: true } }, running({ workspace: CHECKOUT, delivery: { state: "VerifiedExact", outcome: "VerifiedExact", prReceipt: { number: 7, url: "https://github.com/o/r/pull/7", state: "open", headSHA: "b".repeat(40) } } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
+  },
+  {
+    rule: "a pull request that could not be opened fails the Task, though its branch was published",
+    task: task({ workspace: { gitRepo: REPO, intent: "write", createPR: true } }, running({ workspace: CHECKOUT, delivery: { state: "VerifiedExact", outcome: "VerifiedExact", reason: "PullRequestFailed", message: "no forge access" } })),
+    world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
+    step: { kind: "complete", phase: "Failed", message: "delivery PullRequestFailed: no forge access" },
+  },
+  {
     rule: "a delivery that did not land fails the Task with its reason",
     task: task({ workspace: { gitRepo: REPO, intent: "write" } }, running({ workspace: CHECKOUT, delivery: { state: "DeliveryConflict", outcome: "DeliveryConflict", message: "branch b moved" } })),
     world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },

@@ -10,6 +10,7 @@ import { SqliteMemoryStore } from "../../src/store/sqlite/memory-store.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { tempStore } from "../helpers/store.ts";
 import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { githubSettings } from "../../src/github/settings.ts";
 
 /** A runner whose attempts run until the test ends them; it remembers how many ran at once. */
 function holdingRunner(dir: string) {
@@ -73,6 +74,7 @@ describe("worker slots", () => {
       secrets: { remember: () => undefined, forget: () => undefined } as never,
       providers: { scriptedDir: store.dir },
       git: DEFAULT_GIT_SETTINGS,
+      github: githubSettings({}),
     });
     cleanup = async () => {
       await controller.stop();

@@ -9,18 +9,20 @@ import { publicationReadCredential, workspaceCredential } from "../workspace-cre
 import { recordEvent, type TaskContext } from "./context.ts";
 import { writeStatus, type Transition } from "./status.ts";
 import { hasRepository } from "./workspace.ts";
+import { openPublicationPullRequest, pullRequestPending, PULL_REQUEST_FAILED } from "./pull-request.ts";
 
 /** Outcomes that fail the Task: the change was not delivered as asked. */
 const FAILING_OUTCOMES: readonly DeliveryOutcome[] = ["DeliveryConflict", "CredentialBlocked", "PublicationOutcomeUnknown"];
 
 /** Whether a succeeded attempt's workspace still has to be turned into a result (and published). */
 export function deliveryPending(task: Task): boolean {
-  return hasRepository(task) && !!task.status?.workspace && !task.status.delivery?.outcome;
+  return (hasRepository(task) && !!task.status?.workspace && !task.status.delivery?.outcome) || pullRequestPending(task);
 }
 
 /** Why the Task fails after its delivery, if it does. */
 export function deliveryFailure(task: Task): string | undefined {
   const delivery = task.status?.delivery;
+  if (delivery?.reason === PULL_REQUEST_FAILED) return `delivery ${PULL_REQUEST_FAILED}: ${delivery.message}`;
   if (!delivery?.outcome || !FAILING_OUTCOMES.includes(delivery.outcome)) return undefined;
   return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
 }
@@ -43,6 +45,7 @@ export interface DeliveryStep {
  * stores the result envelope, and, for write intent, publishes the commit and reads it back.
  */
 export async function deliver(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
+  if (pullRequestPending(task)) return { written: task, transition: await openPublicationPullRequest(ctx, task) };
   const step = await deliverChange(ctx, task);
   const settledDelivery = step.transition.status?.delivery;
   if (!settledDelivery?.outcome) return step;
