@@ -18,9 +18,9 @@ export interface GithubCall {
 }
 
 /**
- * The server half of one GitHub tool. `check` refuses missing or bad values (given the calling Task)
- * before the scope, the Secret or GitHub is touched; `checkTask` refuses what the scope Task's own state rules out, before its Secret
- * is read; `run` makes the GitHub calls.
+ * The server half of one GitHub tool. `check` refuses missing or bad values (given the calling Task) before
+ * the scope, the Secret or GitHub is touched; `checkTask` refuses what the scope Task's own state rules out,
+ * before its Secret is read; `run` makes the GitHub calls.
  */
 export interface GithubOperation<Args> {
   access: GithubAccess;

@@ -22,7 +22,7 @@ export interface ValidationPlan {
   timeout_ms: number;
 }
 
-export const COMMAND_NOT_CONFIGURED = "command not configured for this monitor";
+const COMMAND_NOT_CONFIGURED = "command not configured for this monitor";
 
 /** A refusal quotes each command this far: enough to recognise it. */
 const QUOTED_COMMAND_CHARS = 200;
@@ -33,7 +33,7 @@ const quoted = (commands: readonly string[]) => commands.map((command) => JSON.s
  * their configured order. A command the configuration does not hold is refused, so a model can only
  * choose among what the monitor's creator wrote.
  */
-export function commandsToRun(args: Pick<RunValidationArgs, "commands">, caller: Task): string[] {
+function commandsToRun(args: Pick<RunValidationArgs, "commands">, caller: Task): string[] {
   const configured = caller.spec.validation?.commands;
   if (!configured) {
     throw new OrkaError(

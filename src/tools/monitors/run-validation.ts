@@ -79,7 +79,7 @@ async function runPlan(plan: ValidationPlan, signal: AbortSignal): Promise<Valid
     await handToSandboxUser(dir);
     const limits: SandboxLimits = { ...DEFAULT_LIMITS, cpuSeconds: Math.ceil(plan.timeout_ms / 1000) };
     for (const command of plan.commands) {
-      results.push(await runCommand(command, tree, limits, run, () => timeLimit.signal.aborted && `the time limit of ${formatDuration(plan.timeout_ms)} was reached`));
+      results.push(await runCommand(command, tree, limits, run, () => (timeLimit.signal.aborted ? `the time limit of ${formatDuration(plan.timeout_ms)} was reached` : undefined)));
       if (signal.aborted) throw new OrkaError("unavailable", "run_validation was stopped: the Task is ending");
       if (timeLimit.signal.aborted) return answer("timeout");
     }
@@ -94,7 +94,8 @@ async function runPlan(plan: ValidationPlan, signal: AbortSignal): Promise<Valid
   }
 }
 
-async function runCommand(command: string, tree: string, limits: SandboxLimits, signal: AbortSignal, stopped: () => string | false): Promise<CommandResult> {
+/** One command in the sandbox; `killedBecause` says why the run's signal ended it, when it did. */
+async function runCommand(command: string, tree: string, limits: SandboxLimits, signal: AbortSignal, killedBecause: () => string | undefined): Promise<CommandResult> {
   const tail = new OutputTail(OUTPUT_TAIL_BYTES);
   const started = performance.now();
   const run = await runSandboxed({
@@ -108,7 +109,7 @@ async function runCommand(command: string, tree: string, limits: SandboxLimits, 
     signal,
     onOutput: (chunk) => tail.append(chunk),
   });
-  const why = stopped();
+  const why = run.aborted ? killedBecause() : undefined;
   return {
     command,
     exit_code: why ? -1 : exitCodeOf(run),
