@@ -24,6 +24,10 @@ const FAIL = 'echo "lint: 2 problems" >&2; exit 3';
 const WRITE = "echo scratch > scratch.txt";
 const SEES_SCRATCH = "test -e scratch.txt && echo scratch-seen";
 const LOUD = "seq 1 20000";
+/** 40,000 bytes of two-byte characters on one line: the tail cannot start at a line, only at a character. */
+const LOUD_ONE_LINE = "printf 'é%.0s' $(seq 1 20000)";
+/** A process left running in the background ends with its command's sandbox. */
+const BACKGROUND = "sleep 41 & echo started";
 const REDACTS = 'echo "leaked ghp_abcdefghijklmnopqrstuvwxyz0123456789"';
 const SECRETS = [
   `echo "names: $(env | cut -d= -f1 | sort | tr '\\n' ' ')"`,
@@ -92,12 +96,12 @@ stringData: {token: ${READ_TOKEN}}`,
   });
 
   it("runs the chosen commands in order over one copy of the exact head: exit codes, output tails, redaction, no network, no credential", async () => {
-    const commands = [PASS, FAIL, WRITE, SEES_SCRATCH, LOUD, REDACTS, SECRETS, netCommand];
+    const commands = [PASS, FAIL, WRITE, SEES_SCRATCH, LOUD, LOUD_ONE_LINE, BACKGROUND, REDACTS, SECRETS, netCommand];
     const gitBefore = gitPeer.requests.length;
     const { results } = await run([validate({ pr_number: openPr, commands }), validate({ pr_number: openPr, commands: [SEES_SCRATCH] })], { commands: [...commands, SLOW], timeout: "2m" });
     const [first, second] = results;
     expect(first).toMatchObject({ status: "failed", head_sha: head });
-    expect(first.results.map((r: any) => [r.command, r.exit_code])).toEqual([[PASS, 0], [FAIL, 3], [WRITE, 0], [SEES_SCRATCH, 0], [LOUD, 0], [REDACTS, 0], [SECRETS, 0], [netCommand, 0]]);
+    expect(first.results.map((r: any) => [r.command, r.exit_code])).toEqual(commands.map((command) => [command, command === FAIL ? 3 : 0]));
     for (const result of first.results) expect(result.duration_ms).toEqual(expect.any(Number));
     const tail = Object.fromEntries(first.results.map((r: any) => [r.command, r.output_tail as string]));
     expect(tail[PASS]).toBe("two\n");
@@ -107,6 +111,12 @@ stringData: {token: ${READ_TOKEN}}`,
     expect(tail[LOUD]).toMatch(/^\[output cut: the first \d+ bytes are left out\]\n\d+\n/);
     expect(tail[LOUD].endsWith("19999\n20000\n")).toBe(true);
     expect(Buffer.byteLength(tail[LOUD].slice(tail[LOUD].indexOf("\n") + 1))).toBeLessThanOrEqual(16 * 1024);
+    const [marker, rest] = tail[LOUD_ONE_LINE].split("\n");
+    expect(marker).toMatch(/^\[output cut: the first \d+ bytes are left out\]$/);
+    expect(rest).toMatch(/^(é)+$/);
+    expect(Buffer.byteLength(rest)).toBeGreaterThan(16 * 1024 - 2);
+    expect(tail[BACKGROUND]).toBe("started\n");
+    expect(processesMatching("sleep 41")).toEqual([]);
     expect(tail[REDACTS]).toBe("leaked [REDACTED]\n");
 
     // Adversarial: the command looks for the read token in its environment and in every file it can reach.
