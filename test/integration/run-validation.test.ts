@@ -5,7 +5,7 @@ import { processesMatching, type OrkaUnderTest } from "../helpers/orka-server.ts
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
 import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
-import type { LlmPeer } from "../peers/llm-server.ts";
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 
 const REPO = "acme/checks";
 const REPO_URL = `https://github.com/${REPO}`;
@@ -182,6 +182,35 @@ stringData: {token: ${READ_TOKEN}}`,
       `Error executing tool: pull request #${mergedPr} is already merged: there is no open head to validate`,
     ]);
     expect(git).toBe(baseline.git);
+  });
+
+  it("reaches a scheduled run through the spec it inherits, and the run validates with it", async () => {
+    const name = "scheduled-monitor";
+    let answered: string[] = [];
+    llm.script(`m-${name}`, [
+      { toolCalls: [validate({ pr_number: openPr })] },
+      (body) => {
+        answered = toolResultsOf(body);
+        return { text: "validated" };
+      },
+    ]);
+    // Every second, so that a run starts at once; the monitor is suspended as soon as one has.
+    const monitor = {
+      name, type: "ai", schedule: "* * * * * *", prompt: "review", ai: { providerRef: { name: "peer" }, model: `m-${name}`, tools: [] }, workspace, validation: { commands: [PASS] },
+    };
+    const created = await orka.api("POST", "/api/v1/tasks", monitor);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const deadline = Date.now() + 20_000;
+    let runs: any[] = [];
+    while (runs.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      runs = (await orka.api("GET", `/api/v1/tasks?labelSelector=orka.ai/parent-task=${name}`)).body.items;
+    }
+    expect((await orka.api("PUT", `/api/v1/tasks/${name}`, { ...monitor, suspend: true })).status).toBe(200);
+    const run = await orka.waitFor(runs[0].metadata.name, ["Succeeded", "Failed"], 30_000);
+    expect(run.spec.validation).toEqual({ commands: [PASS] });
+    expect(run.status.phase).toBe("Succeeded");
+    expect(JSON.parse(answered[0])).toMatchObject({ status: "passed", head_sha: head, results: [{ command: PASS, exit_code: 0, output_tail: "two\n" }] });
   });
 
   it("is not offered to a Task without validation commands, even when selected by name", async () => {
