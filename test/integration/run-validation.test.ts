@@ -98,7 +98,8 @@ stringData: {token: ${READ_TOKEN}}`,
   it("runs the chosen commands in order over one copy of the exact head: exit codes, output tails, redaction, no network, no credential", async () => {
     const commands = [PASS, FAIL, WRITE, SEES_SCRATCH, LOUD, LOUD_ONE_LINE, BACKGROUND, REDACTS, SECRETS, netCommand];
     const gitBefore = gitPeer.requests.length;
-    const { results } = await run([validate({ pr_number: openPr, commands }), validate({ pr_number: openPr, commands: [SEES_SCRATCH] })], { commands: [...commands, SLOW], timeout: "2m" });
+    // Named in another order, they run in the configured one: the write comes before the check that sees it.
+    const { results } = await run([validate({ pr_number: openPr, commands: [...commands].reverse() }), validate({ pr_number: openPr, commands: [SEES_SCRATCH] })], { commands: [...commands, SLOW], timeout: "2m" });
     const [first, second] = results;
     expect(first).toMatchObject({ status: "failed", head_sha: head });
     expect(first.results.map((r: any) => [r.command, r.exit_code])).toEqual(commands.map((command) => [command, command === FAIL ? 3 : 0]));
