@@ -134,6 +134,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       secrets,
       providers,
       git: config.git,
+      runner,
       compat: new CompatAttempts({ runner, controllerURL: () => controllerURL, toolSettings, modelCalls: config.modelCalls, maxRunning: config.workerSlots }),
       github: config.github,
     },

@@ -22,6 +22,7 @@ import type { NamespaceIsolation } from "../auth/isolation.ts";
 import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
 import type { GithubSettings } from "../github/settings.ts";
 import type { GitSettings } from "../workspace/git.ts";
+import type { WorkloadRunner } from "../runner/runner.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -56,6 +57,8 @@ export interface ApiContext {
   secrets: TaskSecrets;
   /** Which hosts a workspace repository may be on. */
   git: GitSettings;
+  /** The attempts' runner: a GitHub tool that needs files beside an attempt (run_validation's checkout) asks it. */
+  runner: WorkloadRunner;
   /** How the OpenAI/Anthropic-compatible endpoints call the model, and run their tools as attempts of the runner. */
   compat: CompatAttempts;
   /** Where the GitHub tools' server halves send their requests, the operator's read token and the review-marker keys. */

@@ -37,6 +37,7 @@ export async function assignTaskTools(store: ResourceStore, task: Task, agent?: 
     aiTools: spec.ai?.tools,
     coordination: agent?.spec.coordination,
     isChild: parentTaskName(task) !== undefined,
+    validation: spec.validation !== undefined,
     disableInjection: metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
     customTools: new Set(customTools.keys()),
     runtimeAllowedTools: spec.agentRuntime?.allowedTools ?? runtime?.defaultAllowedTools,

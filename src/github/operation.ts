@@ -1,4 +1,5 @@
 import type { Task } from "../resources/task.ts";
+import type { CheckoutPlan } from "../workspace/checkout.ts";
 import type { GithubClient } from "./client.ts";
 import type { GithubAccess, GithubTarget } from "./scope.ts";
 import type { GithubSettings } from "./settings.ts";
@@ -10,16 +11,20 @@ export interface GithubCall {
   repo: string;
   target: GithubTarget;
   settings: GithubSettings;
+  /** The Task whose attempt made the call. */
+  caller: Task;
+  /** Checks a commit out where the calling attempt can read it; returns the directory. */
+  checkOutForAttempt: (plan: CheckoutPlan) => Promise<string>;
 }
 
 /**
- * The server half of one GitHub tool. `check` refuses missing or bad values before the scope, the Secret
- * or GitHub is touched; `checkTask` refuses what the scope Task's own state rules out, before its Secret
- * is read; `run` makes the GitHub calls.
+ * The server half of one GitHub tool. `check` refuses missing or bad values (given the calling Task) before
+ * the scope, the Secret or GitHub is touched; `checkTask` refuses what the scope Task's own state rules out,
+ * before its Secret is read; `run` makes the GitHub calls.
  */
 export interface GithubOperation<Args> {
   access: GithubAccess;
-  check?: (args: Args) => void;
+  check?: (args: Args, caller: Task) => void;
   checkTask?: (args: Args, task: Task) => void;
   run: (args: Args, call: GithubCall) => Promise<unknown>;
 }

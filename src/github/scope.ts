@@ -43,6 +43,8 @@ type CredentialKind = "git" | "forge credential";
 
 /** What a GitHub call acts on and with. */
 export interface GithubTarget {
+  /** The web host of the repository (github.com, or the Enterprise host). */
+  host: string;
   owner: string;
   repo: string;
   /** The Task whose workspace gave the scope and the credential. */
@@ -66,17 +68,17 @@ export async function resolveGithubTarget(deps: ScopeDeps, caller: Task, args: S
   }
   checkTask?.(task);
   // The scope's own spelling: GitHub matches names case-insensitively, and the scope is what was permitted.
-  const { owner, repo } = scope.ref;
+  const { host, owner, repo } = scope.ref;
   if (access === "write") {
     const name = task.spec.workspace?.forgeCredentialRef;
     if (!name) throw new OrkaError("failed_precondition", `task ${task.metadata.name} workspace has no forgeCredentialRef configured`);
     const key = task.spec.workspace?.forgeCredentialKey;
-    return { owner, repo, task, token: await useCredential(deps, caller, { name, key }, "forge credential") };
+    return { host, owner, repo, task, token: await useCredential(deps, caller, { name, key }, "forge credential") };
   }
   const name = task.spec.workspace?.[scope.readRole];
   const key = scope.readRole === "readCredentialRef" ? task.spec.workspace?.readCredentialKey : undefined;
-  if (name) return { owner, repo, task, token: await useCredential(deps, caller, { name, key }, "git") };
-  if (deps.settings.fallbackToken) return { owner, repo, task, token: deps.settings.fallbackToken };
+  if (name) return { host, owner, repo, task, token: await useCredential(deps, caller, { name, key }, "git") };
+  if (deps.settings.fallbackToken) return { host, owner, repo, task, token: deps.settings.fallbackToken };
   throw new OrkaError("failed_precondition", UNRESOLVED_READ_TOKEN);
 }
 

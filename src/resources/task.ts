@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import { durationText, httpURL, localRef, namespacedRef, type Resource } from "./meta.ts";
+import { validationSchema } from "./validation.ts";
 
 export const TASK_TYPES = ["ai", "agent", "container"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -144,6 +145,8 @@ export const taskSpecSchema = z.strictObject({
     })
     .optional(),
   workspace: workspaceSchema.optional(),
+  /** A PR monitor's commands for run_validation. */
+  validation: validationSchema.optional(),
   agentRuntime: z
     .strictObject({
       maxTurns: z.number().int().positive().optional(),

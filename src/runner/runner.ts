@@ -38,6 +38,11 @@ export interface WorkloadRunner {
   /** Stops the attempt and everything it started; its exit is still reported. Idempotent. */
   kill(attemptId: string, reason: string): void;
   isRunning(attemptId: string): boolean;
+  /**
+   * Checks a commit out for the attempt to read (a pull request head run_validation copies): a directory
+   * of its own beside the attempt's, never its workspace, removed with the attempt. Returns the work tree.
+   */
+  checkOutForAttempt(attemptId: string, plan: CheckoutPlan): Promise<string>;
   /** Where the attempt's workspace and Orka's git directory for it are, while they exist. */
   workspaceOf(attemptId: string): GitDirs;
   /** Removes what the attempt left behind (its directories). */

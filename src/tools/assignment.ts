@@ -10,6 +10,8 @@ export interface ToolsetInput {
   isChild: boolean;
   /** Created by a gateway whose adapter supports interim messages. */
   gatewayInterim?: boolean;
+  /** The Task carries a PR monitor's validation commands (`spec.validation`). */
+  validation?: boolean;
   /** `orka.ai/disable-coordination-tool-injection: "true"`. */
   disableInjection: boolean;
   /** Enabled custom Tool resources in the Task's namespace. */
@@ -37,6 +39,8 @@ interface Rule {
   add: readonly string[] | ((task: ToolsetInput) => readonly string[] | typeof UNRESTRICTED);
   /** Injected tools are the ones the disable annotation turns off. */
   injected: boolean;
+  /** The added tools work only where this rule holds: selecting one by name elsewhere is skipped, with this reason. */
+  onlyHere?: string;
 }
 
 export const MEMORY_TOOLS = familyToolNames("memory");
@@ -51,8 +55,15 @@ export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
   { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
+  { when: (t) => t.validation === true, add: familyToolNames("monitors"), injected: false, onlyHere: "it runs a PR monitor's validation commands, and this Task has none (spec.validation)" },
   { when: (t) => t.taskType === "agent", add: (t) => (t.runtimeAllowedTools ? [...t.runtimeAllowedTools, ...(t.runtimeAllowBash ? ["Bash"] : [])] : UNRESTRICTED), injected: false },
 ];
+
+/** Why a selected tool is not offered: it works only where its rule holds, and that rule does not hold for this Task. */
+function confinedElsewhere(name: string, task: ToolsetInput): string | undefined {
+  const rule = AUTO_ADDED_RULES.find((candidate) => candidate.onlyHere && Array.isArray(candidate.add) && candidate.add.includes(name));
+  return rule && !rule.when(task) ? `tool "${name}" is not offered: ${rule.onlyHere}` : undefined;
+}
 
 /** Selected ∪ auto-added, nothing else; trimmed, de-duplicated, in a stable order. */
 export function assembleToolset(task: ToolsetInput): Toolset {
@@ -60,17 +71,22 @@ export function assembleToolset(task: ToolsetInput): Toolset {
   const add = (name: string) => {
     if (!toolset.names.includes(name)) toolset.names.push(name);
   };
+  const warn = (warning: string) => {
+    if (!toolset.warnings.includes(warning)) toolset.warnings.push(warning);
+  };
 
   const selected = [
     ...(task.agentTools ?? []).filter((t) => t.enabled !== false).map((t) => t.name),
     ...(task.aiTools ?? []),
   ].map((n) => n.trim()).filter(Boolean);
   for (const name of selected) {
-    if (BUILTIN_TOOL_NAMES.has(name)) add(name);
+    const skipped = confinedElsewhere(name, task);
+    if (skipped) warn(skipped);
+    else if (BUILTIN_TOOL_NAMES.has(name)) add(name);
     else if (task.customTools.has(name)) {
       add(name);
       if (!toolset.custom.includes(name)) toolset.custom.push(name);
-    } else toolset.warnings.push(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
+    } else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
   }
 
   for (const rule of AUTO_ADDED_RULES) {

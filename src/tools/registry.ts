@@ -7,6 +7,7 @@ import { MEMORY_TOOL_DECLARATIONS } from "./memory/memory-tools.ts";
 import { COORDINATION_TOOL_DECLARATIONS, requestApproval } from "./coordination/coordination-tools.ts";
 import { CHAT_TOOL_DECLARATIONS } from "./chat/create-pr-monitor.ts";
 import { GITHUB_TOOL_DECLARATIONS } from "./github/index.ts";
+import { MONITOR_TOOL_DECLARATIONS } from "./monitors/run-validation.ts";
 import type { BuiltinTool, ToolFamily } from "./define.ts";
 
 /**
@@ -19,6 +20,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
   ...COORDINATION_TOOL_DECLARATIONS,
   ...GITHUB_TOOL_DECLARATIONS,
   ...CHAT_TOOL_DECLARATIONS,
+  ...MONITOR_TOOL_DECLARATIONS,
 ];
 
 const listed = (family: ToolFamily, ...names: string[]) => names.map((name) => ({ name, family }));
@@ -34,7 +36,6 @@ const PAGE_TOOLS: readonly { name: string; family: ToolFamily }[] = [
   ...listed("gateway", "reply_in_conversation"),
   ...listed("chat", "create_pr_monitor"),
   ...listed("connectors", "list_connections"),
-  ...listed("monitors", "run_validation"),
 ];
 
 const DECLARED = new Set(BUILTIN_TOOLS.map((tool) => tool.name));

@@ -14,6 +14,7 @@ function recordingRunner() {
       return { workspaceDir: `/w/${id}/workspace`, artifactsDir: `/w/${id}/artifacts`, tmpDir: `/w/${id}/tmp` };
     },
     adopt: () => Promise.reject(new OrkaError("internal", "compat attempts are never adopted")),
+    checkOutForAttempt: () => Promise.reject(new OrkaError("internal", "compat attempts check nothing out")),
     workspaceOf: (id) => ({ workTree: `/w/${id}/workspace`, gitDir: `/w/${id}/git` }),
     start: (id, env) => {
       calls.push(`start ${id}`);

@@ -20,6 +20,7 @@ function holdingRunner(dir: string) {
   const runner: WorkloadRunner = {
     prepare: async (id) => ({ workspaceDir: join(dir, id, "workspace"), artifactsDir: join(dir, id, "artifacts"), tmpDir: join(dir, id, "tmp") }),
     adopt: async (_lost, id) => runner.prepare(id),
+    checkOutForAttempt: async (id) => join(dir, id, "checkout"),
     workspaceOf: (id) => ({ workTree: join(dir, id, "workspace"), gitDir: join(dir, id, "git") }),
     start: (id) => {
       running.add(id);

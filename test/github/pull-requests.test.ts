@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGithubClient } from "../../src/github/client.ts";
 import { MAX_REVIEW_DIFF_BYTES, MAX_REVIEW_PATCH_BYTES, reviewPullRequest } from "../../src/github/pull-requests.ts";
-import type { GithubTarget } from "../../src/github/scope.ts";
+import type { GithubCall } from "../../src/github/operation.ts";
+import type { Task } from "../../src/resources/task.ts";
 import { githubSettings } from "../../src/github/settings.ts";
 import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
 
@@ -26,7 +27,7 @@ describe("reviewing a large pull request", () => {
     const client = createGithubClient({ baseUrl: peer.baseUrl, token: "reader-token-123456", timing: { retryAfterBaseMs: 1, timeoutMs: 10_000 } });
     const [owner, repo] = REPO.split("/");
     const { data: fullDiff } = await client.rest.pulls.get({ owner, repo, pull_number: pr, mediaType: { format: "diff" } });
-    const result = (await reviewPullRequest.run({ pr_number: pr }, { client, owner, repo, target: {} as GithubTarget, settings: githubSettings({}) })) as any;
+    const result = (await reviewPullRequest.run({ pr_number: pr }, { client, owner, repo, settings: githubSettings({}), ...({} as Pick<GithubCall, "target" | "caller" | "checkOutForAttempt">) })) as any;
     expect(Buffer.byteLength(String(fullDiff))).toBeGreaterThan(MAX_REVIEW_DIFF_BYTES);
     expect(result.diff_truncated).toBe(true);
     expect(Buffer.byteLength(result.diff)).toBeLessThanOrEqual(MAX_REVIEW_DIFF_BYTES);
@@ -41,6 +42,6 @@ describe("reviewing a large pull request", () => {
   });
 
   it("refuses a pull request number that is not positive before calling GitHub", () => {
-    expect(() => reviewPullRequest.check?.({ pr_number: 0 })).toThrow("pr_number is required");
+    expect(() => reviewPullRequest.check?.({ pr_number: 0 }, {} as Task)).toThrow("pr_number is required");
   });
 });

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGithubClient } from "../../src/github/client.ts";
 import { checkPrReviewMarker, hasUnsignedMarker, reviewMarker } from "../../src/github/review-marker.ts";
-import type { GithubTarget } from "../../src/github/scope.ts";
+import type { GithubCall } from "../../src/github/operation.ts";
 import { githubSettings } from "../../src/github/settings.ts";
 import { startGithubPeer, type GithubPeer } from "../peers/github-server.ts";
 
@@ -28,7 +28,7 @@ describe("review markers", () => {
   async function check(args: { pr_number: number; head_sha?: string }, env: Parameters<typeof githubSettings>[0] = {}, token = "bot-token-123456") {
     const settings = githubSettings(env);
     const client = createGithubClient({ baseUrl: peer.baseUrl, token, timing: FAST });
-    return (await checkPrReviewMarker.run(args, { client, owner: "Acme", repo: "Widgets", target: {} as GithubTarget, settings })) as Record<string, unknown>;
+    return (await checkPrReviewMarker.run(args, { client, owner: "Acme", repo: "Widgets", settings, ...({} as Pick<GithubCall, "target" | "caller" | "checkOutForAttempt">) })) as Record<string, unknown>;
   }
 
   beforeAll(async () => {

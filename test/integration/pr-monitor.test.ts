@@ -92,6 +92,9 @@ const REFUSED: [label: string, call: Call, errorType: string, error: string | Re
   ["no name", without(valid(), "name"), "invalid_arguments", "invalid arguments: name: is required: a human-readable monitor name"],
   ["a blank repo_url", valid({ repo_url: "  " }), "invalid_arguments", /^invalid arguments: repo_url: is required/],
   ["a schedule that is not cron", valid({ schedule: "every hour" }), "invalid_arguments", /^invalid arguments: schedule: must be a cron expression/],
+  ["too many validation commands", valid({ validation: { commands: Array.from({ length: 21 }, (_, i) => `make check-${i}`) } }), "invalid_arguments", "invalid arguments: validation.commands: must list at most 20 commands"],
+  ["a validation timeout over 30 minutes", valid({ validation: { commands: ["make test"], timeout: "45m" } }), "invalid_arguments", /^invalid arguments: validation.timeout: must be a duration from 1ms to 30m/],
+  ["a validation image", valid({ validation: { commands: ["make test"], image: "node:22" } }), "invalid_arguments", 'invalid arguments: unknown field "validation.image": remove it or correct the spelling'],
   ["a missing Provider", valid({ provider_ref: "nope" }), "not_found", 'provider "nope" not found in namespace "default"'],
   ["a missing read Secret", valid({ gitSecretRef: "nope" }), "not_found", 'read credentialRef "nope" not found in namespace "default"'],
   ["a read Secret without a usable key", valid({ gitSecretRef: "empty-keys" }), "invalid_arguments", 'read credential Secret "empty-keys" in namespace "default" has no non-empty token, password or GITHUB_TOKEN key'],
@@ -114,6 +117,7 @@ const CREATED: Call[] = [
     per_page: 500,
     review_event: " approve ",
     prompt: "Focus on SQL injection.",
+    validation: { commands: ["npm test", " make lint "], timeout: "15m" },
   },
   without(valid({ name: "order-a reviews", namespace: "order-a", repo_url: "https://github.com/o/r.git" }), "gitSecretRef"),
   without(valid({ name: "order-b reviews", namespace: "order-b", repo_url: "https://github.com/o/r/", per_page: -3, prompt: "   " }), "gitSecretRef"),
@@ -220,9 +224,11 @@ describe("create_pr_monitor, called by a scripted model through a real server", 
     expect(task.spec.ai.providerRef).toEqual({ name: "peer" });
     expect(task.spec.ai.tools).toEqual(MONITOR_TOOLS);
     expect(task.spec.workspace).toEqual({ gitRepo: repo, readCredentialRef: "gh-read", forgeCredentialRef: "gh-forge", forgeCredentialKey: "GITHUB_TOKEN" });
+    // Its runs inherit the validation commands, which give them run_validation; the prompt tells them to use it.
+    expect(task.spec.validation).toEqual({ commands: ["npm test", "make lint"], timeout: "15m" });
     const prompt: string = task.spec.ai.prompt;
     expect(prompt).toContain(`Pass repo_url "${repo}" unchanged to every tool call`);
-    for (const step of ["list_pull_requests with repo_url and per_page 100", "without head_sha", "check_pull_request_ci", "correctness, tests, security and maintainability", "exactly ONE review", "marker from step 2, unchanged", "review event APPROVE, unless REQUEST_CHANGES is clearly warranted"]) {
+    for (const step of ["list_pull_requests with repo_url and per_page 100", "call run_validation with repo_url and the pr_number", "without head_sha", "check_pull_request_ci", "correctness, tests, security and maintainability", "exactly ONE review", "marker from step 2, unchanged", "review event APPROVE, unless REQUEST_CHANGES is clearly warranted"]) {
       expect(prompt).toContain(step);
     }
     expect(prompt.endsWith("\n\nAdditional instructions:\nFocus on SQL injection.")).toBe(true);
@@ -237,6 +243,8 @@ describe("create_pr_monitor, called by a scripted model through a real server", 
     expect(a.spec.ai.prompt).toContain("per_page 30");
     expect(a.spec.ai.prompt).toContain("review event COMMENT");
     expect(a.spec.ai.prompt).not.toContain("Additional instructions");
+    expect(a.spec.validation).toBeUndefined();
+    expect(a.spec.ai.prompt).not.toContain("run_validation");
     // Created in another namespace than its caller's: linked by annotation, not owned.
     expect(a.metadata.annotations).toMatchObject({ "orka.ai/parent-task-namespace": "default" });
     const b = (await orka.api("GET", `/api/v1/tasks/${orderB.data.name}?namespace=order-b`)).body;

@@ -74,6 +74,17 @@ describe("three-source tool list", () => {
     expect(run.names).toEqual([...monitorTools, ...MEMORY_TOOLS]);
   });
 
+  it("run_validation goes to a Task with validation commands (a PR monitor's run), whatever the disable annotation says, and to no other", () => {
+    const monitorRun: Partial<ToolsetInput> = { validation: true, coordination: { enabled: true }, isChild: true, disableInjection: true };
+    expect(names(monitorRun)).toEqual([...MEMORY_TOOLS, "run_validation"]);
+    expect(names({ ...monitorRun, aiTools: ["run_validation"] })).toEqual(["run_validation", ...MEMORY_TOOLS]);
+    const everyOtherRule: Partial<ToolsetInput> = { coordination: { enabled: true, autonomous: true }, isChild: true, gatewayInterim: true };
+    expect(names(everyOtherRule)).not.toContain("run_validation");
+    const selected = assembleToolset({ ...base, aiTools: ["run_validation"], agentTools: [{ name: "run_validation" }] });
+    expect(selected.names).toEqual([...MEMORY_TOOLS]);
+    expect(selected.warnings).toEqual(['tool "run_validation" is not offered: it runs a PR monitor\'s validation commands, and this Task has none (spec.validation)']);
+  });
+
   it("the issue tools are never added automatically, only when selected", () => {
     expect(names({ coordination: { enabled: true }, isChild: true })).not.toContain("get_issue");
     expect(names({ aiTools: ["get_issue"] })).toContain("get_issue");

@@ -13,6 +13,9 @@ import { autoMergePullRequestArgs, checkPullRequestCiArgs, createPullRequestArgs
 import {
   checkPrReviewMarkerArgs, commentOnIssueArgs, getIssueArgs, listIssuesArgs, listPullRequestsArgs, reviewPullRequestArgs,
 } from "../../tools/github/schemas.ts";
+import { runValidationArgs } from "../../tools/monitors/validation-args.ts";
+import { runValidation } from "../../github/validation.ts";
+import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -44,6 +47,7 @@ const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
   list_issues: operation(listIssuesArgs, listIssues),
   get_issue: operation(getIssueArgs, getIssue),
   comment_on_issue: operation(commentOnIssueArgs, commentOnIssue),
+  run_validation: operation(runValidationArgs, runValidation),
 };
 
 /**
@@ -61,7 +65,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     const caller = await authorizeToolUse(ctx, attempt, [tool], SITE);
     const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
     const { operation: op } = entry;
-    op.check?.(args);
+    op.check?.(args, caller);
     const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
     const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
@@ -71,7 +75,8 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
       baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal, timing: { retryAfterBaseMs: ctx.github.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS },
     });
     try {
-      const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github });
+      const checkOutForAttempt = (plan: CheckoutPlan) => ctx.runner.checkOutForAttempt(attempt.id, plan);
+      const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github, caller, checkOutForAttempt });
       return JSON.parse(scrub(JSON.stringify(result ?? null)));
     } catch (err) {
       const failure = githubFailure(err);

@@ -92,12 +92,13 @@ function monitorSpec(parent: Task, args: PrMonitorArgs, repoURL: string, reviewE
       agentRef: { name: args.agent_ref },
       ai: {
         ...(args.provider_ref ? { providerRef: { name: args.provider_ref } } : {}),
-        prompt: monitorPrompt({ repoURL, perPage: args.per_page, reviewEvent, extra: args.prompt }),
+        prompt: monitorPrompt({ repoURL, perPage: args.per_page, reviewEvent, extra: args.prompt, validates: args.validation !== undefined }),
         tools: [...MONITOR_TOOLS],
       },
       env: [{ name: "ORKA_GIT_REPO", value: repoURL }],
       // Checked here too, so the grant sees the repository before any Secret is looked up.
       workspace: { gitRepo: repoURL },
+      ...(args.validation ? { validation: args.validation } : {}),
       requestedBy: parent.spec.requestedBy,
     },
     "spec",

@@ -7,10 +7,12 @@ export interface MonitorPromptInput {
   reviewEvent: ReviewEvent;
   /** The caller's additional instructions, if any. */
   extra?: string;
+  /** The monitor has validation commands, so its runs have run_validation. */
+  validates?: boolean;
 }
 
 /** The instructions of every run of a PR monitor: one pass over the open pull requests, one review per unreviewed head. */
-export function monitorPrompt({ repoURL, perPage, reviewEvent, extra }: MonitorPromptInput): string {
+export function monitorPrompt({ repoURL, perPage, reviewEvent, extra, validates }: MonitorPromptInput): string {
   const lines = [
     `You review the open pull requests of the GitHub repository ${repoURL}. This run is one pass over them.`,
     `Pass repo_url "${repoURL}" unchanged to every tool call; the tools work on this repository only.`,
@@ -21,7 +23,8 @@ export function monitorPrompt({ repoURL, perPage, reviewEvent, extra }: MonitorP
       "If it reports found: true, this head was reviewed already: skip the pull request. Otherwise keep the marker it returns.",
     "3. Call check_pull_request_ci with repo_url and the pr_number. If CI failed, do not review the pull request (unless the additional instructions say to). " +
       "If CI is still pending, skip it for now or wait for it; a later run will pick it up.",
-    "4. Call review_pull_request with repo_url and the pr_number, and review the change for correctness, tests, security and maintainability.",
+    "4. Call review_pull_request with repo_url and the pr_number, and review the change for correctness, tests, security and maintainability." +
+      (validates ? " Also call run_validation with repo_url and the pr_number, which runs this monitor's validation commands on the head, and weigh what they report." : ""),
     "5. Post exactly ONE review with post_review_comment for that pull request. Its body must contain the marker from step 2, unchanged: " +
       "it is how later runs know this head was reviewed.",
     `6. Use the review event ${reviewEvent}, unless REQUEST_CHANGES is clearly warranted by a real defect. Be conservative: ` +

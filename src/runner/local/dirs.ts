@@ -1,12 +1,10 @@
-import { chmod, chown, lchown, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
-import { checkOut, isCheckedOut } from "../../workspace/checkout.ts";
+import { handToSandboxUser, runsAsRoot } from "../../sandbox/ownership.ts";
+import { checkOut, isCheckedOut, type CheckoutPlan } from "../../workspace/checkout.ts";
 import { DEFAULT_GIT_SETTINGS, type GitDirs, type GitSettings } from "../../workspace/git.ts";
 import type { AttemptDirs, AttemptFiles } from "../runner.ts";
-
-/** Sandboxed code runs as nobody when Orka runs as root: what it must reach is handed to that user. */
-const runsAsRoot = () => process.getuid?.() === 0;
 
 /**
  * Creates an attempt's workspace, artifacts and tmp directories, reachable by the sandbox user,
@@ -42,9 +40,27 @@ export function attemptGitDirs(attemptsDir: string, attemptId: string): GitDirs 
 }
 
 /** A resumed attempt's workspace holds its run's work already: it is never checked out again. */
-async function checkOutOnce(git: GitSettings, dirs: GitDirs, plan: NonNullable<AttemptFiles["checkout"]>): Promise<void> {
+async function checkOutOnce(git: GitSettings, dirs: GitDirs, plan: CheckoutPlan): Promise<void> {
   if (await isCheckedOut(dirs)) return;
   await checkOut(git, dirs, plan);
-  if (!runsAsRoot()) return;
-  for (const entry of await readdir(dirs.workTree, { recursive: true })) await lchown(join(dirs.workTree, entry), SANDBOX_UID, SANDBOX_UID);
+  await handToSandboxUser(dirs.workTree);
+}
+
+/**
+ * A commit checked out in a directory of its own under the attempt's (`checkouts/`), for the worker to
+ * read; nothing sandboxed is pointed at it. A checkout that fails leaves nothing behind.
+ */
+export async function checkOutBeside(attemptsDir: string, attemptId: string, plan: CheckoutPlan, git: GitSettings): Promise<string> {
+  const parent = join(attemptsDir, attemptId, "checkouts");
+  await mkdir(parent, { recursive: true, mode: 0o700 });
+  const root = await mkdtemp(join(parent, `${plan.baseSHA.slice(0, 12)}-`));
+  const dirs = { workTree: join(root, "tree"), gitDir: join(root, "git") };
+  try {
+    await mkdir(dirs.workTree);
+    await checkOut(git, dirs, plan);
+    return dirs.workTree;
+  } catch (err) {
+    await rm(root, { recursive: true, force: true });
+    throw err;
+  }
 }

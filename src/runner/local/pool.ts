@@ -2,8 +2,9 @@ import { fork, type ChildProcess } from "node:child_process";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import type { GitDirs, GitSettings } from "../../workspace/git.ts";
-import { attemptGitDirs, prepareAttemptDirs } from "./dirs.ts";
+import { attemptGitDirs, checkOutBeside, prepareAttemptDirs } from "./dirs.ts";
 import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -44,6 +45,10 @@ export class LocalWorkerPool implements WorkloadRunner {
   async adopt(lostAttemptId: string, attemptId: string, files: AttemptFiles = {}): Promise<AttemptDirs> {
     await rename(join(this.attemptsDir, lostAttemptId), join(this.attemptsDir, attemptId)).catch(() => undefined);
     return prepareAttemptDirs(this.attemptsDir, attemptId, files, this.git);
+  }
+
+  checkOutForAttempt(attemptId: string, plan: CheckoutPlan): Promise<string> {
+    return checkOutBeside(this.attemptsDir, attemptId, plan, this.git);
   }
 
   workspaceOf(attemptId: string): GitDirs {

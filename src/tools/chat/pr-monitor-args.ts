@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { namespaceName } from "../../resources/meta.ts";
 import { cronSchedule } from "../../resources/task.ts";
+import { validationSchema } from "../../resources/validation.ts";
 
 export const DEFAULT_PER_PAGE = 30;
 export const MAX_PER_PAGE = 100;
@@ -36,5 +37,11 @@ export const prMonitorArgs = z.object({
     .describe(`Open pull requests scanned per run (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
   review_event: z.string().optional().describe("COMMENT (default), APPROVE or REQUEST_CHANGES"),
   prompt: z.string().max(32 * 1024, "must be at most 32768 characters").optional().describe("Additional instructions appended to the monitor's prompt"),
+  validation: validationSchema
+    .optional()
+    .describe(
+      "Commands the monitor's runs may check a pull request's head with (run_validation): {commands: 1 to 20 shell commands, timeout: a duration, default 10m, at most 30m}. " +
+        "Each runs with sh -c in a sandbox without network or credentials, over a copy of the head.",
+    ),
 });
 export type PrMonitorArgs = z.output<typeof prMonitorArgs>;

@@ -30,7 +30,7 @@ const INTERPRETERS: Record<string, { canonical: string; command: string[] }> = {
 };
 
 /** Nothing is inherited from the worker. */
-const CODE_ENV = {
+export const CODE_ENV = {
   PATH: "/usr/local/bin:/usr/bin:/bin",
   HOME: "/tmp",
   TMPDIR: "/tmp",
