@@ -1,10 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parentLink } from "../../src/controller/parent-link.ts";
-import { API_VERSION } from "../../src/resources/meta.ts";
-import { DEFAULT_PRIORITY, type TaskSpec, type TaskStatus } from "../../src/resources/task.ts";
+import type { TaskSpec, TaskStatus } from "../../src/resources/task.ts";
 import { FLOW_REPO, FLOW_REPO_URL, startGithubFlow, TOKENS, WRITE_WORKSPACE, type GithubFlow } from "../helpers/github-flow.ts";
 import { toolResultsOf } from "../peers/llm-server.ts";
 import { git } from "../peers/git/run-git.ts";
@@ -16,9 +14,10 @@ const lastResult = (body: Record<string, unknown>) => {
   return JSON.parse(text);
 };
 
-// The whole path of a coordinator's change, through a real server: a child's branch is pushed for real
-// (the publisher's receipt is the fixture), the coordinator opens its pull request (twice: the same
-// one), waits for CI to turn green, and auto-merges it; a clone then shows the merge on main.
+// The whole path of a coordinator's change, through a real server: a delegated coder edits its checkout,
+// Orka's publisher pushes the branch and reads it back (the verified receipt), the coordinator opens its
+// pull request (twice: the same one), waits for CI to turn green, and auto-merges it; a clone then shows
+// the merge on main.
 describe("a coordinator carries a verified branch to a merged pull request", () => {
   let flow: GithubFlow;
   let work: string;
@@ -28,47 +27,23 @@ describe("a coordinator carries a verified branch to a merged pull request", () 
     work = await mkdtemp(path.join(os.tmpdir(), "orka-pr-flow-"));
     for (const agent of [
       { metadata: { name: "lead" }, spec: { providerRef: { name: "peer" }, coordination: { enabled: true, allowedAgents: [{ name: "coder" }] } } },
-      { metadata: { name: "coder" }, spec: { providerRef: { name: "peer" }, model: { name: "m-coder" } } },
+      { metadata: { name: "coder" }, spec: { providerRef: { name: "peer" }, model: { name: "m-coder" }, tools: [{ name: "file_write" }] } },
     ]) {
       expect((await flow.api("POST", "/agents", agent)).status).toBe(201);
     }
-    flow.llm.script("m-coder", [{ text: "feature written" }]);
+    flow.llm.script("m-coder", [
+      { toolCalls: [{ name: "file_write", arguments: { path: "/workspace/feature.txt", content: "the feature\n" } }] },
+      { text: "feature written" },
+    ]);
   }, 30_000);
   afterAll(async () => {
     await flow?.stop();
     await rm(work, { recursive: true, force: true });
   });
 
-  /**
-   * The coder child, linked to its coordinator as delegate_task links it. (delegate_task gives a
-   * workspace only to coding-agent children, whose runtimes these tests do not have.)
-   */
-  async function createChild(parent: string): Promise<string> {
-    const lead = (await flow.orka.store.get<TaskSpec, TaskStatus>("Task", "default", parent))!;
-    const name = `${parent}-coder`;
-    await flow.orka.store.create<TaskSpec, TaskStatus>({
-      apiVersion: API_VERSION,
-      kind: "Task",
-      metadata: { name, namespace: "default", ...parentLink(lead, "default") },
-      spec: { type: "ai", priority: DEFAULT_PRIORITY, prompt: "write the feature", ai: { providerRef: { name: "peer" }, model: "m-coder" }, workspace: { ...WRITE_WORKSPACE, intent: "write", pushBranch: "feature" } },
-    });
-    return name;
-  }
-
-  /** What Orka's publisher does for the child: push its branch with the publication credential, then record what it read back. */
-  async function publish(child: string): Promise<string> {
-    const dir = path.join(work, "child-checkout");
-    await git(["clone", "--quiet", FLOW_REPO_URL, dir], { env: flow.gitPeer.clientEnv(TOKENS.push) });
-    await writeFile(path.join(dir, "feature.txt"), "the feature\n");
-    await git(["add", "feature.txt"], { cwd: dir });
-    await git(["commit", "--quiet", "-m", "Add the feature"], { cwd: dir, env: flow.gitPeer.clientEnv() });
-    await git(["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: dir, env: flow.gitPeer.clientEnv(TOKENS.push) });
-    const sha = await git(["rev-parse", "HEAD"], { cwd: dir });
-    await flow.writeDelivery(child, {
-      state: "VerifiedExact", outcome: "VerifiedExact", publicationID: `pub-${child}`, publicationRepository: FLOW_REPO_URL, branch: "feature",
-      expectedCommitSHA: sha, verifiedRemoteSHA: sha, artifactDigest: "sha256:0f0f", verifiedAt: new Date().toISOString(),
-    });
-    return sha;
+  /** The coder's receipt, as Orka's publisher recorded it. */
+  async function receiptOf(child: string) {
+    return (await flow.orka.store.get<TaskSpec, TaskStatus>("Task", "default", child))!.status!.delivery!;
   }
 
   it("creates, finds again, waits for green CI and auto-merges; the merge is on main", async () => {
@@ -79,12 +54,17 @@ describe("a coordinator carries a verified branch to a merged pull request", () 
     const { task, results } = await flow.run(
       "lead-run",
       [
-        async () => {
-          child = await createChild("lead-run");
+        () => ({ toolCalls: [{ name: "delegate_task", arguments: { agent: "coder", prompt: "write the feature", workspace: { ...WRITE_WORKSPACE, intent: "write", pushBranch: "feature" } } }] }),
+        (body) => {
+          child = lastResult(body).taskName;
           return { toolCalls: [{ name: "wait_for_tasks", arguments: { tasks: [child], timeout: "30s" } }] };
         },
-        async () => {
-          pushed = await publish(child);
+        async (body) => {
+          expect(lastResult(body).results[0]).toMatchObject({ task: child, phase: "Succeeded" });
+          const receipt = await receiptOf(child);
+          expect(receipt).toMatchObject({ outcome: "VerifiedExact", branch: "feature", publicationRepository: FLOW_REPO_URL });
+          pushed = receipt.verifiedRemoteSHA!;
+          expect(receipt.expectedCommitSHA).toBe(pushed);
           const args = { task_name: child, head_branch: "feature", base_branch: "main", title: "Add the feature", body: "Delivered and verified by Orka" };
           return { toolCalls: [{ name: "create_pull_request", arguments: args }] };
         },
@@ -103,7 +83,7 @@ describe("a coordinator carries a verified branch to a merged pull request", () 
       { agentRef: "lead" },
     );
     expect(task.status?.phase, task.status?.message).toBe("Succeeded");
-    const [, created, again, ci, merged] = results;
+    const [, , created, again, ci, merged] = results;
     expect(created).toEqual({ pr_url: `${FLOW_REPO_URL}/pull/${prNumber}`, pr_number: prNumber, status: "created" });
     expect(again).toEqual({ ...created, status: "existing" });
     expect(ci).toMatchObject({ status: "passed", pr_number: prNumber, head_sha: pushed, checks_passed: true, wait_timed_out: false, message: "all CI checks passed" });
@@ -129,5 +109,50 @@ describe("a coordinator carries a verified branch to a merged pull request", () 
     expect(new Set(requests.map((r) => r.login))).toEqual(new Set(["reader", "orka-forge"]));
     // The tool results the model saw carry no token.
     expect(JSON.stringify(results)).not.toMatch(/token-0123456789/);
+  }, 60_000);
+});
+
+// createPR: the publisher itself opens the pull request of a verified publication, with the workspace's
+// text and the forge credential, and records it in the receipt; a forge credential GitHub refuses
+// leaves the branch published and fails the Task, saying why.
+describe("the workspace publisher opens the pull request a workspace asks for", () => {
+  let flow: GithubFlow;
+  const writeFeature = (file: string) => ({ toolCalls: [{ name: "file_write", arguments: { path: `/workspace/${file}`, content: `${file}\n` } }] });
+  const prWorkspace = (branch: string, forge: string) => ({
+    ...WRITE_WORKSPACE, intent: "write", pushBranch: branch, forgeCredentialRef: forge,
+    createPR: true, prBaseBranch: "main", prTitle: "Add the report", prBody: "Written from the request.",
+  });
+
+  beforeAll(async () => {
+    flow = await startGithubFlow();
+    // A forge Secret whose token may only read the repository.
+    expect((await flow.api("POST", "/secrets", { name: "gh-weak-forge", stringData: { token: TOKENS.read } })).status).toBe(201);
+  }, 30_000);
+  afterAll(() => flow?.stop());
+
+  it("opens one pull request with the workspace's title and body and the forge credential, and records it", async () => {
+    const logStart = flow.github.log.length;
+    const { task } = await flow.run("auto-pr", [writeFeature("report.txt")], { workspace: prWorkspace("report", "gh-forge"), tools: ["file_write"] });
+    expect(task.status?.phase, task.status?.message).toBe("Succeeded");
+    const delivery = task.status!.delivery!;
+    expect(delivery).toMatchObject({ outcome: "VerifiedExact", branch: "report", prReceipt: { state: "open", headSHA: delivery.verifiedRemoteSHA, status: "created" } });
+    const pull = flow.github.pullRequest(FLOW_REPO, delivery.prReceipt!.number);
+    expect(delivery.prReceipt!.url).toBe(`${FLOW_REPO_URL}/pull/${pull.number}`);
+    expect({ title: pull.title, head: pull.pull.head, base: pull.pull.base, author: pull.user.login }).toEqual({ title: "Add the report", head: "report", base: "main", author: "orka-forge" });
+    expect(pull.body).toBe(`Written from the request.\n\n<!-- orka.publisher.pr-intent.v1 key=${delivery.publicationID} -->`);
+    const writes = flow.github.log.slice(logStart).filter((e) => e.method !== "GET").map((e) => `${e.method} ${e.path} ${e.login}`);
+    expect(writes).toEqual(["POST /repos/acme/app/pulls orka-forge"]);
+    const events = (await flow.api("GET", "/tasks/auto-pr/events?type=PullRequestOpened")).body.events;
+    expect(events.map((e: { summary: string }) => e.summary)).toEqual([`pull request #${pull.number} opened: ${delivery.prReceipt!.url}`]);
+  }, 60_000);
+
+  it("fails the Task when GitHub refuses the forge credential, with the branch still published", async () => {
+    const { task } = await flow.run("refused-pr", [writeFeature("notes.txt")], { workspace: prWorkspace("notes", "gh-weak-forge"), tools: ["file_write"] });
+    expect(task.status?.phase).toBe("Failed");
+    expect(task.status?.message).toMatch(/^delivery PullRequestFailed: the branch was published and verified, but its pull request could not be opened: .*GitHub API returned 403/);
+    expect(task.status?.delivery).toMatchObject({ outcome: "VerifiedExact", reason: "PullRequestFailed" });
+    expect(task.status?.delivery?.prReceipt).toBeUndefined();
+    expect(await flow.github.head(FLOW_REPO, "notes")).toBe(task.status?.delivery?.verifiedRemoteSHA);
+    expect(task.status?.message).not.toContain(TOKENS.read);
   }, 60_000);
 });
