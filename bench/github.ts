@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
 import { serverConfigFrom } from "../src/config.ts";
 import { startOrka } from "../src/server.ts";
-import { startGithubPeer } from "../test/peers/github-server.ts";
+import { startGithubPeers } from "../test/helpers/github-peers.ts";
 import { startLlmPeer, type ScriptedPeerTurn } from "../test/peers/llm-server.ts";
 import { percentiles } from "./timing.ts";
 
@@ -24,7 +24,8 @@ const ADMIN_TOKEN = "bench-admin-token-0000";
 const READ_TOKEN = "bench-read-token-0000";
 const REPO = "acme/bench";
 
-const github = await startGithubPeer();
+const peers = await startGithubPeers();
+const { github } = peers;
 github.addToken(READ_TOKEN, "bench-reader", "read", [REPO]);
 await github.addRepo(REPO);
 const head = await github.commit(REPO, "topic", { "topic.txt": "change\n" });
@@ -35,7 +36,7 @@ const llm = await startLlmPeer();
 const dir = mkdtempSync(join(tmpdir(), "orka-bench-github-"));
 const orka = await startOrka({
   ...serverConfigFrom(
-    { ORKA_PORT: "0", ORKA_DATA_DIR: join(dir, "state"), ORKA_WORK_DIR: join(dir, "work"), ORKA_ADMIN_TOKEN: ADMIN_TOKEN, ORKA_LOG_LEVEL: "silent", ORKA_GITHUB_API_BASE_URL: github.baseUrl },
+    { ORKA_PORT: "0", ORKA_DATA_DIR: join(dir, "state"), ORKA_WORK_DIR: join(dir, "work"), ORKA_ADMIN_TOKEN: ADMIN_TOKEN, ORKA_LOG_LEVEL: "silent", ...peers.orkaEnv },
     dir,
   ),
   cliConfigPath: "",
@@ -109,5 +110,5 @@ console.log(
 
 await orka.close();
 await llm.close();
-await github.stop();
+await peers.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,10 @@ import { errorMessage, OrkaError } from "../../util/errors.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const running = new Map<string, AbortController>();
-const send = (message: FromWorker) => process.send?.(message);
+// A message the runner can no longer take (it exited first) is dropped: "disconnect" below stops the attempts.
+const send = (message: FromWorker) => {
+  if (process.connected) process.send?.(message, () => undefined);
+};
 
 process.on("message", (message: ToWorker) => {
   if (message.type === "kill") {
