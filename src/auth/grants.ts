@@ -60,7 +60,7 @@ export interface TaskFacts {
   agent?: { name: string; namespace: string };
   /** Primary provider first, then fallbacks. */
   models: { provider: string; providerNamespace: string; model?: string }[];
-  workspace?: { repo?: string; branch?: string; ref?: string };
+  workspace?: { repo?: string; branch?: string; ref?: string; publicationRepo?: string; pushBranch?: string };
   /** The effective tool set (selected and automatically added tools), or "unrestricted" for a coding-agent runtime without a tool list. */
   tools: string[] | "unrestricted";
   /** Secrets that would supply credentials: workspace credential refs and HTTP Tool auth Secrets. */
@@ -117,8 +117,15 @@ export function taskGrantFailures(claims: TransactionClaims, facts: TaskFacts, o
   if (context.repo !== undefined && (!workspace?.repo || normalizeRepo(workspace.repo) !== normalizeRepo(context.repo))) {
     fail("workspace_not_allowed", `workspace repository must be "${context.repo}"`);
   }
+  // A pinned repository covers where the change is published too, not only what is checked out.
+  if (context.repo !== undefined && workspace?.publicationRepo !== undefined && normalizeRepo(workspace.publicationRepo) !== normalizeRepo(context.repo)) {
+    fail("workspace_not_allowed", `workspace publication repository must be "${context.repo}"`);
+  }
   if (context.branch !== undefined && workspace?.branch !== undefined && workspace.branch !== context.branch) {
     fail("workspace_not_allowed", `workspace branch "${workspace.branch}" is not "${context.branch}"`);
+  }
+  if (context.branch !== undefined && workspace?.pushBranch !== undefined && workspace.pushBranch.replace(/^refs\/heads\//, "") !== context.branch) {
+    fail("workspace_not_allowed", `workspace pushBranch "${workspace.pushBranch}" is not "${context.branch}"`);
   }
   if (context.ref !== undefined ? workspace?.ref !== undefined && workspace.ref !== context.ref : context.branch !== undefined && workspace?.ref !== undefined) {
     fail("workspace_not_allowed", context.ref !== undefined ? `workspace ref must be "${context.ref}"` : "the token context pins a branch, so a ref may not be chosen");

@@ -80,7 +80,9 @@ export async function resolveTaskFacts(store: ResourceStore, task: Task, tools?:
     type: spec.type,
     agent: spec.agentRef ? { name: spec.agentRef.name, namespace: agentNamespace } : undefined,
     models,
-    workspace: workspace ? { repo: workspace.gitRepo, branch: workspace.branch, ref: workspace.ref } : undefined,
+    workspace: workspace
+      ? { repo: workspace.gitRepo, branch: workspace.branch, ref: workspace.ref, publicationRepo: workspace.publicationGitRepo, pushBranch: workspace.pushBranch }
+      : undefined,
     tools: toolset.unrestricted ? "unrestricted" : toolset.names,
     credentialSecrets: [...new Set(credentialSecrets)],
     dependencies,

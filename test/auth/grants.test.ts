@@ -70,6 +70,14 @@ describe("the grant checks a transaction token's context makes on a Task", () =>
     expect(reasons({ ref: "abc123" }, { workspace: { repo, ref: "def456" } })).toEqual(['workspace_not_allowed: workspace ref must be "abc123"']);
   });
 
+  it("pins where a change is published too: the publication repository and the push branch", () => {
+    const repo = "https://github.com/org/app";
+    expect(reasons({ repo }, { workspace: { repo, publicationRepo: `${repo}.git`, pushBranch: "orka/fix" } })).toEqual([]);
+    expect(reasons({ repo }, { workspace: { repo, publicationRepo: "https://github.com/org/infra" } })).toEqual([`workspace_not_allowed: workspace publication repository must be "${repo}"`]);
+    expect(reasons({ repo, branch: "feature" }, { workspace: { repo, branch: "feature", pushBranch: "refs/heads/feature" } })).toEqual([]);
+    expect(reasons({ repo, branch: "feature" }, { workspace: { repo, branch: "feature", pushBranch: "main" } })).toEqual(['workspace_not_allowed: workspace pushBranch "main" is not "feature"']);
+  });
+
   it("needs every effective tool granted, names a child's, and refuses an unrestricted coding runtime", () => {
     expect(reasons({ allowedTools: "web_search" })).toEqual(['tool_not_allowed: tool "recall_memory" is not allowed by token context']);
     expect(reasons({ allowedTools: "web_search" }, { isChild: true })).toEqual(['tool_not_allowed: child task tool "recall_memory" is not allowed by transaction context']);
