@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { TaskContext } from "../../src/controller/task/context.ts";
-import { deliver } from "../../src/controller/task/delivery.ts";
+import { cancelledDelivery, deliver } from "../../src/controller/task/delivery.ts";
 import { commit } from "../../src/controller/task/status.ts";
 import { API_VERSION } from "../../src/resources/meta.ts";
 import type { Delivery, Task, TaskSpec, TaskStatus } from "../../src/resources/task.ts";
@@ -79,6 +79,22 @@ describe("delivery after an interrupted publication", () => {
     const delivery = await deliverAndWrite(ctx, task);
     expect(delivery).toMatchObject({ outcome: "VerifiedExact", expectedCommitSHA: expected, verifiedRemoteSHA: expected });
     expect(pushesSince(from)).toBe(0);
+  });
+
+  it("verifies a push that landed from the remote alone when the attempt's workspace is gone (a host reboot cleared it)", async () => {
+    const { task, ctx, dirs, expected } = await interrupted();
+    await pushLeased(settings, dirs, { url: REPO, credential: PUSH }, expected, task.status!.delivery!.branch!, undefined);
+    rmSync(dirs.gitDir, { recursive: true, force: true });
+    rmSync(dirs.workTree, { recursive: true, force: true });
+    const delivery = await deliverAndWrite(ctx, task);
+    expect(delivery).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: expected });
+  });
+
+  it("says a Task cancelled mid-push was not verified, naming the commit the branch may hold", async () => {
+    const { task, expected } = await interrupted();
+    expect(cancelledDelivery(task)).toMatchObject({ outcome: "PublicationOutcomeUnknown", message: expect.stringContaining(`may hold ${expected}`) });
+    const prepared = { ...task, status: { ...task.status, delivery: { state: "Prepared" as const, branch: "b" } } };
+    expect(cancelledDelivery(prepared)).toMatchObject({ outcome: "CancelledBeforePublish" });
   });
 
   it("pushes again when the remote still holds what was observed before", async () => {

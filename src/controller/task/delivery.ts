@@ -27,10 +27,18 @@ export function deliveryFailure(task: Task): string | undefined {
   return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
 }
 
-/** A cancelled Task's publication that had not begun ends as CancelledBeforePublish; one that had begun keeps its state. */
+/**
+ * A cancelled Task's publication that had not begun ends as CancelledBeforePublish. One cancelled
+ * while its push was under way is not decided any more (the Task ends now): it says so, naming the
+ * commit the branch may hold.
+ */
 export function cancelledDelivery(task: Task): Delivery | undefined {
   const delivery = task.status?.delivery;
-  if (!delivery || delivery.outcome || delivery.state === "Publishing") return delivery;
+  if (!delivery || delivery.outcome) return delivery;
+  if (delivery.state === "Publishing") {
+    const message = `the Task was cancelled while its change was being published: branch ${delivery.branch} may hold ${delivery.expectedCommitSHA}; nothing was verified`;
+    return { ...delivery, state: "PublicationOutcomeUnknown", outcome: "PublicationOutcomeUnknown", message };
+  }
   return { ...delivery, state: "CancelledBeforePublish", outcome: "CancelledBeforePublish", message: "the Task was cancelled before its change was published" };
 }
 
@@ -56,6 +64,11 @@ export async function deliver(ctx: TaskContext, task: Task): Promise<DeliverySte
 
 async function deliverChange(ctx: TaskContext, task: Task): Promise<DeliveryStep> {
   const { namespace, name } = task.metadata;
+  // An interrupted publication already stored its envelope: the remote decides, even when the workspace is gone.
+  if (task.status!.delivery?.state === "Publishing") {
+    const landed = await publishedAlready(ctx, task).catch(() => undefined);
+    if (landed) return verified(task, landed);
+  }
   const dirs = ctx.runner.workspaceOf(task.status!.jobName!);
   const base = task.status!.workspace!.baseSHA;
   let change: WorkspaceChange;
@@ -120,6 +133,14 @@ async function publish(ctx: TaskContext, task: Task, dirs: GitDirs, change: Work
     return settled(written, "DeliveryConflict", `branch ${branch} of ${reader.url} moved from ${before ?? "nothing"} to ${now ?? "nothing"} while the Task ran; the change was not pushed over it`);
   }
   return settled(written, "PublicationOutcomeUnknown", `the push to ${branch} did not land: ${pushed.pushed ? "the branch did not change" : pushed.reason}`);
+}
+
+/** The expected commit, when the publication branch already holds it. */
+async function publishedAlready(ctx: TaskContext, task: Task): Promise<string | undefined> {
+  const delivery = task.status!.delivery!;
+  const reader: Remote = { url: delivery.publicationRepository!, credential: await publicationReadCredential(ctx.store, task.metadata.namespace, task.spec.workspace!) };
+  const now = await remoteBranchSHA(ctx.git, reader, delivery.branch!);
+  return now !== undefined && now === delivery.expectedCommitSHA ? now : undefined;
 }
 
 function verified(task: Task, remoteSHA: string): DeliveryStep {

@@ -1,4 +1,4 @@
-import type { Delivery, Task, TaskSpec, TaskStatus, WorkspaceStatus } from "../../resources/task.ts";
+import type { Delivery, DeliveryOutcome, Task, TaskSpec, TaskStatus, WorkspaceStatus } from "../../resources/task.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import { diffOf } from "../../workspace/change.ts";
@@ -46,14 +46,21 @@ export async function prepareWorkspace(ctx: TaskContext, task: Task): Promise<Wo
 }
 
 /**
- * The change a prior Task made, when Orka computed it (its delivery was recorded): a result that
- * only looks like an envelope, written by a model, is not applied.
+ * Outcomes recorded only after Orka stored the result envelope it computed. Others (a cancel before
+ * publication, a workspace that could not be read) leave the model's own answer as the result.
+ */
+const ENVELOPE_OUTCOMES: readonly DeliveryOutcome[] = ["VerifiedExact", "NoChange", "ReadValidated", "ReadOnlyWorkspaceModified", "DeliveryConflict", "CredentialBlocked"];
+
+/**
+ * The change a prior Task made, when Orka computed it: a result that only looks like an envelope,
+ * written by a model, is not applied.
  */
 async function priorChangeOf(ctx: TaskContext, task: Task): Promise<CheckoutPlan["priorChange"]> {
   const ref = task.spec.priorTaskRef;
   if (!ref) return undefined;
   const prior = await ctx.store.get<TaskSpec, TaskStatus>("Task", task.metadata.namespace, ref.name);
-  if (!prior?.status?.delivery?.outcome) return undefined;
+  const outcome = prior?.status?.delivery?.outcome;
+  if (!outcome || !ENVELOPE_OUTCOMES.includes(outcome)) return undefined;
   const diff = diffOf(ctx.data.getResult(task.metadata.namespace, ref.name));
   return diff ? { task: ref.name, diff } : undefined;
 }
