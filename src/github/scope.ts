@@ -78,8 +78,18 @@ export async function resolveGithubTarget(deps: ScopeDeps, caller: Task, args: S
   const name = task.spec.workspace?.[scope.readRole];
   const key = scope.readRole === "readCredentialRef" ? task.spec.workspace?.readCredentialKey : undefined;
   if (name) return { host, owner, repo, task, token: await useCredential(deps, caller, { name, key }, "git") };
-  if (deps.settings.fallbackToken) return { host, owner, repo, task, token: deps.settings.fallbackToken };
+  if (deps.settings.fallbackToken && mayUseOperatorToken(task)) return { host, owner, repo, task, token: deps.settings.fallbackToken };
   throw new OrkaError("failed_precondition", UNRESOLVED_READ_TOKEN);
+}
+
+/**
+ * The operator's GITHUB_TOKEN reads for Tasks a person created, and for Tasks under a signed
+ * transaction (whose grant pins every repository they may name). A child a model delegated without
+ * one names its repository itself, so it must name its read Secret too: the operator's token would
+ * otherwise read any repository a model names.
+ */
+function mayUseOperatorToken(task: Task): boolean {
+  return parentTaskName(task) === undefined || task.spec.transaction !== undefined;
 }
 
 /** The calling Task, or a child it created (by the protected parent link), read from the caller's namespace. */

@@ -53,6 +53,16 @@ describe("GitHub scope and credentials", () => {
   });
   afterAll(() => store.close());
 
+  it("lends the operator's GITHUB_TOKEN to Tasks people created and to Tasks under a transaction, never to a child a model delegated", async () => {
+    const plain = await task("plain", { workspace: { gitRepo: "https://github.com/acme/anything" } });
+    expect(await resolve(plain, {}, "read", withFallback)).toMatchObject({ repo: "anything", token: "operator-token" });
+    const delegated = await task("delegated", { workspace: { gitRepo: "https://github.com/acme/private-secrets" } }, plain);
+    await expect(resolve(plain, { task_name: "delegated" }, "read", withFallback)).rejects.toThrow("could not resolve GitHub token");
+    await expect(resolve(delegated, {}, "read", withFallback)).rejects.toThrow("could not resolve GitHub token");
+    const pinned = await task("pinned-child", { transaction: claims({ repo: "https://github.com/acme/anything" }) }, plain);
+    expect(await resolve(pinned, {}, "read", withFallback)).toMatchObject({ repo: "anything", token: "operator-token" });
+  });
+
   it("uses the first scope when no repo_url is given, and the matched scope's read credential", async () => {
     expect(await resolve(boss, {})).toMatchObject({ owner: "acme", repo: "widgets", token: "read-token" });
     expect(await resolve(boss, { repo_url: "https://github.com/FORK/Widgets.git" })).toMatchObject({ owner: "fork", repo: "widgets", token: "pub-read-token" });
