@@ -2,9 +2,9 @@ import { createGithubClient, REQUEST_TIMEOUT_MS } from "../../github/client.ts";
 import { openVerifiedPullRequest, verifiedPublication } from "../../github/create-pull-request.ts";
 import { githubFailure, isTransient } from "../../github/failure.ts";
 import { repoOfSetting } from "../../github/repo-url.ts";
+import { readCredential } from "../../github/scope.ts";
 import type { Delivery, Task } from "../../resources/task.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
-import { workspaceCredential } from "../workspace-credentials.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import type { Transition } from "./status.ts";
 
@@ -50,7 +50,8 @@ async function openPullRequest(ctx: TaskContext, task: Task, delivery: Delivery)
   if (!base || !ctx.github.webHosts.includes(base.host)) {
     throw new OrkaError("failed_precondition", `${workspace.gitRepo} is not on a GitHub host this server calls (${ctx.github.webHosts.join(", ")})`);
   }
-  const token = await workspaceCredential(ctx.store, namespace, workspace, "forgeCredentialRef");
+  // The same Secret key as the forge credential of the GitHub tools: the configured one, else `token`.
+  const token = await readCredential(ctx.store, namespace, { name: workspace.forgeCredentialRef!, key: workspace.forgeCredentialKey }, "forge credential");
   const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token, timing: { retryAfterBaseMs: ctx.github.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS } });
   const title = workspace.prTitle?.trim() ? workspace.prTitle : `Orka: the change of task ${name}`;
   const body = workspace.prBody?.trim() ? workspace.prBody : `Published and verified by Orka's workspace publisher for task ${namespace}/${name}.`;
