@@ -3,7 +3,7 @@
 import type { Octokit } from "@octokit/rest";
 import { OrkaError } from "../util/errors.ts";
 import type { RepoName } from "./ci.ts";
-import { githubFailure } from "./failure.ts";
+import { githubFailure, isGithubRequestError } from "./failure.ts";
 
 export const REVIEW_EVENTS = ["APPROVE", "REQUEST_CHANGES", "COMMENT"] as const;
 export type ReviewEvent = (typeof REVIEW_EVENTS)[number];
@@ -61,6 +61,11 @@ export async function postReview(client: Octokit, repo: RepoName, review: Review
     });
     return { review_id: data.id, status: "submitted", html_url: data.html_url };
   } catch (err) {
-    throw githubFailure(err, "failed to post review");
+    const failure = githubFailure(err, "failed to post review");
+    // GitHub refuses the whole review when one line comment names a line outside the diff: say how to fix it.
+    if (review.comments.length && isGithubRequestError(err) && err.status === 422) {
+      throw new OrkaError(failure.code, `${failure.message} (nothing was posted; each line comment must name a path and a new-file line that the pull request's diff changes or shows — read them with review_pull_request, or move the remark into the review body)`);
+    }
+    throw failure;
   }
 }

@@ -285,7 +285,7 @@ describe("GitHub pull request lifecycle tools", () => {
       expect(flow.github.pullRequest(FLOW_REPO, pr.number).pull.reviews).toEqual([
         expect.objectContaining({ id: posted.review_id, body: "Two notes", state: "CHANGES_REQUESTED", comments: [{ path: `${pr.branch}.txt`, line: 2, body: "rename this" }] }),
       ]);
-      expect(outside).toMatch(/^Error executing tool: failed to post review: GitHub API returned 422: .*Line could not be resolved/);
+      expect(outside).toMatch(/^Error executing tool: failed to post review: GitHub API returned 422: .*Line could not be resolved.*nothing was posted; each line comment must name a path and a new-file line that the pull request's diff changes or shows/);
       // Each review was sent once (never retried), with the forge credential.
       expect(requestsSince(mark)).toEqual([
         { call: `POST /repos/acme/app/pulls/${pr.number}/reviews`, login: "orka-forge", status: 200 },
