@@ -8,7 +8,7 @@ import type { Task, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { childRefusal, type ChildRefusal } from "./child-rules.ts";
-import { parentNamespaceOf, parentTaskName } from "./parent-link.ts";
+import { parentNamespaceOf, parentTaskName } from "../resources/parent-link.ts";
 import { assignTaskTools, resolveTaskFacts, type TaskTools } from "./task-tools.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";

@@ -7,7 +7,7 @@ import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { CreateAgentArgs } from "../tools/coordination/schemas.ts";
 import type { NamespaceIsolation } from "../auth/isolation.ts";
-import { parentLink } from "./parent-link.ts";
+import { parentLink } from "../resources/parent-link.ts";
 import { checkNamespaceForTask } from "./task-identity.ts";
 
 /** The Agent name: `<task>-<role>-<6 hex>`, DNS-1123, at most 63 characters. */

@@ -10,7 +10,7 @@ import type { ContainerArgs, DelegateArgs } from "../tools/coordination/schemas.
 import { isDuration, parseDuration } from "../util/duration.ts";
 import { OrkaError } from "../util/errors.ts";
 import { childRefusal, type ChildRefusal } from "./child-rules.ts";
-import { parentLink, parentNamespaceOf, parentTaskName } from "./parent-link.ts";
+import { parentLink, parentNamespaceOf, parentTaskName } from "../resources/parent-link.ts";
 import { validateWorkspace } from "../resources/workspace.ts";
 import { checkRepositoryHosts } from "../workspace/hosts.ts";
 import { stampTransaction } from "../auth/provenance.ts";

@@ -2,7 +2,7 @@ import { type TaskPhase, type TaskSpec, type TaskStatus, isTerminal, type Task }
 import type { WatchEvent } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Logger } from "../util/logger.ts";
-import { parentNamespaceOf, parentTaskName } from "./parent-link.ts";
+import { parentNamespaceOf, parentTaskName } from "../resources/parent-link.ts";
 import type { ControllerOptions } from "./options.ts";
 import { ProviderReconciler } from "./providers.ts";
 import { Attempts } from "./task/attempts.ts";

@@ -3,7 +3,7 @@ import { ANNOTATION, API_VERSION, childrenOf, LABEL, MAX_NAME_LENGTH, type Resou
 import { errorMessage, OrkaError } from "../util/errors.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { isTerminal, type Task, type TaskSpec, type TaskStatus } from "../resources/task.ts";
-import { parentLink } from "./parent-link.ts";
+import { parentLink } from "../resources/parent-link.ts";
 import { childSummary } from "./task/child-summary.ts";
 import { completion } from "./task/completion.ts";
 import { recordEvent, type TaskContext } from "./task/context.ts";

@@ -5,7 +5,7 @@ import type { ToolSpec } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { TaskFacts } from "../auth/grants.ts";
 import { assembleToolset, type Toolset } from "../tools/assignment.ts";
-import { parentTaskName } from "./parent-link.ts";
+import { parentTaskName } from "../resources/parent-link.ts";
 import type { Agent } from "./resolve.ts";
 
 /** Enabled Tool resources of a namespace, by name. */

@@ -1,6 +1,6 @@
 import { CREDENTIALS_SCOPE, GrantRefused } from "../auth/grants.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
-import { parentNamespaceOf, parentTaskName } from "../controller/parent-link.ts";
+import { parentNamespaceOf, parentTaskName } from "../resources/parent-link.ts";
 import type { SecretSpec } from "../resources/secret.ts";
 import type { Task, TaskSpec, TaskStatus } from "../resources/task.ts";
 import type { ResourceStore } from "../store/resource-store.ts";

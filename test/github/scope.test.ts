@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GrantGate } from "../../src/auth/grant-gate.ts";
-import { parentLink } from "../../src/controller/parent-link.ts";
+import { parentLink } from "../../src/resources/parent-link.ts";
 import { CREDENTIALS_SCOPE } from "../../src/auth/grants.ts";
 import type { TransactionClaims } from "../../src/auth/transaction-token.ts";
 import { readCredential, resolveGithubTarget, type ScopeArgs } from "../../src/github/scope.ts";

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createContainerChild, delegate, findChild, waitForChildren } from "../../controller/children.ts";
-import { parentTaskName } from "../../controller/parent-link.ts";
+import { parentTaskName } from "../../resources/parent-link.ts";
 import { createAgentForTask, deleteAgentForTask } from "../../controller/agents.ts";
 import { createPrMonitor } from "../../controller/pr-monitor/create.ts";
 

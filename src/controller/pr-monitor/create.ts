@@ -11,7 +11,7 @@ import { ToolRefusal, type ToolEnvelope } from "../../tools/envelope.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { checkChildGrant, type ChildGrants } from "../child-transaction.ts";
 import { createChild, draftChild } from "../children.ts";
-import { parentNamespaceOf } from "../parent-link.ts";
+import { parentNamespaceOf } from "../../resources/parent-link.ts";
 import { checkNamespaceForTask } from "../task-identity.ts";
 import { chooseForgeSecret, chooseReadSecret } from "./credentials.ts";
 import { monitorPrompt } from "./prompt.ts";

@@ -2,7 +2,7 @@ import { childrenOf } from "../../resources/meta.ts";
 import type { TaskSpec, TaskStatus, Task } from "../../resources/task.ts";
 import type { TaskDataStore } from "../../store/data-store.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
-import { parentNamespaceOf, parentTaskName } from "../parent-link.ts";
+import { parentNamespaceOf, parentTaskName } from "../../resources/parent-link.ts";
 import { resultWithoutDiff } from "../children.ts";
 
 const CHILD_RESULT_LIMIT = 4096;

@@ -1,7 +1,7 @@
 import { childrenOf } from "../../resources/meta.ts";
 import type { TaskPhase, TaskSpec, TaskStatus, Task } from "../../resources/task.ts";
 import { errorMessage } from "../../util/errors.ts";
-import { parentNamespaceOf, parentTaskName } from "../parent-link.ts";
+import { parentNamespaceOf, parentTaskName } from "../../resources/parent-link.ts";
 import { childSummary } from "./child-summary.ts";
 import { cancelledDelivery } from "./delivery.ts";
 import { setCondition } from "./conditions.ts";

@@ -1,5 +1,5 @@
-import { ANNOTATION, API_VERSION, LABEL, labelValue, type ObjectMeta } from "../resources/meta.ts";
-import type { Task } from "../resources/task.ts";
+import { ANNOTATION, API_VERSION, LABEL, labelValue, type ObjectMeta } from "./meta.ts";
+import type { Task } from "./task.ts";
 
 /** The Task that created this one (delegated or scheduled it), if any. */
 export function parentTaskName(task: Task): string | undefined {
