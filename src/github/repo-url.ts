@@ -10,7 +10,8 @@ export interface RepoRef {
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
 const MAX_SHOWN_URL = 200;
 
-const validSegment = (segment: string | undefined): segment is string => !!segment && SEGMENT.test(segment) && segment !== "." && segment !== "..";
+/** An owner or repository name GitHub allows: letters, digits, `.`, `_`, `-`, and not `.` or `..`. */
+export const validSegment = (segment: string | undefined): segment is string => !!segment && SEGMENT.test(segment) && segment !== "." && segment !== "..";
 
 /** The URL as a message may show it: without any credentials in it, and bounded. */
 function shown(url: string): string {

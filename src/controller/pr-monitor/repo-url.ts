@@ -1,6 +1,6 @@
+import { validSegment } from "../../github/repo-url.ts";
 import { ToolRefusal } from "../../tools/envelope.ts";
 
-const SEGMENT = /^[A-Za-z0-9._-]+$/;
 const EXAMPLE = "https://github.com/owner/repo";
 const FORMS = `https://github.com/owner/repo, https://github.com/owner/repo.git or git@github.com:owner/repo.git`;
 
@@ -70,8 +70,4 @@ function repositoryRoot(segments: string[], root: string | undefined): string {
     refuse(`must name the owner and repository with letters, digits, '.', '_' or '-' only (not '.' or '..'): ${instead(undefined)}`);
   }
   return `https://github.com/${owner}/${repo}`;
-}
-
-function validSegment(segment: string): boolean {
-  return SEGMENT.test(segment) && segment !== "." && segment !== "..";
 }
