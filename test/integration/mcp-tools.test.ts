@@ -119,6 +119,20 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
     expect(results[0]).toContain("not enabled");
   }, 40_000);
 
+  it("a server that dies after its probe gives the model a clear error, and the Task goes on", async () => {
+    const doomed = await startEverything();
+    try {
+      await createTool("doomed", { url: `http://127.0.0.1:${doomed.port}`, tools: ["echo"] });
+      expect((await probed("doomed")).available).toBe(true);
+    } finally {
+      stop(doomed.child);
+    }
+    await new Promise<void>((resolve) => (doomed.child.exitCode !== null ? resolve() : doomed.child.once("exit", () => resolve())));
+    const { task, results } = await runTask("dead-call", ["doomed"], [{ name: "doomed_echo", arguments: { message: "anyone?" } }]);
+    expect(task.status.phase).toBe("Succeeded");
+    expect(results[0]).toMatch(/^Error executing tool: MCP server http:\/\/127\.0\.0\.1:\d+\/mcp: /);
+  }, 40_000);
+
   it("a call that outlasts the Tool's timeout gives the model an error within it", async () => {
     await probed("slow");
     const started = Date.now();

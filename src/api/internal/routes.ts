@@ -131,7 +131,8 @@ async function callMcpToolFor(ctx: ApiContext, attempt: Attempt, called: { tool:
   const gate = await approvalGate(ctx, attempt, tool, args);
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
-    const result = await callMcpTool(tool.spec.mcp!, ctx.egress, mcpTool, gate.run);
+    // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.
+    const result = await callMcpTool(tool.spec.mcp!, ctx.egress, mcpTool, args);
     return { result: ctx.secrets.redact(attempt.namespace, attempt.task, result, []) };
   } catch (err) {
     throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(attempt.namespace, attempt.task, errorMessage(err), [])));
