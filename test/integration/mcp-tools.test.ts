@@ -142,6 +142,16 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 40_000);
 
+  it("two server tools that would share a model name: the second is refused, and the status says why", async () => {
+    const long = "t".repeat(60);
+    await createTool(long, { url: `http://127.0.0.1:${everything.port}`, tools: ["get-sum", "get-env"] });
+    const status = await probed(long);
+    expect(status.mcpTools).toHaveLength(1);
+    const [offered] = status.mcpTools.map((t: { name: string }) => t.name);
+    const refused = offered === "get-sum" ? "get-env" : "get-sum";
+    expect(status.error).toContain(`MCP tools "${offered}" and "${refused}" would both be offered as "${long}_get"; "${refused}" is not offered`);
+  });
+
   it("a strict schema refuses unknown mcp fields", async () => {
     const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", command: "rm" } } });
     expect(refused.status).toBe(400);
