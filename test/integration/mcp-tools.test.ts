@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
 import net from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResultsOf } from "../peers/llm-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
@@ -33,6 +37,31 @@ async function startEverything(): Promise<{ port: number; child: ChildProcess }>
   return { port, child };
 }
 
+/** A small MCP server (the SDK's own, stateless) whose one tool drops the connection instead of answering. */
+async function startDyingServer() {
+  const state = { crashes: 0 };
+  const server = http.createServer(async (req, res) => {
+    const mcp = new McpServer({ name: "dying", version: "1" });
+    mcp.registerTool("crash", { description: "Drops the connection", inputSchema: { why: z.string() } }, async () => {
+      state.crashes++;
+      req.socket.destroy();
+      return { content: [] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => void mcp.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    server,
+    port: (server.address() as net.AddressInfo).port,
+    get crashes() {
+      return state.crashes;
+    },
+  };
+}
+
 function stop(child: ChildProcess | undefined): void {
   if (child?.pid && child.exitCode === null) process.kill(child.pid);
 }
@@ -41,6 +70,7 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   let everything: { port: number; child: ChildProcess };
   let setup: Awaited<ReturnType<typeof startOrkaWithPeer>>;
   let downPort = 0;
+  let dying: Awaited<ReturnType<typeof startDyingServer>>;
 
   const toolStatus = async (name: string) => (await setup.orka.api("GET", `/api/v1/tools/${name}?namespace=default`)).body.status ?? {};
   async function probed(name: string) {
@@ -70,6 +100,7 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   beforeAll(async () => {
     everything = await startEverything();
     downPort = await freePort();
+    dying = await startDyingServer();
     setup = await startOrkaWithPeer("", { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
     await createTool("everything", { url: `http://127.0.0.1:${everything.port}` });
     await createTool("sums", { url: `http://127.0.0.1:${everything.port}`, tools: ["get-sum"] });
@@ -79,6 +110,7 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   afterAll(async () => {
     await setup?.stop();
     stop(everything?.child);
+    dying?.server.close();
   });
 
   it("the probe lists the server's tools with their input schemas", async () => {
@@ -119,18 +151,13 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
     expect(results[0]).toContain("not enabled");
   }, 40_000);
 
-  it("a server that dies after its probe gives the model a clear error, and the Task goes on", async () => {
-    const doomed = await startEverything();
-    try {
-      await createTool("doomed", { url: `http://127.0.0.1:${doomed.port}`, tools: ["echo"] });
-      expect((await probed("doomed")).available).toBe(true);
-    } finally {
-      stop(doomed.child);
-    }
-    await new Promise<void>((resolve) => (doomed.child.exitCode !== null ? resolve() : doomed.child.once("exit", () => resolve())));
-    const { task, results } = await runTask("dead-call", ["doomed"], [{ name: "doomed_echo", arguments: { message: "anyone?" } }]);
+  it("a server whose connection dies mid-call gives the model a clear error, and the Task goes on", async () => {
+    await createTool("dying", { url: `http://127.0.0.1:${dying.port}` });
+    expect((await probed("dying")).mcpTools.map((t: { modelName: string }) => t.modelName)).toEqual(["dying_crash"]);
+    const { task, results } = await runTask("dead-call", ["dying"], [{ name: "dying_crash", arguments: { why: "testing" } }]);
     expect(task.status.phase).toBe("Succeeded");
     expect(results[0]).toMatch(/^Error executing tool: MCP server http:\/\/127\.0\.0\.1:\d+\/mcp: /);
+    expect(dying.crashes).toBe(1);
   }, 40_000);
 
   it("a call that outlasts the Tool's timeout gives the model an error within it", async () => {
