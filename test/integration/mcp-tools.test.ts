@@ -179,6 +179,26 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
     expect(status.error).toContain(`MCP tools "${offered}" and "${refused}" would both be offered as "${long}_get"; "${refused}" is not offered`);
   });
 
+  it("a Tool that needs approval parks its MCP calls under the Tool's name until a person decides", async () => {
+    const { orka, peer } = setup;
+    const agent = await orka.api("POST", "/api/v1/agents", {
+      metadata: { name: "gated" },
+      spec: { providerRef: { name: "peer" }, model: { name: "m-gated" }, tools: [{ name: "everything" }], coordination: { enabled: true, autonomous: true, maxIterations: 2, approvalRequiredTools: ["everything"] } },
+    });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+    peer.script("m-gated", [{ toolCalls: [{ name: "everything_echo", arguments: { message: "needs a yes" } }] }, { text: "waiting" }]);
+    expect((await orka.api("POST", "/api/v1/tasks", { name: "gated-run", type: "ai", agentRef: "gated", prompt: "echo" })).status).toBe(201);
+    let approvals: { targetTool: string; status: string; targetArgsPreview: string }[] = [];
+    for (let i = 0; i < 150 && approvals.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      approvals = (await orka.api("GET", "/api/v1/tasks/gated-run/approvals")).body.approvals ?? [];
+    }
+    expect(approvals).toHaveLength(1);
+    expect(approvals[0]).toMatchObject({ targetTool: "everything", status: "pending", targetArgsPreview: '{"message":"needs a yes"}' });
+    const results = peer.requests.filter((r) => r.body.model === "m-gated").slice(1).flatMap((r) => toolResultsOf(r.body));
+    expect(results.join("\n")).not.toContain("Echo: needs a yes");
+  }, 40_000);
+
   it("a strict schema refuses unknown mcp fields", async () => {
     const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", command: "rm" } } });
     expect(refused.status).toBe(400);
