@@ -7,6 +7,7 @@ import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResultsOf } from "../peers/llm-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import { callMcpTool } from "../../src/tools/custom/mcp-tool.ts";
 
 const SERVER_BIN = "node_modules/.bin/mcp-server-everything";
 
@@ -227,5 +228,13 @@ describe("MCP Tools and the egress guard", () => {
     }
     expect(status.available).toBe(false);
     expect(status.error).toContain("URL must not target private, loopback, or link-local addresses");
+  });
+
+  it("a call to a loopback MCP server, by address or by name, is refused before it connects", async () => {
+    for (const host of ["127.0.0.1", "localhost"]) {
+      const spec = { url: `http://${host}:${everything.port}`, path: "/mcp", timeout: "5s" };
+      await expect(callMcpTool(spec, { allowLoopback: false }, "echo", { message: "x" })).rejects.toThrow("URL must not target private, loopback, or link-local addresses");
+    }
+    await expect(callMcpTool({ url: `http://127.0.0.1:${everything.port}`, path: "/mcp", timeout: "5s" }, { allowLoopback: true }, "echo", { message: "allowed" })).resolves.toBe("Echo: allowed");
   });
 });

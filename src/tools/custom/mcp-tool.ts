@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { ToolSpec, McpToolStatus } from "../../resources/tool.ts";
-import { checkEgressUrl, guardedLookup, type EgressPolicy } from "../../policy/ssrf.ts";
+import { checkEgressUrl, EgressRefused, guardedLookup, type EgressPolicy } from "../../policy/ssrf.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
 
@@ -37,8 +37,14 @@ function guardedFetch(egress: EgressPolicy, dispatcher: Agent): FetchLike {
   return async (url, init) => {
     checkEgressUrl(url.toString(), egress);
     if ((init?.method ?? "GET") === "GET") return new Response(null, { status: 405 });
-    const response = await undiciFetch(url.toString(), { ...(init as object), redirect: "manual", dispatcher });
-    return response as unknown as Response;
+    try {
+      const response = await undiciFetch(url.toString(), { ...(init as object), redirect: "manual", dispatcher });
+      return response as unknown as Response;
+    } catch (err) {
+      // fetch wraps the guarded lookup's refusal in "fetch failed"; the refusal is what the Tool's owner needs to read.
+      const cause = (err as { cause?: unknown }).cause;
+      throw cause instanceof EgressRefused ? cause : err;
+    }
   };
 }
 
