@@ -128,10 +128,13 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
     const { task, offered, results } = await runTask("calls-mcp", ["everything"], [
       { name: "everything_echo", arguments: { message: "hello mcp" } },
       { name: "everything_get-sum", arguments: { a: 2, b: 40 } },
+      { name: "everything_get-sum", arguments: { a: "two", b: 40 } },
     ]);
     expect(task.status.phase).toBe("Succeeded");
     expect(offeredNames(offered)).toContain("everything_echo");
-    expect(results).toEqual(["Echo: hello mcp", "The sum of 2 and 40 is 42."]);
+    expect(results.slice(0, 2)).toEqual(["Echo: hello mcp", "The sum of 2 and 40 is 42."]);
+    // Arguments that do not fit the server's schema are refused by Orka, with what is wrong.
+    expect(results[2]).toMatch(/^Error executing tool: invalid arguments: a: .*number/);
   }, 40_000);
 
   it("a tools filter limits what is offered, and a tool outside it is refused", async () => {

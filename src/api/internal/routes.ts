@@ -6,7 +6,7 @@ import type { Resource } from "../../resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
 import type { ToolSpec, ToolStatus } from "../../resources/tool.ts";
 import { parseWith } from "../../resources/validate.ts";
-import { callHttpTool } from "../../tools/custom/http-tool.ts";
+import { callHttpTool, validateArguments } from "../../tools/custom/http-tool.ts";
 import { callMcpTool, mcpModelToolName } from "../../tools/custom/mcp-tool.ts";
 import type { Attempt } from "../../store/data-store.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
@@ -115,7 +115,7 @@ async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: stri
   const tools = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
   for (const tool of tools.items) {
     const found = tool.spec.mcp ? tool.status?.mcpTools?.find((t) => t.modelName === modelName) : undefined;
-    if (found) return { tool, mcpTool: found.name };
+    if (found) return { tool, mcpTool: found.name, inputSchema: found.inputSchema };
   }
   return undefined;
 }
@@ -124,10 +124,16 @@ async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: stri
  * An MCP Tool's tool, called server side: allowed by the attempt under the name the model used, by a
  * grant under the Tool's name, through the approval gate, and behind the same egress guard as HTTP Tools.
  */
-async function callMcpToolFor(ctx: ApiContext, attempt: Attempt, called: { tool: Resource<ToolSpec, ToolStatus>; mcpTool: string }, args: Record<string, unknown>) {
+async function callMcpToolFor(
+  ctx: ApiContext,
+  attempt: Attempt,
+  called: { tool: Resource<ToolSpec, ToolStatus>; mcpTool: string; inputSchema: Record<string, unknown> },
+  args: Record<string, unknown>,
+) {
   const { tool, mcpTool } = called;
   const modelName = mcpModelToolName(tool.metadata.name, mcpTool);
   await authorizeToolUse(ctx, attempt, [modelName], "/internal/v1/tools/:ns/:task/:name", tool.metadata.name);
+  validateArguments(called.inputSchema, args);
   const gate = await approvalGate(ctx, attempt, tool, args);
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
