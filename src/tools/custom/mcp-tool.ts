@@ -11,7 +11,6 @@ export type McpSpec = NonNullable<ToolSpec["mcp"]>;
 
 /** Bounds on what a server's tool list may put into a Tool's status. */
 export const MCP_LIMITS = { tools: 64, pages: 10, description: 1024, schemaBytes: 16 * 1024 };
-const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_TEXT_BYTES = 10 * 1024 * 1024;
 
 /** Where an MCP Tool's server listens: `url` with `path`. */
@@ -22,10 +21,6 @@ export function mcpEndpoint(spec: McpSpec): string | undefined {
 /** The name the model knows an MCP tool by: `<Tool>_<mcp tool>`, anything outside `[a-zA-Z0-9_-]` made `_`, at most 64 characters. */
 export function mcpModelToolName(toolName: string, mcpTool: string): string {
   return `${toolName}_${mcpTool}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
-}
-
-export function isModelToolName(name: string): boolean {
-  return MODEL_TOOL_NAME.test(name);
 }
 
 /**
