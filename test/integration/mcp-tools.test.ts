@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
 async function startEverything(): Promise<{ port: number; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(SERVER_BIN, ["streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
-  await new Promise<void>((resolve, reject) => {
+  const started = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("mcp-server-everything did not start within 15 s")), 15_000);
     let seen = "";
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -34,6 +34,10 @@ async function startEverything(): Promise<{ port: number; child: ChildProcess }>
       }
     });
     child.on("exit", (code) => reject(new Error(`mcp-server-everything exited with ${code}: ${seen}`)));
+  });
+  await started.catch((err: unknown) => {
+    stop(child);
+    throw err;
   });
   return { port, child };
 }
