@@ -2,9 +2,10 @@ import { OFFLINE_PROVIDER_TYPES, type ProviderSpec, type ProviderStatus } from "
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolDefinition } from "../providers/model.ts";
 import { coordinationOf } from "../resources/agent.ts";
-import { ANNOTATION, LABEL } from "../resources/meta.ts";
+import { ANNOTATION, LABEL, type Resource } from "../resources/meta.ts";
 import type { SkillSpec } from "../resources/skill.ts";
 import type { Task, TaskSpec, TaskStatus } from "../resources/task.ts";
+import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { childRefusal, type ChildRefusal } from "./child-rules.ts";
@@ -213,11 +214,20 @@ function offeredTools(plan: StartPlan, { toolset, customTools: customByName }: T
   const custom = new Set(toolset.custom);
   const notBuilt = toolset.names.filter((name) => !custom.has(name) && !builtinTool(name));
   if (notBuilt.length > 0) plan.notices.push(`not offered to the model because this Orka build does not implement them yet: ${notBuilt.join(", ")}`);
+  const definitions = new Map(toolset.custom.map((name) => [name, customDefinitions(plan, customByName.get(name)!)]));
   return {
-    tools: toolset.names.filter((name) => custom.has(name) || builtinTool(name)),
-    customTools: toolset.custom.map((name) => {
-      const tool = customByName.get(name)!;
-      return { name, description: tool.spec.description, parameters: tool.spec.parameters };
-    }),
+    tools: toolset.names.flatMap((name) => (custom.has(name) ? definitions.get(name)!.map((d) => d.name) : builtinTool(name) ? [name] : [])),
+    customTools: [...definitions.values()].flat(),
   };
+}
+
+/** An HTTP Tool is one model tool; an MCP Tool is one per server tool its probe found (none while it is unavailable). */
+function customDefinitions(plan: StartPlan, tool: Resource<ToolSpec, ToolStatus>): ToolDefinition[] {
+  const { name } = tool.metadata;
+  if (!tool.spec.mcp) return [{ name, description: tool.spec.description, parameters: tool.spec.parameters }];
+  if (!tool.status?.available || !tool.status.mcpTools?.length) {
+    plan.notices.push(`MCP Tool "${name}" is not offered: ${tool.status?.error ?? "its server has not been probed yet"}`);
+    return [];
+  }
+  return tool.status.mcpTools.map((t) => ({ name: t.modelName, description: t.description, parameters: t.inputSchema }));
 }

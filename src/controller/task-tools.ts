@@ -1,7 +1,7 @@
 import { ANNOTATION } from "../resources/meta.ts";
 import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
 import type { Task } from "../resources/task.ts";
-import type { ToolSpec } from "../resources/tool.ts";
+import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { TaskFacts } from "../auth/grants.ts";
 import { assembleToolset, type Toolset } from "../tools/assignment.ts";
@@ -10,7 +10,7 @@ import type { Agent } from "./resolve.ts";
 
 /** Enabled Tool resources of a namespace, by name. */
 async function enabledCustomTools(store: ResourceStore, namespace: string) {
-  const list = await store.list<ToolSpec, unknown>("Tool", { namespace });
+  const list = await store.list<ToolSpec, ToolStatus>("Tool", { namespace });
   return new Map(list.items.filter((t) => t.spec.enabled !== false).map((t) => [t.metadata.name, t]));
 }
 

@@ -2,6 +2,7 @@ import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { guardedRequest, type EgressPolicy } from "../policy/ssrf.ts";
+import { listMcpTools, mcpEndpoint } from "../tools/custom/mcp-tool.ts";
 import type { Wake } from "./options.ts";
 
 const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
@@ -22,7 +23,7 @@ export class ToolReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (!tool) return;
-    const status = await probeTool(tool.spec, this.egress);
+    const status = tool.spec.mcp ? await probeMcpTool(name, tool.spec.mcp, this.egress) : await probeTool(tool.spec, this.egress);
     // The probe took a while: write over the Tool as it is now.
     const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
@@ -32,9 +33,23 @@ export class ToolReconciler {
 
 /** The URL a probe may knock on: `{{param}}` placeholders are emptied, nothing is sent. */
 function probeEndpoint(spec: ToolSpec): string | undefined {
-  if (spec.http) return spec.http.url.replace(/\{\{\s*[A-Za-z0-9_.-]+\s*\}\}/g, "");
-  if (spec.mcp?.url) return new URL(spec.mcp.path ?? "/mcp", spec.mcp.url).toString();
-  return undefined;
+  return spec.http?.url.replace(/\{\{\s*[A-Za-z0-9_.-]+\s*\}\}/g, "");
+}
+
+/**
+ * An MCP Tool is available when its server answers `initialize` and `tools/list`; the tools it offers,
+ * with their input schemas, are kept in its status for Tasks to be offered. Same egress guard as its calls.
+ */
+async function probeMcpTool(name: string, spec: NonNullable<ToolSpec["mcp"]>, egress: EgressPolicy): Promise<ToolStatus> {
+  const endpoint = mcpEndpoint(spec);
+  if (!endpoint) return { available: false, error: "MCP Tools need mcp.url (only the Streamable HTTP transport is built)" };
+  try {
+    const { tools, notes } = await listMcpTools(name, spec, egress, PROBE_TIMEOUT_MS);
+    if (tools.length === 0) return { available: false, error: ["the server offers none of the tools asked for", ...notes].join("; "), endpoint, mcpTools: [] };
+    return { available: true, endpoint, mcpTools: tools, ...(notes.length > 0 ? { error: notes.join("; ") } : {}) };
+  } catch (err) {
+    return { available: false, error: `MCP server unreachable: ${errorMessage(err)}`, endpoint };
+  }
 }
 
 /**
@@ -44,7 +59,7 @@ function probeEndpoint(spec: ToolSpec): string | undefined {
  */
 async function probeTool(spec: ToolSpec, egress: EgressPolicy): Promise<ToolStatus> {
   const endpoint = probeEndpoint(spec);
-  if (!endpoint) return { available: false, error: "MCP Tools need mcp.url in the embedded server" };
+  if (!endpoint) return { available: false, error: "the Tool has no endpoint" };
   try {
     const code = await guardedRequest(endpoint, egress, { method: "HEAD", maxRedirects: 0, timeoutMs: PROBE_TIMEOUT_MS }, async (response) => response.statusCode);
     if (code === 404 || code >= 500) return { available: false, error: `endpoint answered HTTP ${code}`, endpoint };

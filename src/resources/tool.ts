@@ -21,7 +21,15 @@ export const toolSpecSchema = z
         path: ["authBodyKey"],
       })
       .optional(),
-    mcp: z.strictObject({ url: httpURL.optional(), path: z.string().default("/mcp") }).optional(),
+    mcp: z
+      .strictObject({
+        url: httpURL.optional(),
+        path: z.string().default("/mcp"),
+        /** Which of the server's tools to offer; all when absent. */
+        tools: z.array(z.string().min(1).max(128)).min(1, "name at least one tool, or leave tools out to offer all").max(64).optional(),
+        timeout: durationText.default("30s"),
+      })
+      .optional(),
   })
   .refine((spec) => (spec.http === undefined) !== (spec.mcp === undefined), {
     message: "a Tool needs exactly one of http and mcp",
@@ -29,9 +37,21 @@ export const toolSpecSchema = z
   });
 export type ToolSpec = z.infer<typeof toolSpecSchema>;
 
+/** One tool an MCP server offers, as its Tool's probe found it. */
+export const mcpToolStatusSchema = z.object({
+  name: z.string(),
+  /** The name the model calls it by: `<Tool>_<name>`, sanitized. */
+  modelName: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+});
+export type McpToolStatus = z.infer<typeof mcpToolStatusSchema>;
+
 export const toolStatusSchema = z.object({
   available: z.boolean().optional(),
   error: z.string().optional(),
   endpoint: z.string().optional(),
+  /** For an MCP Tool: the server's tools it offers. */
+  mcpTools: z.array(mcpToolStatusSchema).optional(),
 });
 export type ToolStatus = z.infer<typeof toolStatusSchema>;

@@ -4,9 +4,11 @@ import { z } from "zod";
 import type { SecretSpec } from "../../resources/secret.ts";
 import type { Resource } from "../../resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../../resources/task.ts";
-import type { ToolSpec } from "../../resources/tool.ts";
+import type { ToolSpec, ToolStatus } from "../../resources/tool.ts";
 import { parseWith } from "../../resources/validate.ts";
-import { callHttpTool } from "../../tools/custom/http-tool.ts";
+import { callHttpTool, validateArguments } from "../../tools/custom/http-tool.ts";
+import { callMcpTool, mcpModelToolName } from "../../tools/custom/mcp-tool.ts";
+import type { Attempt } from "../../store/data-store.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
@@ -79,10 +81,12 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   app.post<{ Params: TaskParams & { name: string } }>("/tools/:ns/:task/:name", async (request) => {
     const attempt = attemptOf(request);
     const { ns, name } = request.params;
+    const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
+    const mcp = await mcpToolCalled(ctx, ns, name);
+    if (mcp) return callMcpToolFor(ctx, attempt, mcp, args);
     const task = await authorizeToolUse(ctx, attempt, [name], "/internal/v1/tools/:ns/:task/:name");
     const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
     if (!tool?.spec.http) throw new OrkaError("not_found", `tool "${name}" is not an HTTP Tool in namespace ${ns}`);
-    const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
     let authValue: string | undefined;
     const ref = tool.spec.http.authSecretRef;
     if (ref) {
@@ -103,6 +107,42 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
       throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
     }
   });
+}
+
+/** The MCP Tool and server tool a model tool name stands for, when it is one an MCP Tool's probe found. */
+async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: string) {
+  if (await ctx.store.get("Tool", namespace, modelName)) return undefined;
+  const tools = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
+  for (const tool of tools.items) {
+    const found = tool.spec.mcp ? tool.status?.mcpTools?.find((t) => t.modelName === modelName) : undefined;
+    if (found) return { tool, mcpTool: found.name, inputSchema: found.inputSchema };
+  }
+  return undefined;
+}
+
+/**
+ * An MCP Tool's tool, called server side: allowed by the attempt under the name the model used, by a
+ * grant under the Tool's name, through the approval gate, and behind the same egress guard as HTTP Tools.
+ */
+async function callMcpToolFor(
+  ctx: ApiContext,
+  attempt: Attempt,
+  called: { tool: Resource<ToolSpec, ToolStatus>; mcpTool: string; inputSchema: Record<string, unknown> },
+  args: Record<string, unknown>,
+) {
+  const { tool, mcpTool } = called;
+  const modelName = mcpModelToolName(tool.metadata.name, mcpTool);
+  await authorizeToolUse(ctx, attempt, [modelName], "/internal/v1/tools/:ns/:task/:name", tool.metadata.name);
+  validateArguments(called.inputSchema, args);
+  const gate = await approvalGate(ctx, attempt, tool, args);
+  if ("parked" in gate) return { result: gate.parked, parked: true };
+  try {
+    // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.
+    const result = await callMcpTool(tool.spec.mcp!, ctx.egress, mcpTool, args);
+    return { result: ctx.secrets.redact(attempt.namespace, attempt.task, result, []) };
+  } catch (err) {
+    throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(attempt.namespace, attempt.task, errorMessage(err), [])));
+  }
 }
 
 /**

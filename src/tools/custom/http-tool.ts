@@ -68,7 +68,8 @@ function isDotSegment(text: string): boolean {
   return [text, decoded].some((segment) => segment === "." || segment === "..");
 }
 
-function validateArguments(parameters: Record<string, unknown>, args: Record<string, unknown>): void {
+/** A model's arguments checked against a Tool's JSON Schema, refused with what is wrong; a schema zod cannot read is left to the endpoint. */
+export function validateArguments(parameters: Record<string, unknown>, args: Record<string, unknown>): void {
   let schema: z.ZodType;
   try {
     schema = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
