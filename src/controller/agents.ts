@@ -17,7 +17,7 @@ function agentName(task: string, role: string): string {
 }
 
 /**
- * create_agent (core-tools §8): the Agent lives in the Task's namespace, is owned by the Task (and
+ * create_agent: the Agent lives in the Task's namespace, is owned by the Task (and
  * deleted with it), and may not hold tools or depth the creator does not have.
  */
 export async function createAgentForTask(store: ResourceStore, task: Task, allowedTools: string[], args: CreateAgentArgs) {

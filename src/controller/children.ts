@@ -44,7 +44,7 @@ function checkPriority(priority: number | undefined, parent: Task): number {
   return priority;
 }
 
-/** delegate_task on the control plane (coordination spec §2): every check before anything is created. */
+/** delegate_task on the control plane: every check before anything is created. */
 export async function delegate(store: ResourceStore, grants: ChildGrants, parent: Task, args: DelegateArgs): Promise<{ taskName: string; status: "created" }> {
   if (!args.agent.trim()) throw fail("agent is required");
   if (!args.prompt.trim()) throw fail("prompt is required");
@@ -133,7 +133,7 @@ async function labelFirstIteration(store: ResourceStore, prior: Task): Promise<v
 }
 
 /**
- * auto_retry bookkeeping (§2.4, §5): a fresh budget, or, when re-delegating a failed auto-retry
+ * auto_retry bookkeeping: a fresh budget, or, when re-delegating a failed auto-retry
  * Task of the same Agent as prior_task, the next retry of the same budget.
  */
 function retryAnnotations(prior: Task | undefined, args: DelegateArgs): Record<string, string> {
@@ -157,7 +157,7 @@ function retryAnnotations(prior: Task | undefined, args: DelegateArgs): Record<s
   };
 }
 
-/** create_container_task (coordination spec §6): chat-style results, never a thrown validation error. */
+/** create_container_task: chat-style results, never a thrown validation error. */
 export async function createContainerChild(store: ResourceStore, grants: ChildGrants, parent: Task, args: ContainerArgs) {
   const namespace = args.namespace ?? parent.metadata.namespace;
   try {
@@ -250,7 +250,7 @@ export function resultWithoutDiff(stored: string): { text: string; fields?: Reco
   return { text: diff === undefined ? stored : JSON.stringify(fields), fields };
 }
 
-/** One entry of wait_for_tasks (§4): results from the store, `diff` stripped, summaries and data capped. */
+/** One entry of wait_for_tasks: results from the store, `diff` stripped, summaries and data capped. */
 export function describeChild(data: TaskDataStore, parent: Task, name: string, child: Task | undefined): WaitResult {
   if (!child) return { task: name, phase: "Error", result: `error: task "${name}" not found` };
   if (parentTaskName(child) !== parent.metadata.name || parentNamespaceOf(child) !== parent.metadata.namespace) return { task: name, phase: "Error", result: `error: task "${name}" is not a child of the current task` };

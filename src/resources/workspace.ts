@@ -62,7 +62,7 @@ const SECRET_LIKE = [
 
 const codePoints = (text: string) => Array.from(text).length;
 
-/** Checks a Task workspace as coordination §2.1–2.2 says, and returns it normalized (repos, intent). */
+/** Checks a Task workspace (repositories, refs, intent, credential roles, pull request text) and returns it normalized. */
 export function validateWorkspace(input: Workspace): Workspace {
   const ws: Workspace = { ...input };
   if (ws.gitRepo !== undefined) ws.gitRepo = normalizeRepoURL("gitRepo", ws.gitRepo);

@@ -1,4 +1,4 @@
-/** Human approvals of exact custom-tool calls (coordination spec §10). */
+/** Human approvals of exact custom-tool calls. */
 
 export const APPROVAL_STATUSES = ["pending", "approved", "declined", "expired", "cancelled"] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];

@@ -1,4 +1,4 @@
-/** Plans of autonomous Tasks and messages between sibling Tasks (coordination spec §8–9). */
+/** Plans of autonomous Tasks and messages between sibling Tasks. */
 
 export interface Plan {
   namespace: string;

@@ -8,7 +8,7 @@ import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 const iterationOf = (body: any) => Number(/Current iteration: (\d+)/.exec(body.messages[0].content)![1]);
 const promptOf = (body: any) => body.messages[1].content as string;
 
-// Human approval of exact custom-tool calls (coordination spec §10), with a real HTTP Tool listener.
+// Human approval of exact custom-tool calls, with a real HTTP Tool listener.
 describe("human approvals", () => {
   let orka: OrkaUnderTest;
   let peer: LlmPeer;

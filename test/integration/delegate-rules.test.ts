@@ -7,7 +7,7 @@ import pino from "pino";
 import { GrantGate } from "../../src/auth/grant-gate.ts";
 import { delegate as delegateChild } from "../../src/controller/children.ts";
 
-// delegate_task's refusals and retry bookkeeping on the control plane (coordination §2, §5),
+// delegate_task's refusals and retry bookkeeping on the control plane,
 // called as a worker would, with an attempt token.
 describe("delegate_task rules", () => {
   let orka: RunningOrka;

@@ -5,7 +5,7 @@ import { parseResource } from "../../src/resources/validate.ts";
 const agent = (soul: unknown) => parseResource({ apiVersion: "core.orka.ai/v1alpha1", kind: "Agent", metadata: { name: "a" }, spec: { soul } });
 const digestOf = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
 
-// core-tools §8: an Agent's persona source, checked where every Agent is validated.
+// An Agent's persona source, checked where every Agent is validated.
 describe("Agent spec.soul", () => {
   it("takes inline text up to 8192 bytes, with or without its digest, and a ConfigMap key pinned by digest", () => {
     expect(agent({ inline: "Be warm and brief." }).spec).toEqual({ soul: { inline: "Be warm and brief." } });

@@ -4,7 +4,7 @@ import { validateWorkspace } from "../../src/resources/workspace.ts";
 const repo = "https://github.com/o/r";
 const write = { gitRepo: repo, intent: "write", publicationCredentialRef: "push" };
 
-// coordination spec §2.1–2.2: every refusal has its message, and nothing is accepted half-checked.
+// Task workspaces: every refusal has its message, and nothing is accepted half-checked.
 describe("workspace validation", () => {
   it("normalizes ssh repos and upgrades an omitted intent when publication is asked for", () => {
     expect(validateWorkspace({ gitRepo: "git@github.com:o/r.git" }).gitRepo).toBe(repo);

@@ -19,7 +19,7 @@ type TaskParams = { ns: string; task: string };
 const MAX_WAIT_WINDOW_MS = 25_000;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
-/** /internal/v1 for coordinators and their children (coordination spec §2–9). */
+/** /internal/v1 for coordinators and their children: delegation, containers, waiting, cancelling, messages, plans, Agents. */
 export function registerInternalCoordinationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   /** The calling Task, checked against its attempt token: a worker acts only as its own Task, through tools it was given. */
   const callerTask = async (request: FastifyRequest<{ Params: TaskParams }>, tools?: readonly string[]) => {

@@ -78,12 +78,10 @@ describe("code_exec", () => {
     }
   });
 
-  // core-tools §9.8
   it("blocks rm -rf before spawning anything", async () => {
     expect(await tools.call("code_exec", { language: "bash", code: "rm -rf /" })).toEqual({ output: "", error: "command blocked by safety guard: rm with -r/-f", exit_code: -1 });
   });
 
-  // core-tools §9.5
   it("kills an infinite loop at its timeout and keeps what it printed", async () => {
     const marker = uniqueMarker("loop");
     const started = Date.now();
@@ -118,7 +116,7 @@ describe("code_exec", () => {
     }
   });
 
-  // core-tools §9.4: bounded — every loop stops after a fixed number of tries.
+  // Bounded — every loop stops after a fixed number of tries.
   it("stops a bounded fork flood at the process limit, leaving no process behind", async () => {
     const marker = uniqueMarker("fork");
     const started = Date.now();
@@ -150,7 +148,6 @@ describe("code_exec", () => {
     expect(sandboxProcesses(marker)).toBe(0);
   });
 
-  // core-tools §9.6
   it("caps each stream at 64 KiB with a marker", async () => {
     const run = await tools.call("code_exec", { language: "python", code: "import sys\nsys.stdout.write('x' * 10**7)\nsys.stderr.write('e' * 100000)" });
     expect(run.output_truncated).toBe(true);
@@ -159,7 +156,6 @@ describe("code_exec", () => {
     expect(run.exit_code).toBe(0);
   });
 
-  // core-tools §9.7
   describe("sandbox escapes", () => {
     let listener: http.Server;
     let port = 0;

@@ -63,7 +63,6 @@ describe("file_read and file_write", () => {
     expect(await tools.call("file_read", { path: "pic.png" })).toMatchObject({ encoding: "base64", content: png.toString("base64") });
   });
 
-  // core-tools §9.1
   it.each(["../../../etc/passwd", "/etc/passwd", "/workspace/../etc/passwd", "/workspace2/x", "/tmpx/y", "../outside.txt"])(
     "refuses the traversal %s for reading and writing, creating nothing",
     async (path) => {
@@ -72,7 +71,6 @@ describe("file_read and file_write", () => {
     },
   );
 
-  // core-tools §9.2
   it("refuses symlink escapes, absolute links and escaping intermediate links, leaving outside files unchanged", async () => {
     const outside = join(tmpdir(), `orka-outside-${process.pid}`);
     mkdirSync(outside, { recursive: true });
@@ -116,7 +114,6 @@ describe("file_read and file_write", () => {
     }
   });
 
-  // core-tools §9.3
   it("answers a FIFO at once instead of hanging", async () => {
     execFileSync("mkfifo", [join(tools.tmpDir, "pipe")]);
     const started = Date.now();

@@ -96,7 +96,7 @@ describe("web_fetch", () => {
     await expect(fetchWith({ url: "not a url" })).rejects.toThrow("invalid URL: not a url");
   });
 
-  // core-tools §9.9: refused before any connection (nothing listens on these, so a dial would fail differently).
+  // Refused before any connection (nothing listens on these, so a dial would fail differently).
   it.each([
     "http://127.0.0.1/", "http://localhost/", "http://[::1]/", "http://0.0.0.0/", "http://169.254.169.254/latest/meta-data/",
     "http://[::ffff:169.254.169.254]/", "http://2130706433/", "http://0x7f.1/", "http://017700000001/", "http://10.0.0.1/", "http://[fd00::1]/",
@@ -112,7 +112,7 @@ describe("web_fetch", () => {
     await expect(fetchWith({ url }, false)).rejects.toThrow(message);
   });
 
-  // core-tools §9.10, with an injected resolver
+  // With an injected resolver
   it("refuses names that resolve inside, even when a public address comes first", async () => {
     const resolver = (answers: string[]) =>
       ((_host: string, _options: unknown, callback: (err: null, addresses: { address: string; family: number }[]) => void) =>
@@ -124,7 +124,6 @@ describe("web_fetch", () => {
     expect(await ask(["93.184.215.14"])).toBeNull();
   });
 
-  // core-tools §9.11
   it.each(["http://169.254.169.254/", "http://10.1.2.3:8080/", "http://[fd00::1]/"])("refuses a redirect to %s", async (target) => {
     await expect(fetchWith({ url: `${base}/redirect?to=${encodeURIComponent(target)}` })).rejects.toThrow(PRIVATE);
   });
@@ -134,7 +133,6 @@ describe("web_fetch", () => {
     await expect(fetchWith({ url: `${base}/hop/5` })).rejects.toThrow("too many redirects (max 5)");
   });
 
-  // core-tools §9.12
   it("stops reading an oversized page and a gzip bomb at 5 MiB after decompression", async () => {
     const huge = await fetchWith({ url: `${base}/huge`, max_chars: 1000 });
     expect(huge).toMatchObject({ truncated: true, length: 1000 });
@@ -144,7 +142,6 @@ describe("web_fetch", () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
   });
 
-  // core-tools §9.13 and §9.14
   it("abandons a trickling server at the deadline, then works again", async () => {
     const started = Date.now();
     await expect(fetchWith({ url: `${base}/trickle` })).rejects.toThrow("request timed out after 2000 ms");
