@@ -6,8 +6,8 @@ import { OrkaError } from "../util/errors.ts";
 type CredentialRole = "readCredentialRef" | "publicationReadCredentialRef" | "publicationCredentialRef" | "forgeCredentialRef";
 const ROLES: readonly CredentialRole[] = ["readCredentialRef", "publicationReadCredentialRef", "publicationCredentialRef", "forgeCredentialRef"];
 
-/** Secrets a workspace without readCredentialRef reads with, the first that exists. */
-const DISCOVERED_READ_SECRETS = ["git-credentials", "github-credentials", "copilot-token", "github-token", "git-token"];
+/** Secrets a workspace (or a PR monitor) without a named read Secret reads with, the first that exists. */
+export const CONVENTIONAL_READ_SECRETS = ["git-credentials", "github-credentials", "copilot-token", "github-token", "git-token"] as const;
 /** The keys a credential Secret holds its token under, the first non-empty one. */
 const TOKEN_KEYS = ["token", "password", "GITHUB_TOKEN"];
 /** Roles whose key a workspace may name (create_pr_monitor records a key other than `token` this way): then only that key counts. */
@@ -33,7 +33,7 @@ export async function workspaceCredential(store: ResourceStore, namespace: strin
 export async function readCredential(store: ResourceStore, namespace: string, workspace: Workspace): Promise<string | undefined> {
   if (workspace.readCredentialRef) return workspaceCredential(store, namespace, workspace, "readCredentialRef");
   const taken = new Set(ROLES.map((role) => workspace[role]).filter(Boolean));
-  for (const name of DISCOVERED_READ_SECRETS) {
+  for (const name of CONVENTIONAL_READ_SECRETS) {
     if (taken.has(name)) continue;
     const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
     const token = secret && tokenOf(secret.spec);
@@ -50,7 +50,12 @@ export async function publicationReadCredential(store: ResourceStore, namespace:
   );
 }
 
+/** The first of the conventional token keys (token, password, GITHUB_TOKEN) that holds a non-blank value. */
+export function tokenKeyOf(secret: SecretSpec): string | undefined {
+  return TOKEN_KEYS.find((key) => (secret.data[key] ?? "").trim() !== "");
+}
+
 function tokenOf(secret: SecretSpec): string | undefined {
-  for (const key of TOKEN_KEYS) if (secret.data[key]) return secret.data[key];
-  return undefined;
+  const key = tokenKeyOf(secret);
+  return key && secret.data[key];
 }

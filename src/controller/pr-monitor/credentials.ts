@@ -1,12 +1,8 @@
 import type { SecretSpec } from "../../resources/secret.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import { ToolRefusal } from "../../tools/envelope.ts";
+import { CONVENTIONAL_READ_SECRETS, tokenKeyOf } from "../workspace-credentials.ts";
 
-/** The Secrets a monitor without gitSecretRef reads GitHub with: the first that exists is taken. */
-export const DEFAULT_READ_SECRETS = ["git-credentials", "github-credentials", "copilot-token", "github-token", "git-token"] as const;
-
-/** The keys a GitHub token may be kept under, in the order they are tried. */
-const TOKEN_KEYS = ["token", "password", "GITHUB_TOKEN"] as const;
 
 /** A Secret the monitor Task will use, and its key when that is not `token` (the workspace default). */
 export interface ChosenSecret {
@@ -18,7 +14,7 @@ const readSecret = (store: ResourceStore, namespace: string, name: string) => st
 
 /** Names its first non-empty token key, or refuses the Secret: a monitor that cannot read GitHub would fail every run. */
 function usable(secret: { metadata: { name: string }; spec: SecretSpec }, role: string, namespace: string): ChosenSecret {
-  const key = TOKEN_KEYS.find((candidate) => (secret.spec.data[candidate] ?? "").trim() !== "");
+  const key = tokenKeyOf(secret.spec);
   if (!key) {
     throw new ToolRefusal(
       "invalid_arguments",
@@ -39,14 +35,14 @@ export async function chooseReadSecret(store: ResourceStore, namespace: string, 
     if (!secret) throw new ToolRefusal("not_found", `read credentialRef "${explicit}" not found in namespace "${namespace}"`, "create that Secret first, or name an existing one with gitSecretRef");
     return usable(secret, "read credential", namespace);
   }
-  for (const name of DEFAULT_READ_SECRETS) {
+  for (const name of CONVENTIONAL_READ_SECRETS) {
     const secret = await readSecret(store, namespace, name);
     if (secret) return usable(secret, "read credential", namespace);
   }
   throw new ToolRefusal(
     "invalid_arguments",
     `readCredentialRef is required for PR monitor GitHub access; no supported git credential Secret found in namespace "${namespace}"`,
-    `create a Secret with the GitHub token under the key token and name it with gitSecretRef (or call it ${DEFAULT_READ_SECRETS[0]})`,
+    `create a Secret with the GitHub token under the key token and name it with gitSecretRef (or call it ${CONVENTIONAL_READ_SECRETS[0]})`,
   );
 }
 
