@@ -4,6 +4,7 @@ import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import { readCapped } from "../util/read-capped.ts";
 import { OrkaError } from "../util/errors.ts";
+import type { GithubSettings } from "./settings.ts";
 
 const GithubOctokit = Octokit.plugin(retry, throttling);
 export type GithubClient = InstanceType<typeof GithubOctokit>;
@@ -35,6 +36,11 @@ export interface ClientOptions {
   /** The Task's or the request's end: an aborted call stops its request at once. */
   signal?: AbortSignal;
   timing?: ClientTiming;
+}
+
+/** The client of one call as the operator configured GitHub (API root, back-off pace), with that call's token. */
+export function githubClientFor(settings: Pick<GithubSettings, "apiBaseUrl" | "retryBaseMs">, token: string | undefined, signal?: AbortSignal): GithubClient {
+  return createGithubClient({ baseUrl: settings.apiBaseUrl, token, signal, timing: { retryAfterBaseMs: settings.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS } });
 }
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { createGithubClient, REQUEST_TIMEOUT_MS } from "../../github/client.ts";
+import { githubClientFor } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
 import type { GithubOperation } from "../../github/operation.ts";
 import { commentOnIssue, getIssue, listIssues } from "../../github/issues.ts";
@@ -71,9 +71,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
     const gone = new AbortController();
     reply.raw.on("close", () => gone.abort());
-    const client = createGithubClient({
-      baseUrl: ctx.github.apiBaseUrl, token: target.token, signal: gone.signal, timing: { retryAfterBaseMs: ctx.github.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS },
-    });
+    const client = githubClientFor(ctx.github, target.token, gone.signal);
     try {
       const checkOutForAttempt = (plan: CheckoutPlan) => ctx.runner.checkOutForAttempt(attempt.id, plan);
       const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github, caller, checkOutForAttempt });

@@ -1,4 +1,4 @@
-import { createGithubClient, REQUEST_TIMEOUT_MS } from "../../github/client.ts";
+import { githubClientFor } from "../../github/client.ts";
 import { openVerifiedPullRequest, verifiedPublication } from "../../github/create-pull-request.ts";
 import { githubFailure, isTransient } from "../../github/failure.ts";
 import { repoOfSetting } from "../../github/repo-url.ts";
@@ -52,7 +52,7 @@ async function openPullRequest(ctx: TaskContext, task: Task, delivery: Delivery)
   }
   // The same Secret key as the forge credential of the GitHub tools: the configured one, else `token`.
   const token = await readCredential(ctx.store, namespace, { name: workspace.forgeCredentialRef!, key: workspace.forgeCredentialKey }, "forge credential");
-  const client = createGithubClient({ baseUrl: ctx.github.apiBaseUrl, token, timing: { retryAfterBaseMs: ctx.github.retryBaseMs, timeoutMs: REQUEST_TIMEOUT_MS } });
+  const client = githubClientFor(ctx.github, token);
   const title = workspace.prTitle?.trim() ? workspace.prTitle : `Orka: the change of task ${name}`;
   const body = workspace.prBody?.trim() ? workspace.prBody : `Published and verified by Orka's workspace publisher for task ${namespace}/${name}.`;
   const text = { headBranch: delivery.branch!, baseBranch: workspace.prBaseBranch!, title, body: `${body}\n\n<!-- orka.publisher.pr-intent.v1 key=${delivery.publicationID} -->` };
