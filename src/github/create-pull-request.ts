@@ -7,9 +7,9 @@ import { OrkaError } from "../util/errors.ts";
 import { githubFailure, isGithubRequestError } from "./failure.ts";
 import type { RepoName } from "./ci.ts";
 import { repoOfSetting, sameRepo, type RepoRef } from "./repo-url.ts";
+import { PULL_REQUEST_TEXT_LIMITS } from "../resources/workspace.ts";
+import { codePointLength } from "../util/text.ts";
 
-const MAX_TITLE_CODE_POINTS = 256;
-const MAX_BODY_CODE_POINTS = 32_768;
 const LOOKUP_PAGE_SIZE = 10;
 
 export interface PullRequestText {
@@ -34,15 +34,15 @@ export interface VerifiedPublication {
   existing?: CreatedPullRequest;
 }
 
-const codePoints = (text: string) => Array.from(text).length;
 const lowerName = (name: RepoName) => `${name.owner}/${name.repo}`.toLowerCase();
 const shortBranch = (branch: string) => branch.trim().replace(/^refs\/heads\//, "");
 
 /** Title and body limits, checked before anything is read. */
 export function checkPullRequestText(text: PullRequestText): void {
   if (!text.title.trim()) throw new OrkaError("invalid_argument", "title must not be blank");
-  if (codePoints(text.title) > MAX_TITLE_CODE_POINTS) throw new OrkaError("invalid_argument", `title exceeds ${MAX_TITLE_CODE_POINTS} characters`);
-  if (text.body !== undefined && codePoints(text.body) > MAX_BODY_CODE_POINTS) throw new OrkaError("invalid_argument", `body exceeds ${MAX_BODY_CODE_POINTS} characters`);
+  const limits = PULL_REQUEST_TEXT_LIMITS;
+  if (codePointLength(text.title) > limits.title) throw new OrkaError("invalid_argument", `title exceeds ${limits.title} characters`);
+  if (text.body !== undefined && codePointLength(text.body) > limits.body) throw new OrkaError("invalid_argument", `body exceeds ${limits.body} characters`);
 }
 
 function receiptGap(delivery: Delivery): string | undefined {

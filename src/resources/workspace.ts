@@ -1,4 +1,5 @@
 import { OrkaError } from "../util/errors.ts";
+import { codePointLength } from "../util/text.ts";
 import type { Workspace } from "./task.ts";
 
 const fail = (message: string): never => {
@@ -60,7 +61,8 @@ const SECRET_LIKE = [
   /[a-z][a-z0-9+.-]*:\/\/[^\s/@]+:[^\s/@]*@/i,
 ];
 
-const codePoints = (text: string) => Array.from(text).length;
+/** Pull request text limits in code points: the workspace's prTitle/prBody and create_pull_request's title/body. */
+export const PULL_REQUEST_TEXT_LIMITS = { title: 256, body: 32_768 } as const;
 
 /** Checks a Task workspace (repositories, refs, intent, credential roles, pull request text) and returns it normalized. */
 export function validateWorkspace(input: Workspace): Workspace {
@@ -122,10 +124,10 @@ function checkCredentialKeys(ws: Workspace): void {
 /** Limits in code points, no whitespace-only title, no secrets, no publisher markers. */
 function checkPullRequestText(ws: Workspace): void {
   if (ws.prTitle !== undefined) {
-    if (codePoints(ws.prTitle) > 256) fail("workspace.prTitle exceeds 256 characters");
+    if (codePointLength(ws.prTitle) > PULL_REQUEST_TEXT_LIMITS.title) fail(`workspace.prTitle exceeds ${PULL_REQUEST_TEXT_LIMITS.title} characters`);
     if (ws.prTitle.length > 0 && !ws.prTitle.trim()) fail("workspace.prTitle must not be whitespace-only");
   }
-  if (ws.prBody !== undefined && codePoints(ws.prBody) > 32_768) fail("workspace.prBody exceeds 32768 characters");
+  if (ws.prBody !== undefined && codePointLength(ws.prBody) > PULL_REQUEST_TEXT_LIMITS.body) fail(`workspace.prBody exceeds ${PULL_REQUEST_TEXT_LIMITS.body} characters`);
   for (const field of ["prTitle", "prBody"] as const) {
     const text = ws[field];
     if (text && SECRET_LIKE.some((pattern) => pattern.test(text))) fail(`workspace.${field} appears to contain a secret or token`);

@@ -11,3 +11,10 @@ export function cutUtf8(text: string, limit: number): { text: string; cut: boole
   while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
   return { text: bytes.subarray(0, end).toString("utf8"), cut: true };
 }
+
+/** Length in Unicode code points, as GitHub counts a title's characters (an emoji is one). */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
