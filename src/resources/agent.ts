@@ -4,6 +4,7 @@ import { modelCallTimeout } from "./provider.ts";
 import { soulSchema } from "./soul.ts";
 
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
+export type RuntimeType = (typeof RUNTIME_TYPES)[number];
 
 /** What an Agent's `coordination` means for a field it leaves out, or when it has no `coordination` at all. */
 export const COORDINATION_DEFAULTS = { enabled: false, autonomous: false, maxIterations: 0, maxConcurrentChildren: 5, maxDepth: 3 } as const;

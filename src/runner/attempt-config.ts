@@ -2,6 +2,8 @@ import { COORDINATION_DEFAULTS } from "../resources/agent.ts";
 import type { ChatMessage, ModelCallSettings, ToolDefinition } from "../providers/model.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
 import type { ToolSettings } from "../tools/define.ts";
+import type { RuntimeType } from "../resources/agent.ts";
+import type { SessionPolicy } from "../runtimes/adapter.ts";
 import type { Approval } from "../store/approval-store.ts";
 import { OrkaError, type ErrorCode } from "../util/errors.ts";
 
@@ -34,6 +36,8 @@ export interface AttemptConfig {
   /** Human decisions on this Task's approval requests, newest first (at most 32). */
   resolvedApprovals?: Approval[];
   container?: ContainerRun;
+  /** A coding-agent session (`type: agent`). */
+  agent?: AgentRun;
 }
 
 /**
@@ -42,7 +46,7 @@ export interface AttemptConfig {
  * credentials, which stay on the server, to scrub everything the attempt sends back.
  */
 export function carriedSecretValues(config: AttemptConfig): string[] {
-  const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.toolSettings.search.apiKey];
+  const values = [config.ai?.endpoint.apiKey, ...(config.ai?.fallbacks ?? []).map((f) => f.apiKey), config.agent?.endpoint.apiKey, config.toolSettings.search.apiKey];
   return values.filter((value): value is string => !!value);
 }
 
@@ -60,6 +64,32 @@ export interface AiRun {
   temperature?: number;
   maxTokens?: number;
   turnBudget: number;
+}
+
+/** One coding-agent session: a CLI run in a private root, its model calls through a proxy, Orka's tools through a broker. */
+export interface AgentRun {
+  runtime: RuntimeType;
+  /** The operator's replacement for the CLI's command; absent: the pinned CLI of the runtime. */
+  command?: string[];
+  /** The Provider the session's proxy forwards to, with its key (never given to the CLI); its model is the pinned one. */
+  endpoint: ModelEndpoint;
+  prompt: string;
+  policy: SessionPolicy;
+  /** The Orka tools the broker lists and runs. */
+  brokered: BrokeredTool[];
+  /** Where in the workspace the CLI starts (`workspace.subPath`); the workspace itself when absent. */
+  subPath?: string;
+}
+
+/** An Orka tool offered to a coding CLI through the session's MCP broker. */
+export interface BrokeredTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** A consequential call is reserved in the effect ledger before it runs, so a repeated call id replays it. */
+  effect: "read_only" | "consequential";
+  /** A custom Tool's digest of its uid, generation and spec when the session started: a call after it changed is refused. */
+  digest?: string;
 }
 
 /** A sandboxed command: `command` + `args`, the user's env, and whether it may use the network. */
@@ -120,6 +150,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
   if (config.container) {
     env.ORKA_CONTAINER = json(config.container);
   }
+  if (config.agent) env.ORKA_AGENT_RUN = json(config.agent);
   return env;
 }
 
@@ -171,6 +202,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
     };
   }
   if (env.ORKA_CONTAINER) config.container = JSON.parse(env.ORKA_CONTAINER);
+  if (env.ORKA_AGENT_RUN) config.agent = JSON.parse(env.ORKA_AGENT_RUN);
   return config;
 }
 
