@@ -17,6 +17,7 @@ import type { ChildTokenExchangeConfig } from "./auth/token-exchange.ts";
 import type { ModelCallSettings } from "./providers/model.ts";
 import { githubSettings, type GithubSettings } from "./github/settings.ts";
 import { DEFAULT_GIT_SETTINGS, type GitSettings } from "./workspace/git.ts";
+import { RUNTIME_TYPES, type RuntimeType } from "./resources/agent.ts";
 
 /** Server settings, read once at start-up from the environment (and CLI flags, which win). */
 export interface ServerConfig {
@@ -49,7 +50,11 @@ export interface ServerConfig {
   git: GitSettings;
   /** What the GitHub tools' worker halves need: auto_merge_pull_request's poll interval (30 s; tests shorten it). */
   githubTools: GithubToolSettings;
+  /** The operator's replacement of a coding CLI's command (`ORKA_RUNTIME_COMMAND_<RUNTIME>`); absent: the pinned CLI. */
+  runtimeCommands: RuntimeCommands;
 }
+
+export type RuntimeCommands = Partial<Record<RuntimeType, string[]>>;
 
 /** How long refused requests are kept in the audit log, and how many rows at most. */
 export interface AuditRetention {
@@ -99,6 +104,25 @@ const trustProxyText = z.string().transform((text, ctx): TrustProxy => {
 
 const durationText = (name: string, example: string) =>
   z.string().refine((text) => isDuration(text) && parseDuration(text) > 0, { message: `${name} must be a positive duration such as ${example}` });
+
+const runtimeCommandVariable = (runtime: RuntimeType) => `ORKA_RUNTIME_COMMAND_${runtime.toUpperCase() as Uppercase<RuntimeType>}` as const;
+
+/** A command as a JSON array of strings, so arguments with spaces need no shell quoting. */
+const runtimeCommandText = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const parsed = z.array(z.string().min(1)).min(1).safeParse(parseJsonOr(text));
+    if (parsed.success) return parsed.data;
+    ctx.addIssue({ code: "custom", message: `${name} must be a JSON array of non-empty strings, the command and its arguments, such as ["node","/opt/fake-cli.mjs"]` });
+    return z.NEVER;
+  });
+
+function parseJsonOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 const envSchema = z.object({
   ORKA_HOST: z.string().min(1).default("127.0.0.1"),
@@ -155,6 +179,10 @@ const envSchema = z.object({
   ORKA_PR_REVIEW_MARKER_SECRET: z.string().optional(),
   ORKA_PR_REVIEW_MARKER_PREVIOUS_SECRETS: z.string().optional(),
   ORKA_PR_REVIEW_MARKER_TRUSTED_AUTHOR: z.string().optional(),
+  ORKA_RUNTIME_COMMAND_CLAUDE: runtimeCommandText("ORKA_RUNTIME_COMMAND_CLAUDE").optional(),
+  ORKA_RUNTIME_COMMAND_CODEX: runtimeCommandText("ORKA_RUNTIME_COMMAND_CODEX").optional(),
+  ORKA_RUNTIME_COMMAND_COPILOT: runtimeCommandText("ORKA_RUNTIME_COMMAND_COPILOT").optional(),
+  ORKA_RUNTIME_COMMAND_OPENCODE: runtimeCommandText("ORKA_RUNTIME_COMMAND_OPENCODE").optional(),
 });
 
 type Env = z.infer<typeof envSchema>;
@@ -253,5 +281,9 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       configFile: parsed.ORKA_GIT_CONFIG === undefined ? undefined : resolve(parsed.ORKA_GIT_CONFIG),
     },
     githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
+    runtimeCommands: Object.fromEntries(RUNTIME_TYPES.flatMap((runtime) => {
+      const command = parsed[runtimeCommandVariable(runtime)];
+      return command ? [[runtime, command]] : [];
+    })),
   };
 }

@@ -109,6 +109,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     providers,
     git: config.git,
     github: config.github,
+    runtimeCommands: config.runtimeCommands,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(

@@ -36,4 +36,15 @@ describe("server configuration", () => {
       expect(() => serverConfigFrom({ ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL: bad }, "/home/someone")).toThrow("ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL must be a positive duration such as 30s");
     }
   });
+
+  it("replaces a coding CLI's command with ORKA_RUNTIME_COMMAND_<RUNTIME>, a JSON array, and refuses anything else at start", () => {
+    expect(serverConfigFrom({}, "/home/someone").runtimeCommands).toEqual({});
+    const commands = serverConfigFrom({ ORKA_RUNTIME_COMMAND_CLAUDE: '["node","/opt/fake cli.mjs"]', ORKA_RUNTIME_COMMAND_OPENCODE: '["/usr/bin/opencode"]' }, "/home/someone");
+    expect(commands.runtimeCommands).toEqual({ claude: ["node", "/opt/fake cli.mjs"], opencode: ["/usr/bin/opencode"] });
+    for (const bad of ["node fake.mjs", "[]", '[""]', '{"command":"node"}', "[1]"]) {
+      expect(() => serverConfigFrom({ ORKA_RUNTIME_COMMAND_CODEX: bad }, "/home/someone")).toThrow(
+        'ORKA_RUNTIME_COMMAND_CODEX must be a JSON array of non-empty strings, the command and its arguments, such as ["node","/opt/fake-cli.mjs"]',
+      );
+    }
+  });
 });

@@ -13,16 +13,19 @@ import { parentNamespaceOf, parentTaskName } from "../resources/parent-link.ts";
 import { assignTaskTools, resolveTaskFacts, type TaskTools } from "./task-tools.ts";
 import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
-import type { AiRun, ContainerRun } from "../runner/attempt-config.ts";
+import type { AgentRun, AiRun, ContainerRun } from "../runner/attempt-config.ts";
+import { admitAgentRun, type AgentAdmissionSettings } from "./agent-admission.ts";
 import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
 import { OrkaError } from "../util/errors.ts";
 
 /** Everything a Task needs to start, resolved from the store. */
 export interface StartPlan {
-  agent?: Agent;
+  agentResource?: Agent;
   parentTask?: string;
   depth: number;
   ai?: AiRun;
+  /** A coding-agent Task's session. */
+  agent?: AgentRun;
   container?: ContainerRun;
   notices: string[];
 }
@@ -41,7 +44,7 @@ const refusal = (err: unknown): OrkaError => {
 const CHILD_WAIT_MS = 10_000;
 
 /** What admission checks a Task against besides the store. */
-export interface AdmissionChecks {
+export interface AdmissionChecks extends AgentAdmissionSettings {
   /** Transaction grants, checked again as the attempt would start now. */
   grants: GrantGate;
   /** Where scripted Providers may read files. */
@@ -52,7 +55,7 @@ export interface AdmissionChecks {
  * Whether a Task can start now: its Agent, whether the Agent suits the Task's type, a child's coordination
  * limits, its Provider; then a Task with a transaction is checked against its stamped grant as it would start.
  */
-export async function admit(store: ResourceStore, task: Task, { grants, providers }: AdmissionChecks): Promise<Admission> {
+export async function admit(store: ResourceStore, task: Task, checks: AdmissionChecks): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
   let agent: Agent | undefined;
@@ -76,13 +79,15 @@ export async function admit(store: ResourceStore, task: Task, { grants, provider
 
   const child = await checkChild(store, task, agent);
   if (child.kind !== "admit") return child;
-  const plan: StartPlan = { agent, parentTask: parentTaskName(task), depth: child.plan.depth, notices: [] };
+  const plan: StartPlan = { agentResource: agent, parentTask: parentTaskName(task), depth: child.plan.depth, notices: [] };
 
-  if (spec.type === "agent") return fail("coding-agent runtimes (type: agent) are not available in this Orka build yet");
   const tools = await assignTaskTools(store, task, agent);
-  const admission = spec.type === "container" ? admitContainer(task, plan) : await admitAi(store, task, plan, tools, providers);
+  const admission =
+    spec.type === "container" ? admitContainer(task, plan)
+    : spec.type === "agent" ? await admitAgent(store, task, plan, tools, checks)
+    : await admitAi(store, task, plan, tools, checks.providers);
   if (admission.kind !== "admit" || !spec.transaction) return admission;
-  return recheckGrant(store, grants, task, tools, admission);
+  return recheckGrant(store, checks.grants, task, tools, admission);
 }
 
 /**
@@ -139,6 +144,13 @@ function admissionRefused(refusal: ChildRefusal, depth: number, agent: string): 
   }
 }
 
+async function admitAgent(store: ResourceStore, task: Task, plan: StartPlan, tools: TaskTools, settings: AgentAdmissionSettings): Promise<Admission> {
+  const admitted = await admitAgentRun(store, task, plan.agentResource!, tools, settings);
+  if ("failure" in admitted) return fail(admitted.failure);
+  plan.agent = admitted.run;
+  return { kind: "admit", plan };
+}
+
 function admitContainer(task: Task, plan: StartPlan): Admission {
   if (task.spec.image) return fail("container runtime not available");
   if (!task.spec.command?.length) return fail("container tasks need spec.command (or spec.image with a container runtime)");
@@ -150,7 +162,7 @@ function admitContainer(task: Task, plan: StartPlan): Admission {
 async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, tools: TaskTools, providers: ProviderSettings): Promise<Admission> {
   const { spec, metadata } = task;
   const namespace = metadata.namespace;
-  const agent = plan.agent;
+  const agent = plan.agentResource;
   const providerRef = spec.ai?.providerRef ?? agent?.spec.providerRef;
   if (!providerRef) return fail("no provider configured: set spec.ai.providerRef or the Agent's providerRef");
   const provider = await store.get<ProviderSpec, ProviderStatus>("Provider", providerRef.namespace ?? namespace, providerRef.name);

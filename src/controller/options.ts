@@ -14,6 +14,7 @@ import type { Logger } from "../util/logger.ts";
 import type { GitSettings } from "../workspace/git.ts";
 import type { GithubSettings } from "../github/settings.ts";
 import type { ProviderSettings } from "./resolve.ts";
+import type { RuntimeCommands } from "../config.ts";
 
 /** What the server gives the controller: its stores, its runner and the settings its reconcilers read. */
 export interface ControllerOptions {
@@ -49,6 +50,8 @@ export interface ControllerOptions {
   git: GitSettings;
   /** Where GitHub's API is, for the pull requests the workspace publisher opens. */
   github: GithubSettings;
+  /** The operator's replacement commands of coding CLIs, carried in a coding-agent attempt's run. */
+  runtimeCommands: RuntimeCommands;
 }
 
 /** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */

@@ -7,6 +7,7 @@ import type { TaskFacts } from "../auth/grants.ts";
 import { assembleToolset, type Toolset } from "../tools/assignment.ts";
 import { parentTaskName } from "../resources/parent-link.ts";
 import type { Agent } from "./resolve.ts";
+import type { RuntimeSettings } from "../runtimes/policy.ts";
 
 /** Enabled Tool resources of a namespace, by name. */
 async function enabledCustomTools(store: ResourceStore, namespace: string) {
@@ -30,20 +31,26 @@ export async function assignTaskTools(store: ResourceStore, task: Task, agent?: 
   const { spec, metadata } = task;
   agent ??= spec.agentRef ? await store.get<Agent["spec"], unknown>("Agent", spec.agentRef.namespace ?? metadata.namespace, spec.agentRef.name) : undefined;
   const customTools = await enabledCustomTools(store, metadata.namespace);
-  const runtime = agent?.spec.runtime;
   const toolset = assembleToolset({
     taskType: spec.type,
-    agentTools: agent?.spec.tools,
+    // A coding-agent session's tools are its runtime's list (below), not the tools an ai Agent selects.
+    agentTools: spec.type === "agent" ? undefined : agent?.spec.tools,
     aiTools: spec.ai?.tools,
     coordination: agent?.spec.coordination,
     isChild: parentTaskName(task) !== undefined,
     validation: spec.validation !== undefined,
     disableInjection: metadata.annotations?.[ANNOTATION.disableCoordinationToolInjection] === "true",
     customTools: new Set(customTools.keys()),
-    runtimeAllowedTools: spec.agentRuntime?.allowedTools ?? runtime?.defaultAllowedTools,
-    runtimeAllowBash: spec.agentRuntime?.allowBash ?? runtime?.defaultAllowBash ?? false,
+    runtime: runtimeSettingsOf(task, agent),
   });
   return { agent, customTools, toolset };
+}
+
+/** What a coding-agent Task's Agent and the Task itself say about its session; undefined unless the Agent names a runtime type. */
+export function runtimeSettingsOf(task: Task, agent: Agent | undefined): RuntimeSettings | undefined {
+  const runtime = agent?.spec.runtime;
+  if (task.spec.type !== "agent" || !runtime?.type) return undefined;
+  return { runtime: runtime.type, agent: runtime, task: task.spec.agentRuntime, intent: task.spec.workspace?.intent === "write" ? "write" : "read" };
 }
 
 /** Everything a Task's grant and reference checks need to know about it, with its tools as assigned (assigned here unless given). */

@@ -1,3 +1,4 @@
+import { runtimeAllowance, type RuntimeSettings } from "../runtimes/policy.ts";
 import { BUILTIN_TOOL_NAMES, familyToolNames } from "./registry.ts";
 
 /** The facts about a Task that decide its tools. */
@@ -16,10 +17,8 @@ export interface ToolsetInput {
   disableInjection: boolean;
   /** Enabled custom Tool resources in the Task's namespace. */
   customTools: ReadonlySet<string>;
-  /** A coding-agent runtime's own tools (the Task's `agentRuntime`, else the Agent's runtime defaults); none: unrestricted. */
-  runtimeAllowedTools?: readonly string[];
-  /** The runtime may also use Bash. */
-  runtimeAllowBash?: boolean;
+  /** A coding-agent Task's runtime and what its Agent and the Task say about the session's tools. */
+  runtime?: RuntimeSettings;
 }
 
 export interface Toolset {
@@ -56,7 +55,7 @@ export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
   { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
   { when: (t) => t.validation === true, add: familyToolNames("monitors"), injected: false, onlyHere: "it runs a PR monitor's validation commands, and this Task has none (spec.validation)" },
-  { when: (t) => t.taskType === "agent", add: (t) => (t.runtimeAllowedTools ? [...t.runtimeAllowedTools, ...(t.runtimeAllowBash ? ["Bash"] : [])] : UNRESTRICTED), injected: false },
+  { when: (t) => t.taskType === "agent", add: (t) => (t.runtime ? runtimeAllowance(t.runtime).allowed : UNRESTRICTED), injected: false },
 ];
 
 /** Why a selected tool is not offered: it works only where its rule holds, and that rule does not hold for this Task. */

@@ -75,6 +75,7 @@ describe("worker slots", () => {
       providers: { scriptedDir: store.dir },
       git: DEFAULT_GIT_SETTINGS,
       github: githubSettings({}),
+      runtimeCommands: {},
     });
     cleanup = async () => {
       await controller.stop();

@@ -121,14 +121,18 @@ describe("who gets which tools: the whole table", () => {
 describe("a coding-agent runtime's own tools", () => {
   const agentTask = (input: Partial<ToolsetInput>) => assembleToolset({ ...base, taskType: "agent", ...input });
 
-  it("adds the runtime's allowed tools, and Bash when allowed, after the Orka tools", () => {
-    expect(agentTask({ runtimeAllowedTools: ["Read", "Grep"] })).toMatchObject({ names: ["Read", "Grep"], unrestricted: false });
-    expect(agentTask({ runtimeAllowedTools: ["Read"], runtimeAllowBash: true, isChild: true }).names).toEqual(["send_message", "check_messages", "Read", "Bash"]);
+  const claude = (task: { allowedTools?: string[]; allowBash?: boolean }) => ({ runtime: "claude" as const, task, intent: "write" as const });
+
+  it("adds the runtime's effective tool list, sorted, after the tools Orka adds; Bash only when listed and allowed", () => {
+    expect(agentTask({ runtime: claude({ allowedTools: ["Read", "Grep"] }) })).toMatchObject({ names: ["Grep", "Read"], unrestricted: false });
+    expect(agentTask({ runtime: claude({ allowedTools: ["Read"], allowBash: true }), isChild: true }).names).toEqual(["send_message", "check_messages", "Read"]);
+    expect(agentTask({ runtime: claude({ allowedTools: ["Read", "Bash"], allowBash: false }) }).names).toEqual(["Read"]);
   });
 
   it("is unrestricted without a tool list, whatever the disable annotation says", () => {
+    expect(agentTask({ runtime: claude({}), disableInjection: true })).toMatchObject({ names: [], unrestricted: true });
     expect(agentTask({ disableInjection: true })).toMatchObject({ names: [], unrestricted: true });
-    expect(assembleToolset({ ...base, runtimeAllowedTools: undefined }).unrestricted).toBe(false);
+    expect(assembleToolset({ ...base, runtime: claude({}) }).unrestricted).toBe(false);
   });
 });
 

@@ -25,13 +25,13 @@ export interface NewAttempt {
 /** Everything the attempt needs, from the Task, its admission plan and the controller's settings. */
 export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: StartPlan, attempt: NewAttempt): Promise<AttemptConfig> {
   const { metadata, spec, status } = task;
-  const coordination = coordinationOf(plan.agent?.spec);
+  const coordination = coordinationOf(plan.agentResource?.spec);
   return {
     attemptId: attempt.id,
     attempt: attempt.number,
     journal: attempt.journal,
     task: { name: metadata.name, namespace: metadata.namespace, uid: metadata.uid!, type: spec.type },
-    agentName: plan.agent?.metadata.name,
+    agentName: plan.agentResource?.metadata.name,
     parentTask: plan.parentTask,
     controllerURL: ctx.controllerURL,
     token: attempt.token,
@@ -43,6 +43,7 @@ export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: Sta
       maxMessages: spec.sessionRef.maxMessages ?? SESSION_REF_DEFAULTS.maxMessages,
     },
     ai: plan.ai && { ...plan.ai, modelCalls: ctx.modelCalls },
+    agent: plan.agent,
     coordination: {
       enabled: coordination.enabled,
       maxDepth: coordination.maxDepth,
@@ -75,7 +76,8 @@ export async function transactionTokenOf(store: ResourceStore, task: Task): Prom
 /** Every Secret value the attempt uses: its model keys, the search key, and its HTTP Tools' credentials. */
 export async function secretValuesOf(store: ResourceStore, task: Task, config: AttemptConfig): Promise<(string | undefined)[]> {
   const values: (string | undefined)[] = carriedSecretValues(config);
-  for (const { name } of config.ai?.customTools ?? []) {
+  const customToolNames = [...(config.ai?.customTools ?? []), ...(config.agent?.brokered.filter((tool) => tool.digest) ?? [])].map((tool) => tool.name);
+  for (const name of customToolNames) {
     const ref = (await store.get<ToolSpec, ToolStatus>("Tool", task.metadata.namespace, name))?.spec.http?.authSecretRef;
     if (ref) values.push((await store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, ref.name))?.spec.data[ref.key]);
   }
@@ -85,7 +87,12 @@ export async function secretValuesOf(store: ResourceStore, task: Task, config: A
 /** The search key goes only to attempts that may search, from a Secret in their own namespace. */
 async function toolSettingsFor(ctx: TaskContext, task: Task, plan: StartPlan): Promise<ToolSettings> {
   const settings = ctx.toolSettings;
-  if (!ctx.searchSecret || !plan.ai?.tools.includes("web_search")) return settings;
+  if (!ctx.searchSecret || !offeredToolNames(plan).includes("web_search")) return settings;
   const secret = await ctx.store.get<SecretSpec, unknown>("Secret", task.metadata.namespace, ctx.searchSecret);
   return { ...settings, search: { ...settings.search, apiKey: secret?.spec.data["api-key"] } };
+}
+
+/** The tools an attempt may call through the control plane: an ai loop's, or the Orka tools a coding-agent session's broker offers. */
+export function offeredToolNames(plan: StartPlan): string[] {
+  return plan.ai?.tools ?? plan.agent?.brokered.map((tool) => tool.name) ?? [];
 }

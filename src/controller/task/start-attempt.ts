@@ -6,13 +6,13 @@ import { sha256Hex } from "../../util/hash.ts";
 import type { StartPlan } from "../admission.ts";
 import type { Task } from "../../resources/task.ts";
 import { errorMessage } from "../../util/errors.ts";
-import { buildAttemptConfig, secretValuesOf, transactionTokenOf } from "./attempt-config.ts";
+import { buildAttemptConfig, offeredToolNames, secretValuesOf, transactionTokenOf } from "./attempt-config.ts";
 import { completion } from "./completion.ts";
 import { setCondition } from "./conditions.ts";
 import { recordEvent, type TaskContext } from "./context.ts";
 import { keyOf } from "./keys.ts";
 import type { Transition } from "./status.ts";
-import { timeoutMs } from "./timeout.ts";
+import { defaultTimeoutNote, timeoutMs } from "./timeout.ts";
 import { prepareWorkspace, type WorkspacePreparation } from "./workspace.ts";
 
 /** What the store keeps of a worker's bearer token. */
@@ -43,14 +43,14 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
   const config = await buildAttemptConfig(ctx, task, plan, { id: attemptId, number, token, dirs, journal });
   ctx.secrets.remember(namespace, name, attemptId, [...(await secretValuesOf(ctx.store, task, config)), ...(workspace?.secrets ?? [])]);
   // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
-  ctx.data.createAttempt({ id: attemptId, namespace, task: name, taskUid: uid!, number, allowedTools: plan.ai?.tools ?? [] }, hashToken(token));
+  ctx.data.createAttempt({ id: attemptId, namespace, task: name, taskUid: uid!, number, allowedTools: offeredToolNames(plan) }, hashToken(token));
   return {
     status: {
       phase: "Running",
       startTime: new Date().toISOString(),
       attempts: number,
       jobName: attemptId,
-      message: resumeRun !== undefined ? `attempt ${number} resuming run ${resumeRun}` : `attempt ${number} running`,
+      message: [resumeRun !== undefined ? `attempt ${number} resuming run ${resumeRun}` : `attempt ${number} running`, defaultTimeoutNote(task)].filter(Boolean).join("; "),
       retryAfter: undefined,
       journalRun: journal.run,
       resuming: undefined,

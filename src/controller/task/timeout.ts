@@ -9,6 +9,12 @@ export function timeoutMs(task: Task): number | undefined {
   return task.spec.type === "agent" ? AGENT_TIMEOUT_MS : undefined;
 }
 
+/** The time limit a Task got without setting one, said where its status is read; undefined when it set its own or has none. */
+export function defaultTimeoutNote(task: Task): string | undefined {
+  if (task.spec.timeout || task.spec.type !== "agent") return undefined;
+  return `times out ${AGENT_TIMEOUT_MS / 60_000}m after its creation, the default for type: agent (set spec.timeout to change it)`;
+}
+
 /** A coding-agent Task's time counts from its creation, any other's from its attempt's start. */
 export function timedOut(task: Task, now: number): boolean {
   const timeout = timeoutMs(task);
