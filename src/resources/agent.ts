@@ -6,6 +6,15 @@ import { soulSchema } from "./soul.ts";
 export const RUNTIME_TYPES = ["claude", "codex", "copilot", "opencode"] as const;
 export type RuntimeType = (typeof RUNTIME_TYPES)[number];
 
+export const REASONING_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
+/** A coding-agent session's turns when neither Task nor Agent says, and the most either may say. */
+export const DEFAULT_MAX_TURNS = 50;
+export const MAX_TURNS_LIMIT = 1000;
+/** The most tool names a session's list may hold. */
+export const MAX_ALLOWED_TOOLS = 128;
+
 /** What an Agent's `coordination` means for a field it leaves out, or when it has no `coordination` at all. */
 export const COORDINATION_DEFAULTS = { enabled: false, autonomous: false, maxIterations: 0, maxConcurrentChildren: 5, maxDepth: 3 } as const;
 
@@ -27,6 +36,9 @@ const coordinationSchema = z
   });
 export type Coordination = z.infer<typeof coordinationSchema>;
 
+/** A coding-agent session's tool names: the CLI's own (`Read`, `Bash(git:*)`) and Orka's. */
+export const allowedToolNames = z.array(z.string().min(1).max(256)).max(MAX_ALLOWED_TOOLS, `name at most ${MAX_ALLOWED_TOOLS} tools`);
+
 export const agentSpecSchema = z
   .strictObject({
     providerRef: namespacedRef.optional(),
@@ -36,6 +48,8 @@ export const agentSpecSchema = z
         name: z.string().optional(),
         temperature: z.number().min(0).max(2).optional(),
         maxTokens: z.number().int().positive().optional(),
+        /** The model's context window in tokens, which some coding CLIs must be told (opencode). */
+        contextWindow: z.number().int().positive().optional(),
         fallbacks: z.array(z.strictObject({ providerRef: z.string().min(1), model: z.string().optional() })).optional(),
         /** How long one model call may take, for this Agent's Provider and fallbacks alike; wins over the Provider's. */
         timeout: modelCallTimeout.optional(),
@@ -56,9 +70,12 @@ export const agentSpecSchema = z
       .strictObject({
         type: z.enum(RUNTIME_TYPES).optional(),
         runtimeRef: localRef.optional(),
-        defaultMaxTurns: z.number().int().positive().default(50),
-        defaultAllowedTools: z.array(z.string()).optional(),
+        defaultMaxTurns: z.number().int().min(1).max(MAX_TURNS_LIMIT).default(DEFAULT_MAX_TURNS),
+        /** Present, even empty (deny all), it is the session's tool list; absent, the CLI's own defaults. */
+        defaultAllowedTools: allowedToolNames.optional(),
+        /** Absent: Bash is allowed. */
         defaultAllowBash: z.boolean().optional(),
+        defaultReasoningEffort: z.enum(REASONING_EFFORTS, { message: `must be one of ${REASONING_EFFORTS.join(", ")}` }).optional(),
       })
       .refine((r) => (r.type === undefined) !== (r.runtimeRef === undefined), {
         message: "set exactly one of type and runtimeRef",
@@ -68,6 +85,10 @@ export const agentSpecSchema = z
   .refine((spec) => !(spec.providerRef && spec.runtime), {
     message: "providerRef and runtime cannot be set together",
     path: ["runtime"],
+  })
+  .refine((spec) => !(spec.secretRef && spec.runtime), {
+    message: "an Agent with runtime takes its key from the Provider named by model.provider, never from secretRef (the coding CLI must not see a key): remove secretRef",
+    path: ["secretRef"],
   });
 export type AgentSpec = z.infer<typeof agentSpecSchema>;
 

@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { durationText, httpURL, localRef, namespacedRef, type Resource } from "./meta.ts";
 import { validationSchema } from "./validation.ts";
+import { allowedToolNames, MAX_TURNS_LIMIT } from "./agent.ts";
 
 export const TASK_TYPES = ["ai", "agent", "container"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
@@ -149,9 +150,10 @@ export const taskSpecSchema = z.strictObject({
   validation: validationSchema.optional(),
   agentRuntime: z
     .strictObject({
-      maxTurns: z.number().int().positive().optional(),
-      allowedTools: z.array(z.string()).optional(),
-      disallowedTools: z.array(z.string()).optional(),
+      maxTurns: z.number().int().min(1).max(MAX_TURNS_LIMIT).optional(),
+      /** Present, even empty (deny all), it replaces the Agent's runtime.defaultAllowedTools. */
+      allowedTools: allowedToolNames.optional(),
+      disallowedTools: allowedToolNames.optional(),
       allowBash: z.boolean().optional(),
     })
     .optional(),
@@ -166,6 +168,10 @@ export const taskSpecSchema = z.strictObject({
   .refine((spec) => spec.type !== "container" || (spec.command?.length ?? 0) > 0 || !!spec.image, {
     message: "container tasks need a command (or an image, with a container runtime)",
     path: ["command"],
+  })
+  .refine((spec) => spec.type !== "agent" || !spec.priorTaskRef, {
+    message: "built-in coding-agent runtimes do not accept a prior Task: remove priorTaskRef and have the agent read the published branch instead",
+    path: ["priorTaskRef"],
   })
   .refine((spec) => spec.type !== "ai" || !!(spec.prompt ?? spec.ai?.prompt), {
     message: "ai tasks need a prompt (spec.prompt or spec.ai.prompt)",

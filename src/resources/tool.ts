@@ -1,11 +1,15 @@
 import { z } from "zod";
 import { durationText, httpURL, objectName } from "./meta.ts";
 
+/** What a custom Tool does, said by its owner: coding-agent runtimes reach a Tool only when it says. A `read` Tool's calls are not reserved in the effect ledger. */
+export const BROKERED_TOOL_CLASSES = ["read", "write", "coordination"] as const;
+
 export const toolSpecSchema = z
   .strictObject({
     description: z.string().min(1, "is required"),
     parameters: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
     enabled: z.boolean().default(true),
+    brokeredToolClass: z.enum(BROKERED_TOOL_CLASSES, { message: "must be read, write or coordination" }).optional(),
     http: z
       .strictObject({
         url: httpURL,

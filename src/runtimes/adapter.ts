@@ -1,4 +1,4 @@
-import type { RuntimeType } from "../resources/agent.ts";
+import type { ReasoningEffort, RuntimeType } from "../resources/agent.ts";
 
 /**
  * A coding CLI Orka can run as a session: how to launch it and how to read its answer. One module per
@@ -51,8 +51,8 @@ export interface SessionPolicy {
   modelLimits?: { contextWindow: number; maxTokens: number };
 }
 
-export const REASONING_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
-export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+// Declared with the Agent's fields (which validate them), so the resource schema needs nothing from here.
+export { REASONING_EFFORTS, type ReasoningEffort } from "../resources/agent.ts";
 
 /** Where a session lives: a private root (mode 0700) holding everything the CLI may write. */
 export interface SessionPaths {
