@@ -46,9 +46,8 @@ async function install(cli: PinnedCli, target: string): Promise<void> {
   const staging = `${target}.tmp-${randomBytes(6).toString("hex")}`;
   await mkdir(staging, { recursive: true });
   try {
-    // Install scripts are not run: every pinned CLI works without them (they only pick a platform
-    // binary that npm already installed as an optional dependency), and nothing from the registry runs on install.
-    const args = ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", `${cli.packageName}@${cli.version}`];
+    // Install scripts run: claude's puts its platform binary (an optional dependency) in place of its launcher.
+    const args = ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", `${cli.packageName}@${cli.version}`];
     await run(process.execPath, [npmCli(), ...args], { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stderr?: string; message: string }) => {
       throw installFailure(cli, lastLine(err.stderr) ?? err.message);
     });
