@@ -1,0 +1,125 @@
+// The real coding CLIs, each installed at its pinned version from the npm registry into .cache/coding-clis
+// (once per machine, about 20 s each), launched as Orka launches them against local servers only.
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RuntimeType } from "../../src/resources/agent.ts";
+import type { RuntimeLaunch, SessionPaths, SessionPolicy } from "../../src/runtimes/adapter.ts";
+import { startProviderProxy } from "../../src/runtimes/provider-proxy.ts";
+import { runtimeAdapter } from "../../src/runtimes/registry.ts";
+import { startLlmPeer, toolResultsOf, type PeerTurn } from "../peers/llm-server.ts";
+import { installedCli, pinnedName, startCountingMcpServer } from "../helpers/coding-clis.ts";
+
+const PROVIDER_KEY = "sk-provider-real-key-0123456789abcdef";
+const NOTES = "the launch code is 4711-kestrel";
+const RUN_LIMIT_MS = 60_000;
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The model's way to read `notes.txt` with the CLI's own tool. */
+const readNotes: Partial<Record<RuntimeType, PeerTurn["toolCalls"]>> = {
+  claude: [{ name: "Read", arguments: { file_path: "NOTES_PATH" } }],
+  codex: [{ name: "exec_command", arguments: { cmd: "cat notes.txt" } }],
+};
+
+const models: Partial<Record<RuntimeType, { model: string; providerType: "anthropic" | "openai"; nativeTools: string[] }>> = {
+  claude: { model: "claude-sonnet-4-5", providerType: "anthropic", nativeTools: ["Read"] },
+  codex: { model: "gpt-5-codex", providerType: "openai", nativeTools: ["Glob", "Grep", "Read"] },
+};
+
+describe.each(["claude", "codex"] as const)("the real %s CLI against local servers", (runtime) => {
+  it(`installs ${pinnedName(runtime)} into .cache/coding-clis, reads a file with its own tool, calls the MCP tool once and answers, never seeing the Provider key`, async () => {
+    const executable = await installedCli(runtime);
+    const { model, providerType, nativeTools } = models[runtime]!;
+    const adapter = runtimeAdapter(runtime);
+    const peer = await startLlmPeer();
+    cleanups.push(() => peer.close());
+    const mcp = await startCountingMcpServer((query) => `search results for ${query}`);
+    cleanups.push(() => mcp.close());
+    const proxy = await startProviderProxy({
+      endpoint: { name: "upstream", type: providerType, model, baseURL: providerType === "openai" ? `${peer.url}/v1` : peer.url, apiKey: PROVIDER_KEY },
+      wire: adapter.wire,
+    });
+    cleanups.push(() => proxy.close());
+    const paths = await sessionPaths();
+    const notesPath = join(paths.workspace, "notes.txt");
+    await writeFile(notesPath, `${NOTES}\n`);
+
+    const read = readNotes[runtime]!.map((call) => ({ ...call, arguments: JSON.parse(JSON.stringify(call.arguments).replace("NOTES_PATH", notesPath)) }));
+    peer.script(model, [
+      { toolCalls: read },
+      { toolCalls: [{ name: "mcp__orka__web_search", arguments: { query: "kestrel" } }] },
+      (request) => ({ text: `Answer: ${toolResultsOf(request).some((r) => r.includes(NOTES)) ? "saw the notes" : "no notes"} and ${toolResultsOf(request).some((r) => r.includes("search results for kestrel")) ? "saw the search" : "no search"}` }),
+    ]);
+
+    const policy: SessionPolicy = { nativeTools, disallowedTools: [], allowBash: false, maxTurns: 10, brokeredTools: ["web_search"], intent: "read", model };
+    const launch: RuntimeLaunch = { policy, prompt: "Read notes.txt, search for it, and tell me what you found.", paths, mcp: { url: mcp.url, bearer: mcp.bearer }, provider: proxy };
+    expect(adapter.refusal(policy)).toBeUndefined();
+    const env = { HOME: paths.home, TMPDIR: paths.tmp, XDG_CONFIG_HOME: paths.xdg.config, XDG_CACHE_HOME: paths.xdg.cache, XDG_DATA_HOME: paths.xdg.data, XDG_STATE_HOME: paths.xdg.state, PATH: "/usr/local/bin:/usr/bin:/bin", ...adapter.env(launch) };
+    for (const file of adapter.files(launch)) {
+      await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
+      await writeFile(file.path, file.content, { mode: 0o600 });
+    }
+
+    const run = await runCli([executable, ...adapter.argv(launch)], env, paths.workspace);
+
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(adapter.finalAnswer(run.stdout)).toBe("Answer: saw the notes and saw the search");
+    const modelCalls = peer.requests.filter((r) => r.body.model === model);
+    expect(modelCalls.length).toBe(3);
+    expect(toolResultsOf(modelCalls[1].body).join("\n")).toContain(NOTES);
+    expect(mcp.calls).toEqual(["kestrel"]);
+    // The Provider got its key from the proxy; the CLI never had it: not in its env, files, output or anything it wrote.
+    expect(modelCalls.every((r) => r.headers["x-api-key"] === PROVIDER_KEY || r.headers.authorization === `Bearer ${PROVIDER_KEY}`)).toBe(true);
+    expect(JSON.stringify(env)).not.toContain(PROVIDER_KEY);
+    expect(run.stdout + run.stderr).not.toContain(PROVIDER_KEY);
+    expect(await filesContaining(paths.root, PROVIDER_KEY)).toEqual([]);
+  }, 240_000);
+});
+
+async function sessionPaths(): Promise<SessionPaths> {
+  const root = await mkdtemp(join(tmpdir(), "orka-real-cli-"));
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  const xdg = { config: join(root, "xdg", "config"), cache: join(root, "xdg", "cache"), data: join(root, "xdg", "data"), state: join(root, "xdg", "state") };
+  const paths = { root, home: join(root, "home"), tmp: join(root, "tmp"), workspace: join(root, "workspace"), xdg };
+  for (const dir of [paths.home, paths.tmp, paths.workspace, ...Object.values(xdg)]) await mkdir(dir, { recursive: true, mode: 0o700 });
+  return paths;
+}
+
+/** Runs the CLI in its own process group, killed as a group when done or after the run limit. */
+async function runCli(command: string[], env: Record<string, string>, cwd: string): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command[0], command.slice(1), { env, cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout = (stdout + chunk).slice(-1_000_000)));
+  child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-100_000)));
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // The group is gone already.
+    }
+  };
+  const timer = setTimeout(killGroup, RUN_LIMIT_MS);
+  const exitCode = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  clearTimeout(timer);
+  killGroup();
+  return { exitCode, stdout, stderr };
+}
+
+/** Files under `dir` whose bytes contain `needle` (bounded: the first 4 MiB of at most 10,000 files). */
+async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const entries = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).slice(0, 10_000);
+  const hits: string[] = [];
+  for (const entry of entries) {
+    const path = join(entry.parentPath, entry.name);
+    const bytes = await readFile(path).catch(() => Buffer.alloc(0));
+    if (bytes.subarray(0, 4 * 1024 * 1024).includes(needle)) hits.push(path);
+  }
+  return hits;
+}
