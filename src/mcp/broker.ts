@@ -67,9 +67,11 @@ const jsonRpcMessageSchema = z.strictObject({
   method: z.string().min(1),
   params: z.record(z.string(), z.unknown()).optional(),
 });
+/** `_meta` is MCP's own field on every request's params (clients put a progress token or their tool-use id there); it never reaches the tool. */
 const toolsCallParamsSchema = z.strictObject({
   name: z.string().min(1),
   arguments: z.record(z.string(), z.unknown()).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** Starts the worker's broker on 127.0.0.1 (a free port). */
@@ -196,7 +198,7 @@ function checkMessage(body: string | { tooLarge: number }): Checked {
   if (message.method !== "tools/call") return { message };
   if (message.id === undefined) return { code: INVALID_REQUEST, error: "tools/call must be a request with an id" };
   const params = toolsCallParamsSchema.safeParse(message.params ?? {});
-  if (!params.success) return { id: message.id, code: INVALID_PARAMS, error: "tools/call params must be exactly {name, arguments?} with a tool name and an arguments object" };
+  if (!params.success) return { id: message.id, code: INVALID_PARAMS, error: "tools/call params must be exactly {name, arguments?} (and MCP's _meta) with a tool name and an arguments object" };
   const argumentBytes = Buffer.byteLength(JSON.stringify(params.data.arguments ?? {}));
   if (argumentBytes > BROKER_LIMITS.argumentBytes) {
     return { id: message.id, code: INVALID_PARAMS, error: `the tool arguments are ${argumentBytes} bytes of JSON; at most ${BROKER_LIMITS.argumentBytes} are allowed` };

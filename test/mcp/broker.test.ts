@@ -127,6 +127,14 @@ describe("the MCP broker speaking MCP to the SDK's client", () => {
     expect(runner.calls.map((call) => call.callId)).toEqual(["call-7f3a", `rpc-${sha256Hex('"has space"')}`, `rpc-${sha256Hex("42")}`, `rpc-${sha256Hex(JSON.stringify("x".repeat(257)))}`]);
   });
 
+  it("takes MCP's _meta beside the call's params and does not pass it to the tool", async () => {
+    const runner = scriptedRunner();
+    const session = open([webFetch], runner.run);
+    const answer = await rpc(session, { jsonrpc: "2.0", id: "c1", method: "tools/call", params: { name: "web_fetch", arguments: { url: "http://x" }, _meta: { "claudecode/toolUseId": "toolu_1" } } });
+    expect(answer.body?.result).toMatchObject({ isError: false });
+    expect(runner.calls).toEqual([{ name: "web_fetch", arguments: { url: "http://x" }, callId: "c1" }]);
+  });
+
   it("marks a replayed result in _meta", async () => {
     const session = open([notify], scriptedRunner(async () => ({ text: "posted", isError: false, replayed: true })).run);
     const answer = await rpc(session, toolsCall("c1", "notify_team"));
@@ -161,7 +169,10 @@ describe("the broker's transport checks", () => {
   it("does not take the bearer of another session", async () => {
     const first = open([webFetch], scriptedRunner().run);
     const second = open([webFetch], scriptedRunner().run);
-    expect((await rpc(first, toolsCall(1, "web_fetch"), { bearer: second.bearer })).status).toBe(401);
+    const refused = await rpc(first, toolsCall(1, "web_fetch"), { bearer: second.bearer });
+    expect(refused.status).toBe(401);
+    expect(JSON.stringify(refused.body)).not.toContain(second.bearer);
+    expect(JSON.stringify(refused.body)).not.toContain(first.bearer);
   });
 
   it.each([
@@ -294,6 +305,22 @@ describe("authorizing and running calls", () => {
     session.close();
     expect(runner.held[0].signal.aborted).toBe(true);
     expect((await pending).body?.error).toMatchObject({ code: -32002, message: expect.stringMatching(/^MCP broker call failed/) });
+  });
+
+  it("aborts the signal of a call whose client went away", async () => {
+    const runner = holdingRunner();
+    const session = open([webFetch], runner.run);
+    const gone = new AbortController();
+    const pending = fetch(session.url, {
+      method: "POST",
+      signal: gone.signal,
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${session.bearer}` },
+      body: JSON.stringify(toolsCall("c1", "web_fetch")),
+    }).catch(() => "client gave up");
+    await until(() => runner.held.length === 1);
+    gone.abort();
+    expect(await pending).toBe("client gave up");
+    await until(() => runner.held[0].signal.aborted);
   });
 
   it("drops a result that comes after the session closed", async () => {

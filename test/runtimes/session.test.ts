@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeAdapter, RuntimeLaunch, SessionFile, SessionPaths, SessionPolicy } from "../../src/runtimes/adapter.ts";
+import { startMcpBroker } from "../../src/mcp/broker.ts";
+import type { BrokerCall } from "../../src/mcp/calls.ts";
 import { prepareSessionPaths, runSession, SESSION_STDOUT_LIMIT_BYTES, type SessionOutcome } from "../../src/runtimes/session.ts";
 
 const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
@@ -32,6 +34,8 @@ function launchFor(paths: SessionPaths, script: Record<string, unknown>): Runtim
 interface Answer {
   env?: Record<string, string>;
   print?: string;
+  tools?: string[];
+  calls?: { tool: string; result?: unknown; error?: { code: number; message: string } }[];
 }
 
 function answerOf(outcome: SessionOutcome): Answer {
@@ -209,5 +213,35 @@ describe("running a session's CLI", () => {
   it("rejects when the command cannot be started", async () => {
     const paths = await prepareSessionPaths(base, "missing");
     await expect(runSession({ command: [join(base, "no-such-cli")], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/could not be started/);
+  });
+});
+
+describe("the scripted stand-in CLI through a real broker", () => {
+  it("reads its MCP configuration, lists the session's tools, calls them and answers what it saw", async () => {
+    const broker = await startMcpBroker();
+    try {
+      const seen: BrokerCall[] = [];
+      const tools = [{ name: "web_fetch", description: "Fetch a page.", inputSchema: { type: "object", properties: { url: { type: "string" } } }, effect: "read_only" as const }];
+      const route = broker.open({ tools, run: async (call) => (seen.push(call), { text: '{"title":"fixture"}', isError: false }) });
+      const paths = await prepareSessionPaths(base, "brokered");
+      const mcpConfig = join(paths.xdg.config, "claude", "mcp.json");
+      const adapter: RuntimeAdapter = {
+        ...testAdapter(),
+        files: (launch) => [{ path: mcpConfig, content: JSON.stringify({ mcpServers: { orka: { type: "http", url: launch.mcp.url, headers: { Authorization: `Bearer ${launch.mcp.bearer}` } } } }) }],
+        argv: (launch) => ["-p", launch.prompt, "--output-format", "json", "--mcp-config", mcpConfig, "--strict-mcp-config", "--allowedTools", "mcp__orka__web_fetch"],
+      };
+      const script = { calls: [{ tool: "web_fetch", arguments: { url: "http://fixture.test/" } }, { tool: "code_exec", arguments: {} }], print: "done" };
+      const launch = { ...launchFor(paths, script), mcp: { url: route.url, bearer: route.bearer } };
+      const outcome = await runSession({ command: ["node", FAKE_CLI], adapter, launch, cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+      expect(outcome.exitCode).toBe(0);
+      const answer = answerOf(outcome);
+      expect(answer.tools).toEqual(["web_fetch"]);
+      expect(answer.calls?.[0]).toEqual({ tool: "web_fetch", result: { content: [{ type: "text", text: '{"title":"fixture"}' }], isError: false, structuredContent: { title: "fixture" } } });
+      expect(answer.calls?.[1]).toMatchObject({ tool: "code_exec", error: { code: -32001 } });
+      expect(seen.map((call) => call.name)).toEqual(["web_fetch"]);
+      expect(answer.print).toBe("done");
+    } finally {
+      await broker.close();
+    }
   });
 });
