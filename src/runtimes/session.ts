@@ -18,9 +18,9 @@ const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
 const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
 export const SESSION_STDOUT_LIMIT_BYTES = 4 * 1024 * 1024;
-export const SESSION_STDERR_TAIL_BYTES = 8 * 1024;
+const SESSION_STDERR_TAIL_BYTES = 8 * 1024;
 /** How long a CLI has to exit after SIGTERM before its process group is killed. */
-export const SESSION_KILL_GRACE_MS = 5_000;
+const SESSION_KILL_GRACE_MS = 5_000;
 /** How long the launcher waits for the output pipes to close once the CLI has exited (a stray process that left the group may hold them). */
 const PIPE_DRAIN_MS = 1_000;
 
@@ -107,7 +107,7 @@ function isInside(parent: string, path: string): boolean {
  * PATH leads with the Node that runs Orka (a CLI installed from npm starts with `#!/usr/bin/env node`)
  * and the directory of an absolute executable (a cached CLI's `.bin`).
  */
-export function sessionEnvironment(launch: RuntimeLaunch, executable: string, adapterEnv: Record<string, string>, cwd: string): Record<string, string> {
+function sessionEnvironment(launch: RuntimeLaunch, executable: string, adapterEnv: Record<string, string>, cwd: string): Record<string, string> {
   const { paths } = launch;
   const pathDirs = [...(isAbsolute(executable) ? [dirname(executable)] : []), dirname(process.execPath), ...SYSTEM_PATH];
   const base: Record<string, string> = {
@@ -136,7 +136,14 @@ async function writeSessionFiles(root: string, files: SessionFile[]): Promise<vo
       throw new OrkaError("invalid_argument", `the session file ${file.path} is outside the session's private root ${root}`);
     }
     await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
-    await writeFile(path, file.content, { mode: PRIVATE_FILE_MODE, flag: "wx" });
+    // A checked-out workspace may hold symbolic links: the directory written into must really be inside the root,
+    // and "wx" refuses to open through a link at the file itself.
+    if (!isInside(await realpath(root), await realpath(dirname(path)))) {
+      throw new OrkaError("invalid_argument", `the session file ${file.path} leads outside the session's private root through a symbolic link`);
+    }
+    await writeFile(path, file.content, { mode: PRIVATE_FILE_MODE, flag: "wx" }).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === "EEXIST" ? new OrkaError("invalid_argument", `the session file ${file.path} already exists (a symbolic link, or listed twice by the adapter)`) : err;
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -145,6 +145,19 @@ describe("running a session's CLI", () => {
     await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, onOutput: (chunk) => output.push(chunk), signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/outside the session's private root/);
     expect(() => statSync(outside)).toThrow();
     expect(output).toEqual([]);
+  });
+
+  it("refuses a file whose directory is a symbolic link out of the root, or which is itself one", async () => {
+    const paths = await prepareSessionPaths(base, "linked");
+    const outsideDir = join(base, "linked-outside");
+    mkdirSync(outsideDir);
+    symlinkSync(outsideDir, join(paths.workspace, ".claude"));
+    symlinkSync(join(outsideDir, "target.json"), join(paths.home, "settings.json"));
+    for (const path of [join(paths.workspace, ".claude", "settings.json"), join(paths.home, "settings.json")]) {
+      const adapter = testAdapter({ files: () => [{ path, content: "{}" }] });
+      await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/symbolic link/);
+    }
+    expect(readdirSync(outsideDir)).toEqual([]);
   });
 
   it.each([
