@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { BoundedText } from "../util/bounded-text.ts";
 import { OrkaError } from "../util/errors.ts";
 
 export interface SandboxLimits {
@@ -169,41 +170,4 @@ export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
       });
     });
   });
-}
-
-/** Keeps the first `limit` bytes of a stream and counts what it drops. */
-export class BoundedText {
-  private readonly limit: number;
-  private readonly chunks: string[] = [];
-  private bytes = 0;
-  private omitted = 0;
-  truncated = false;
-
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  append(chunk: string): void {
-    const buffer = Buffer.from(chunk, "utf8");
-    if (this.bytes >= this.limit) {
-      this.truncated = true;
-      this.omitted += buffer.length;
-      return;
-    }
-    const room = this.limit - this.bytes;
-    if (buffer.length > room) {
-      this.chunks.push(buffer.subarray(0, room).toString("utf8"));
-      this.bytes = this.limit;
-      this.omitted += buffer.length - room;
-      this.truncated = true;
-    } else {
-      this.chunks.push(chunk);
-      this.bytes += buffer.length;
-    }
-  }
-
-  text(): string {
-    const marker = `\n[truncated after ${this.limit} bytes; ${this.omitted} bytes omitted]`;
-    return this.chunks.join("") + (this.truncated ? marker : "");
-  }
 }
