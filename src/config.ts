@@ -37,6 +37,8 @@ export interface ServerConfig {
   allowLoopbackEgress: boolean;
   /** The only directory a scripted Provider's `file` may be in; unset, no file may be named. */
   scriptedDir?: string;
+  /** Installed stdio MCP servers, seen read-only at /mcp-servers in the sandbox their Tools' commands run in. */
+  mcpServersDir?: string;
   webFetchTimeoutMs: number;
   search: { provider: SearchProvider; url?: string; secret?: string };
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
@@ -120,6 +122,7 @@ const envSchema = z.object({
   ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_SCRIPTED_DIR: z.string().min(1).optional(),
+  ORKA_MCP_SERVERS_DIR: z.string().min(1).optional(),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ORKA_WATCH_NAMESPACE: namespaceName.optional(),
   ORKA_ENFORCE_NAMESPACE_ISOLATION: z.enum(["true", "false"], { message: "ORKA_ENFORCE_NAMESPACE_ISOLATION must be true or false" }).default("false"),
@@ -232,6 +235,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     modelCalls: { retryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS, timeoutMs: parsed.ORKA_MODEL_TIMEOUT_MS },
     allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
     scriptedDir: parsed.ORKA_SCRIPTED_DIR === undefined ? undefined : resolve(parsed.ORKA_SCRIPTED_DIR),
+    mcpServersDir: parsed.ORKA_MCP_SERVERS_DIR === undefined ? undefined : resolve(parsed.ORKA_MCP_SERVERS_DIR),
     webFetchTimeoutMs: parsed.ORKA_WEB_FETCH_TIMEOUT_MS,
     search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),

@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { durationText, httpURL, objectName } from "./meta.ts";
 
+/** An environment variable's name for a stdio MCP server; ORKA_ names are Orka's own and never handed to a server. */
+const mcpEnvName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name is letters, digits and _, not starting with a digit")
+  .max(128)
+  .refine((name) => !name.toUpperCase().startsWith("ORKA_"), "names starting with ORKA_ are Orka's own; rename the variable");
+
 export const toolSpecSchema = z
   .strictObject({
     description: z.string().min(1, "is required"),
@@ -23,11 +30,28 @@ export const toolSpecSchema = z
       .optional(),
     mcp: z
       .strictObject({
+        /** A server over Streamable HTTP. */
         url: httpURL.optional(),
         path: z.string().default("/mcp"),
+        /** A server over stdio: its command and arguments, run in the sandbox (one process per probe and per call). */
+        command: z
+          .array(z.string().min(1, "an empty argument; leave it out").max(4096))
+          .min(1, 'name the server\'s executable first, e.g. ["mcp-server-everything", "stdio"]')
+          .max(64)
+          .optional(),
+        /** Plain environment values for a stdio server; Orka's own and the sandbox's start from nothing else. */
+        env: z.record(mcpEnvName, z.string().max(4096)).optional(),
         /** Which of the server's tools to offer; all when absent. */
         tools: z.array(z.string().min(1).max(128)).min(1, "name at least one tool, or leave tools out to offer all").max(64).optional(),
         timeout: durationText.default("30s"),
+      })
+      .refine((m) => (m.url === undefined) !== (m.command === undefined), {
+        message: "an MCP Tool needs exactly one of url (a Streamable HTTP server) and command (a stdio server run in the sandbox)",
+        path: ["url"],
+      })
+      .refine((m) => m.env === undefined || m.command !== undefined, {
+        message: "env is for a server started from command; a server at url has its own environment",
+        path: ["env"],
       })
       .optional(),
   })
