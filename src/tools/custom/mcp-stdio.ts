@@ -45,10 +45,12 @@ export class ProcessStdioTransport implements Transport {
 
   private readonly launch: () => Promise<StdioServerProcess>;
   private readonly readBuffer: ReadBuffer;
+  private launching?: Promise<StdioServerProcess>;
   private process?: StdioServerProcess;
   private stderrTail = Buffer.alloc(0);
   private ended?: string;
-  private closed = false;
+  /** Set by the first close; every later close waits for the same end. */
+  private closing?: Promise<void>;
 
   constructor(launch: () => Promise<StdioServerProcess>, maxMessageBytes: number) {
     this.launch = launch;
@@ -63,9 +65,9 @@ export class ProcessStdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    const child = await this.launch();
+    this.launching = this.launch();
+    const child = await this.launching;
     this.process = child;
-    if (this.closed) return child.kill();
     child.stdin.on("error", (err) => this.fail(`writing to the server failed: ${errorMessage(err)}`));
     child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
     child.stderr.on("data", (chunk: Buffer) => {
@@ -76,6 +78,8 @@ export class ProcessStdioTransport implements Transport {
       ({ exitCode, signal }) => this.fail(`the server exited (${signal ? `killed by ${signal}` : `exit code ${exitCode}`}) before it answered`),
       (err: unknown) => this.fail(`the server could not be started: ${errorMessage(err)}`),
     );
+    // Closed while it was starting: its output is still drained above, so its exit is seen and its files removed.
+    if (this.closing) child.kill();
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -84,11 +88,15 @@ export class ProcessStdioTransport implements Transport {
     if (!stdin.write(serializeMessage(message))) await new Promise<void>((resolve) => stdin.once("drain", resolve));
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  close(): Promise<void> {
+    this.closing ??= this.end();
+    return this.closing;
+  }
+
+  private async end(): Promise<void> {
     this.ended ??= "the session was closed";
-    const child = this.process;
+    // A close during the launch (the deadline passed) still ends the process once it is there.
+    const child = this.process ?? (await this.launching?.catch(() => undefined));
     if (child) {
       child.kill();
       await Promise.race([child.exited.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, EXIT_WAIT_MS).unref())]);
@@ -98,6 +106,7 @@ export class ProcessStdioTransport implements Transport {
   }
 
   private receive(chunk: Buffer): void {
+    if (this.ended) return;
     try {
       this.readBuffer.append(chunk);
       for (let message = this.readBuffer.readMessage(); message; message = this.readBuffer.readMessage()) this.onmessage?.(message);
