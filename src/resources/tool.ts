@@ -1,12 +1,19 @@
 import { z } from "zod";
 import { durationText, httpURL, objectName } from "./meta.ts";
 
-/** An environment variable's name for a stdio MCP server; ORKA_ names are Orka's own and never handed to a server. */
-const mcpEnvName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name is letters, digits and _, not starting with a digit")
-  .max(128)
-  .refine((name) => !name.toUpperCase().startsWith("ORKA_"), "names starting with ORKA_ are Orka's own; rename the variable");
+/** Why a name cannot be a stdio MCP server's environment variable; ORKA_ names are Orka's own and never handed to a server. */
+function envNameProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) return "an environment variable name is letters, digits and _ (at most 128), not starting with a digit";
+  if (name.toUpperCase().startsWith("ORKA_")) return "names starting with ORKA_ are Orka's own; rename the variable";
+  return undefined;
+}
+
+const mcpEnv = z.record(z.string(), z.string().max(4096)).superRefine((env, ctx) => {
+  for (const name of Object.keys(env)) {
+    const problem = envNameProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, path: [name] });
+  }
+});
 
 export const toolSpecSchema = z
   .strictObject({
@@ -40,7 +47,7 @@ export const toolSpecSchema = z
           .max(64)
           .optional(),
         /** Plain environment values for a stdio server; Orka's own and the sandbox's start from nothing else. */
-        env: z.record(mcpEnvName, z.string().max(4096)).optional(),
+        env: mcpEnv.optional(),
         /** Which of the server's tools to offer; all when absent. */
         tools: z.array(z.string().min(1).max(128)).min(1, "name at least one tool, or leave tools out to offer all").max(64).optional(),
         timeout: durationText.default("30s"),

@@ -208,8 +208,9 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   }, 40_000);
 
   it("a strict schema refuses unknown mcp fields", async () => {
-    const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", command: "rm" } } });
+    const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", transport: "stdio" } } });
     expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("transport");
   });
 });
 

@@ -1,32 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { callMcpTool, listMcpTools, type McpReach } from "../../src/tools/custom/mcp-tool.ts";
 import { sandboxedStdioLauncher } from "../../src/sandbox/stdio-server.ts";
+import { processesMatching } from "../helpers/orka-server.ts";
 
 /** The checkout whose node_modules holds the reference server and the SDK: the operator's servers directory here. */
 const serversDir = dirname(realpathSync("node_modules"));
 const reach: McpReach = { egress: { allowLoopback: false }, stdio: sandboxedStdioLauncher({ serversDir }) };
 const fixture = readFileSync("test/fixtures/mcp-stdio-server.mjs", "utf8");
 
-/** A word on the server's command line, so the test can find every process it started by it. */
+/** A word on the server's command line, so the test can find every process it started by it (the sandbox's processes are visible from outside its pid namespace). */
 const marker = () => `orka-mcp-test-${randomUUID()}`;
-
-/** Host pids whose command line holds `word` (the sandbox's processes are visible from outside its pid namespace). */
-function pidsWith(word: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(word)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
 
 const stdioSpec = (command: string[], extra: { env?: Record<string, string>; timeout?: string } = {}) => ({ command, path: "/mcp", timeout: "10s", ...extra });
 
@@ -40,7 +27,7 @@ describe("MCP Tools over stdio, their servers run in the sandbox", () => {
     const { tools } = await listMcpTools("everything", spec, reach, 10_000);
     expect(tools.map((t) => t.modelName)).toEqual(expect.arrayContaining(["everything_echo", "everything_get-sum"]));
     await expect(callMcpTool(spec, reach, "get-sum", { a: 2, b: 40 })).resolves.toBe("The sum of 2 and 40 is 42.");
-    expect(pidsWith(word)).toEqual([]);
+    expect(processesMatching(word)).toEqual([]);
   }, 30_000);
 
   it("a server that exits at once gives an error with its exit and the end of its stderr, scrubbed", async () => {
@@ -64,12 +51,12 @@ describe("MCP Tools over stdio, their servers run in the sandbox", () => {
     let childSeen = 0;
     for (let i = 0; i < 30 && childSeen === 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      childSeen = pidsWith(`${word}-child`).length;
+      childSeen = processesMatching(`${word}-child`).length;
     }
     expect(childSeen, "the process the server started was seen running").toBe(1);
     expect(await call).toBe("MCP server did not answer within 2000 ms");
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(pidsWith(word)).toEqual([]);
+    expect(processesMatching(word)).toEqual([]);
   }, 15_000);
 
   it("a server that prints what is not JSON-RPC gives an error quoting it, at once", async () => {
