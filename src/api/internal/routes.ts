@@ -140,7 +140,7 @@ async function callMcpToolFor(
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
     // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.
-    const result = await callMcpTool(tool.spec.mcp!, ctx.egress, mcpTool, args);
+    const result = await callMcpTool(tool.spec.mcp!, { egress: ctx.egress, stdio: ctx.mcpStdio }, mcpTool, args);
     return { result: ctx.secrets.redact(attempt.namespace, attempt.task, result, []) };
   } catch (err) {
     throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(attempt.namespace, attempt.task, errorMessage(err), [])));
