@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { isIPv4, type AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { BrokeredTool } from "../runner/attempt-config.ts";
 import { errorMessage } from "../util/errors.ts";
@@ -33,6 +33,8 @@ export const BROKER_LIMITS = {
 
 /** The broker's own version: what it answers changes only with it. */
 const BROKER_VERSION = "1.0.0";
+/** The MCP version the broker answers a client asking for one it does not speak (the SDK agrees to any version it supports). */
+const BROKER_PROTOCOL_VERSION = "2025-06-18";
 const NOT_AUTHORIZED = { code: -32001, message: "MCP tool call is not authorized" } as const;
 const CALL_FAILED = { code: -32002, message: "MCP broker call failed" } as const;
 const INVALID_REQUEST = -32600;
@@ -228,7 +230,13 @@ async function answer(req: IncomingMessage, res: ServerResponse, route: Route, m
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.once("close", () => void server.close());
   await server.connect(transport);
-  await transport.handleRequest(req, res, message);
+  await transport.handleRequest(req, res, withSpokenProtocolVersion(message));
+}
+
+function withSpokenProtocolVersion(message: JsonRpcMessage): JsonRpcMessage {
+  const asked = message.params?.protocolVersion;
+  if (message.method !== "initialize" || (typeof asked === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(asked))) return message;
+  return { ...message, params: { ...message.params, protocolVersion: BROKER_PROTOCOL_VERSION } };
 }
 
 /** The request id when it is a usable call id, else a digest of it: one call id per JSON-RPC id. */

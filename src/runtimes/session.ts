@@ -73,7 +73,8 @@ async function assertRealDirectory(dir: string): Promise<void> {
   if (!isAbsolute(dir) || resolve(dir) !== dir) throw refuse("must be an absolute, normalized path");
   const stat = await lstat(dir).catch(() => undefined);
   if (!stat?.isDirectory()) throw refuse("must be an existing directory (not a symbolic link)");
-  if ((await realpath(dir)) !== dir) throw refuse(`must be its real path (${await realpath(dir)}), with no symbolic link on the way`);
+  const real = await realpath(dir);
+  if (real !== dir) throw refuse(`must be its real path (${real}), with no symbolic link on the way`);
 }
 
 /** Runs the CLI of one session to its end; resolves once it has exited and its process group is killed. */
@@ -99,7 +100,7 @@ async function sessionCwd(paths: SessionPaths, cwd: string): Promise<string> {
 
 function isInside(parent: string, path: string): boolean {
   const rel = relative(parent, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }
 
 /**

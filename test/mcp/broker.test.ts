@@ -141,10 +141,12 @@ describe("the MCP broker speaking MCP to the SDK's client", () => {
     expect(answer.body?.result).toEqual({ content: [{ type: "text", text: "posted" }], isError: false, _meta: { "orka.replayed": true } });
   });
 
-  it("answers initialize with the version the client asked for, ping with {}, and an initialized notification with 202", async () => {
+  it("answers initialize with the version the client asked for (2025-06-18 when it speaks no such version), ping with {}, and an initialized notification with 202", async () => {
     const session = open([webFetch], scriptedRunner().run);
     const init = await rpc(session, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "claude-code", version: "2" } } });
     expect(init.body?.result).toMatchObject({ protocolVersion: "2025-06-18", capabilities: { tools: { listChanged: false } }, serverInfo: { name: "orka-prompt-broker" } });
+    const unsupported = await rpc(session, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "1999-01-01", capabilities: {}, clientInfo: { name: "old", version: "1" } } });
+    expect(unsupported.body?.result).toMatchObject({ protocolVersion: "2025-06-18" });
     expect((await rpc(session, { jsonrpc: "2.0", id: 1, method: "ping" })).body?.result).toEqual({});
     const initialized = await rpc(session, { jsonrpc: "2.0", method: "notifications/initialized" });
     expect(initialized.status).toBe(202);
