@@ -14,6 +14,8 @@ import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_
 import type { Memory } from "../store/memory-store.ts";
 import { mustMarkStart } from "./tool-executor.ts";
 import { attemptToolExecutor } from "./attempt-tools.ts";
+import { runAgentAttempt } from "./agent-attempt.ts";
+import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -21,15 +23,6 @@ const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Where a container Task finds its own transaction token. */
 const SANDBOX_TOKEN_FILE = "/run/orka/transaction-token";
 
-export interface AttemptIO {
-  log: (text: string) => void;
-  signal: AbortSignal;
-}
-
-export interface AttemptOutcome {
-  exitCode: number;
-  reason?: string;
-}
 
 /** Runs one attempt of a Task to its end; the controller learns the outcome from the exit code. */
 export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<AttemptOutcome> {
@@ -43,6 +36,7 @@ export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<
   try {
     if (config.container) return await runContainerAttempt(config, client, events, io);
     if (config.ai) return await runAiAttempt(config, client, events, io);
+    if (config.agent) return await runAgentAttempt(config, client, (event) => events.emit(event), io);
     return { exitCode: 1, reason: `task type ${config.task.type} is not supported by this worker` };
   } finally {
     await events.flush();
