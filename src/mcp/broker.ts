@@ -225,7 +225,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, route: Route, m
     tools: route.revoked.signal.aborted ? [] : route.tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema: inputSchema as { type: "object" } })),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(route, { name: request.params.name, arguments: request.params.arguments ?? {}, callId: callIdOf(extra.requestId) }, extra.signal),
+    callTool(route, { name: request.params.name, arguments: request.params.arguments ?? {}, callId: callIdOf(extra.requestId, request.params.name, request.params.arguments ?? {}) }, extra.signal),
   );
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.once("close", () => void server.close());
@@ -239,9 +239,12 @@ function withSpokenProtocolVersion(message: JsonRpcMessage): JsonRpcMessage {
   return { ...message, params: { ...message.params, protocolVersion: BROKER_PROTOCOL_VERSION } };
 }
 
-/** The request id when it is a usable call id, else a digest of it: one call id per JSON-RPC id. */
-export function callIdOf(id: RequestId): string {
-  return typeof id === "string" && id.length <= 256 && !/\s/.test(id) ? id : `rpc-${sha256Hex(JSON.stringify(id))}`;
+/**
+ * The request id when it is a usable call id, else a digest of it with the call: clients number their
+ * requests from 0 again after a reconnect, so a bare number would make a new call look like a replay.
+ */
+export function callIdOf(id: RequestId, name: string, args: Record<string, unknown>): string {
+  return typeof id === "string" && id.length <= 256 && !/\s/.test(id) ? id : `rpc-${sha256Hex(JSON.stringify([id, name, args]))}`;
 }
 
 class JsonRpcFailure extends Error {

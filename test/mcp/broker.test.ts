@@ -117,14 +117,18 @@ describe("the MCP broker speaking MCP to the SDK's client", () => {
     expect(answer.body?.result).toEqual({ content: [{ type: "text", text: "[1,2]" }], isError: true });
   });
 
-  it("uses a usable string id as the call id and hashes any other id", async () => {
+  it("uses a usable string id as the call id and hashes any other id with the call", async () => {
     const runner = scriptedRunner();
     const session = open([webFetch], runner.run);
+    const hashed = (id: unknown, args: unknown = {}) => `rpc-${sha256Hex(JSON.stringify([id, "web_fetch", args]))}`;
     await rpc(session, toolsCall("call-7f3a", "web_fetch"));
     await rpc(session, toolsCall("has space", "web_fetch"));
     await rpc(session, toolsCall(42, "web_fetch"));
     await rpc(session, toolsCall("x".repeat(257), "web_fetch"));
-    expect(runner.calls.map((call) => call.callId)).toEqual(["call-7f3a", `rpc-${sha256Hex('"has space"')}`, `rpc-${sha256Hex("42")}`, `rpc-${sha256Hex(JSON.stringify("x".repeat(257)))}`]);
+    // A client that reconnects numbers from 0 again: the same number with other arguments is another call.
+    await rpc(session, toolsCall(42, "web_fetch", { url: "http://other.example" }));
+    expect(runner.calls.map((call) => call.callId)).toEqual(["call-7f3a", hashed("has space"), hashed(42), hashed("x".repeat(257)), hashed(42, { url: "http://other.example" })]);
+    expect(hashed(42)).not.toBe(hashed(42, { url: "http://other.example" }));
   });
 
   it("takes MCP's _meta beside the call's params and does not pass it to the tool", async () => {
