@@ -142,7 +142,7 @@ describe("MCP Tools over stdio, through a real Orka server", () => {
       [{ url: "http://127.0.0.1:1", command: ["mcp-server-everything"] }, "spec.mcp.url: an MCP Tool needs exactly one of url (a Streamable HTTP server) and command (a stdio server run in the sandbox)"],
       [{ tools: ["echo"] }, "spec.mcp.url: an MCP Tool needs exactly one of url"],
       [{ command: [] }, `spec.mcp.command: name the server's executable first, e.g. ["mcp-server-everything", "stdio"]`],
-      [{ command: "mcp-server-everything stdio" }, "spec.mcp.command"],
+      [{ command: "mcp-server-everything stdio" }, "spec.mcp.command: must be a list: the executable, then its arguments"],
       [{ command: ["mcp-server-everything"], env: { ORKA_TOKEN: "x" } }, "names starting with ORKA_ are Orka's own; rename the variable"],
       [{ command: ["mcp-server-everything"], env: { orka_token: "x" } }, "names starting with ORKA_ are Orka's own"],
       [{ command: ["mcp-server-everything"], env: { "BAD-NAME": "x" } }, "an environment variable name is letters, digits and _"],
