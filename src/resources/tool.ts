@@ -45,7 +45,9 @@ export const toolSpecSchema = z
         path: z.string().default("/mcp"),
         /** A server over stdio: its command and arguments, run in the sandbox (one process per probe and per call). */
         command: z
-          .array(z.string().min(1, "an empty argument; leave it out").max(4096))
+          .array(z.string().min(1, "an empty argument; leave it out").max(4096), {
+            message: 'must be a list: the executable, then its arguments, e.g. ["mcp-server-everything", "stdio"]',
+          })
           .min(1, 'name the server\'s executable first, e.g. ["mcp-server-everything", "stdio"]')
           .max(64)
           .optional(),

@@ -58,7 +58,8 @@ describe("MCP Tools over stdio, through a real Orka server", () => {
       everything: { command: ["mcp-server-everything", "stdio", markerOf("everything")], env: { GREETING: "from the Tool" } },
       slow: { command: ["mcp-server-everything", "stdio", markerOf("slow")], tools: ["trigger-long-running-operation"], timeout: "2s" },
       fixture: { command: ["node", "--input-type=module", "-e", FIXTURE, markerOf("fixture")] },
-      exits: { command: ["node", "-e", "console.error('cannot start: no config'); process.exit(2)", markerOf("exits")] },
+      // The key it prints is put together at run time, so only its stderr holds it whole.
+      exits: { command: ["node", "-e", "console.error('cannot start: no config, key sk-' + 'b'.repeat(24)); process.exit(2)", markerOf("exits")] },
     })) {
       const created = await createTool(name, mcp);
       expect(created.status, JSON.stringify(created.body)).toBe(201);
@@ -128,10 +129,11 @@ describe("MCP Tools over stdio, through a real Orka server", () => {
     expect(results[0]).toMatch(/^Error executing tool: MCP server `node --input-type=module -e .*`: the server exited \(exit code 7\) before it answered; its stderr ends: crashing: testing$/s);
   }, 40_000);
 
-  it("a server that exits at once makes the Tool unavailable, with the reason from its stderr; none of its tools are offered", async () => {
+  it("a server that exits at once makes the Tool unavailable, with the reason from its stderr (scrubbed); none of its tools are offered", async () => {
     const status = await probed("exits");
     expect(status.available).toBe(false);
-    expect(status.error).toContain("the server exited (exit code 2) before it answered; its stderr ends: cannot start: no config");
+    expect(status.error).toContain("the server exited (exit code 2) before it answered; its stderr ends: cannot start: no config, key [REDACTED]");
+    expect(status.error).not.toContain("b".repeat(24));
     const { offered, results } = await runTask("exits-stdio", ["exits"], [{ name: "exits_echo", arguments: {} }]);
     expect(offered.filter((name) => name?.startsWith("exits_"))).toEqual([]);
     expect(results[0]).toContain("not enabled");
@@ -142,7 +144,7 @@ describe("MCP Tools over stdio, through a real Orka server", () => {
       [{ url: "http://127.0.0.1:1", command: ["mcp-server-everything"] }, "spec.mcp.url: an MCP Tool needs exactly one of url (a Streamable HTTP server) and command (a stdio server run in the sandbox)"],
       [{ tools: ["echo"] }, "spec.mcp.url: an MCP Tool needs exactly one of url"],
       [{ command: [] }, `spec.mcp.command: name the server's executable first, e.g. ["mcp-server-everything", "stdio"]`],
-      [{ command: "mcp-server-everything stdio" }, "spec.mcp.command"],
+      [{ command: "mcp-server-everything stdio" }, "spec.mcp.command: must be a list: the executable, then its arguments"],
       [{ command: ["mcp-server-everything"], env: { ORKA_TOKEN: "x" } }, "names starting with ORKA_ are Orka's own; rename the variable"],
       [{ command: ["mcp-server-everything"], env: { orka_token: "x" } }, "names starting with ORKA_ are Orka's own"],
       [{ command: ["mcp-server-everything"], env: { "BAD-NAME": "x" } }, "an environment variable name is letters, digits and _"],

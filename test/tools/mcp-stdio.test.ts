@@ -90,6 +90,15 @@ describe("MCP Tools over stdio, their servers run in the sandbox", () => {
     await expect(callMcpTool(reader, reach, "read", { path: join(process.cwd(), "package.json") })).rejects.toThrow(/ENOENT/);
   }, 20_000);
 
+  it("a server that refuses to initialize: its own error is what the caller reads", async () => {
+    const refuses = stdioSpec([
+      "node",
+      "-e",
+      `process.stdin.once("data", (line) => { const { id } = JSON.parse(String(line).split("\\n")[0]); process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32600, message: "this server speaks another protocol" } }) + "\\n"); }); setInterval(() => {}, 1000)`,
+    ]);
+    await expect(callMcpTool(refuses, reach, "echo", {})).rejects.toThrow("this server speaks another protocol");
+  }, 15_000);
+
   it("a server that dies during a call gives an error with its exit", async () => {
     const reader = stdioSpec(["node", "--input-type=module", "-e", fixture]);
     await expect(callMcpTool(reader, reach, "crash", { why: "asked to" })).rejects.toThrow("the server exited (exit code 7) before it answered; its stderr ends: crashing: asked to");

@@ -48,6 +48,7 @@ export class ProcessStdioTransport implements Transport {
   private launching?: Promise<StdioServerProcess>;
   private process?: StdioServerProcess;
   private stderrTail = Buffer.alloc(0);
+  /** Why the server failed the session; a session Orka closed has no failure, so the client's own error stands. */
   private ended?: string;
   /** Set by the first close; every later close waits for the same end. */
   private closing?: Promise<void>;
@@ -84,7 +85,7 @@ export class ProcessStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.process?.stdin;
-    if (!stdin || this.ended) throw new Error(this.failure ?? "the server is not running");
+    if (!stdin || this.ended || this.closing) throw new Error(this.failure ?? "the server is not running");
     if (!stdin.write(serializeMessage(message))) await new Promise<void>((resolve) => stdin.once("drain", resolve));
   }
 
@@ -94,7 +95,6 @@ export class ProcessStdioTransport implements Transport {
   }
 
   private async end(): Promise<void> {
-    this.ended ??= "the session was closed";
     // A close during the launch (the deadline passed) still ends the process once it is there.
     const child = this.process ?? (await this.launching?.catch(() => undefined));
     if (child) {
@@ -106,7 +106,7 @@ export class ProcessStdioTransport implements Transport {
   }
 
   private receive(chunk: Buffer): void {
-    if (this.ended) return;
+    if (this.ended || this.closing) return;
     try {
       this.readBuffer.append(chunk);
       for (let message = this.readBuffer.readMessage(); message; message = this.readBuffer.readMessage()) this.onmessage?.(message);
@@ -118,7 +118,7 @@ export class ProcessStdioTransport implements Transport {
 
   /** The session cannot go on: the reason is kept for the caller's error, and the process is ended. */
   private fail(reason: string): void {
-    if (this.ended) return;
+    if (this.ended || this.closing) return;
     this.ended = reason;
     this.onerror?.(new Error(reason));
     void this.close();

@@ -56,7 +56,7 @@ const MAX_STDIO_MESSAGE_BYTES = 2 * MAX_TEXT_BYTES;
 const MAX_COMMAND_LABEL_CHARS = 200;
 
 /** How errors name the server: its URL, or its command. */
-export function mcpServerLabel(spec: McpSpec): string {
+function mcpServerLabel(spec: McpSpec): string {
   return mcpEndpoint(spec) ?? `\`${(spec.command ?? []).join(" ").slice(0, MAX_COMMAND_LABEL_CHARS)}\``;
 }
 
