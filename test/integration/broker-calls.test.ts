@@ -205,6 +205,25 @@ describe("brokered tool calls", () => {
     expect(lookupHits()).toBe(hits);
   });
 
+  it("stops waiting when the call is aborted: nothing is sent for an aborted call, and one aborted mid-call stays unsettled", async () => {
+    const hits = lookupHits();
+    const aborted = AbortSignal.abort();
+    expect(await refusal(runner({ name: "lookup", arguments: { q: "never" }, callId: "aborted-1" }, aborted))).toMatchObject({ kind: "failed" });
+    expect(lookupHits()).toBe(hits);
+
+    const controller = new AbortController();
+    fixture.duringLookup = async () => {
+      fixture.duringLookup = undefined;
+      controller.abort();
+    };
+    const midway = await refusal(runner({ name: "lookup", arguments: { q: "midway" }, callId: "aborted-2" }, controller.signal));
+    expect(midway).toEqual({ kind: "failed", message: "the call was cancelled while the tool ran; its result was dropped" });
+    expect(lookupHits()).toBe(hits + 1);
+    const retried = await runner({ name: "lookup", arguments: { q: "midway" }, callId: "aborted-2" }, signal());
+    expect(retried).toMatchObject({ isError: true, replayed: true, text: expect.stringMatching(/^tool_execution_outcome_unknown: /) });
+    expect(lookupHits()).toBe(hits + 1);
+  });
+
   it("refuses a tool outside the session, a native name and a session tool the attempt was not given, with nothing run", async () => {
     const [hits, before, runs] = [lookupHits(), await proposals(), executed];
     for (const name of ["code_exec", "Bash", "mcp__orka__remember", "delegate_task"]) {
