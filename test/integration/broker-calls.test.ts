@@ -22,7 +22,7 @@ import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
 
 const MODEL_KEY = "sk-broker-test-model-key-0123456789";
 const SESSION_TOKEN = "broker-session-token-0123456789abcdef";
-const SESSION_TOOLS = ["web_fetch", "remember", "lookup", "recall_memory"];
+const SESSION_TOOLS = ["web_fetch", "remember", "lookup", "dump", "recall_memory"];
 
 /** A local HTTP service that records the calls that reach it (not the Tool controller's HEAD probes): the custom Tool and the page web_fetch reads. */
 interface Fixture {
@@ -45,6 +45,7 @@ async function startFixture(): Promise<Fixture> {
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ found: true, hit: fixture.hits.length }));
       return;
     }
+    if (request.url === "/dump") return void response.writeHead(200, { "content-type": "text/plain" }).end("é".repeat(800 * 1024));
     response.writeHead(200, { "content-type": "text/html" }).end("<html><head><title>Fixture page</title></head><body><p>The fixture page says hello.</p></body></html>");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -106,18 +107,20 @@ describe("brokered tool calls", () => {
     await create("Agent", "holder", { providerRef: { name: "peer" } });
     const lookupSpec = { description: "Look a thing up", parameters: { type: "object", properties: {} }, enabled: true, http: { url: `${fixture.url}/lookup`, method: "POST", timeout: "30s", authInject: "header" } };
     await create("Tool", "lookup", lookupSpec);
+    await create("Tool", "dump", { ...lookupSpec, description: "Dump everything", http: { ...lookupSpec.http, url: `${fixture.url}/dump` } });
 
     // The one worker slot is taken, so the session's credential is written before its Task's real attempt,
     // which stays the Task's latest (the controller watches that one, alive, waiting for its model).
     await create("Task", "blocker", { type: "ai", agentRef: { name: "holder" }, prompt: "hold", priority: 500, ai: { model: "m-hold" } });
     await waitForPhase("blocker", "Running");
     const task = await create("Task", "session-task", { type: "ai", agentRef: { name: "holder" }, prompt: "hold", priority: 500, ai: { model: "m-hold" } });
-    const lookup = (await orka.store.get<ToolSpec, ToolStatus>("Tool", "default", "lookup"))!;
+    const [lookup, dump] = await Promise.all(["lookup", "dump"].map(async (name) => (await orka.store.get<ToolSpec, ToolStatus>("Tool", "default", name))!));
     orka.data.createAttempt({ id: "session-1", namespace: "default", task: "session-task", taskUid: task.metadata.uid!, number: 0, allowedTools: SESSION_TOOLS }, hashToken(SESSION_TOKEN));
     orka.data.recordSessionTools("session-1", [
       { name: "web_fetch", effect: "read_only" },
       { name: "remember", effect: "consequential" },
       { name: "lookup", effect: "consequential", digest: customToolDigest(lookup) },
+      { name: "dump", effect: "consequential", digest: customToolDigest(dump) },
       { name: "recall_memory", effect: "read_only" },
     ]);
     expect((await admin("POST", "tasks/blocker/cancel?namespace=default", {})).status).toBe(200);
@@ -128,7 +131,7 @@ describe("brokered tool calls", () => {
     cleanupDirs = () => rmSync(dirs.workspaceDir, { recursive: true, force: true });
     const execute = toolExecutor({
       allowed: SESSION_TOOLS,
-      customTools: new Set(["lookup"]),
+      customTools: new Set(["lookup", "dump"]),
       callCustomTool: async (name, args, key) => (await client.callTool(name, args, key)).result,
       context: createToolContext({
         namespace: "default",
@@ -184,6 +187,14 @@ describe("brokered tool calls", () => {
     expect(cleared.body.replay).toEqual({ text: first.text, isError: false });
     expect(await runner(call, signal())).toEqual({ ...first, replayed: true });
     expect(lookupHits()).toBe(1);
+  });
+
+  it("cuts a result to 1 MiB on a character boundary, and replays exactly what the CLI got", async () => {
+    const first = await runner({ name: "dump", arguments: {}, callId: "dump-1" }, signal());
+    expect(Buffer.byteLength(first.text)).toBeLessThanOrEqual(1024 * 1024);
+    expect(first.text).toMatch(/^é+\n\[result truncated: a brokered call answers at most 1 MiB\]$/);
+    expect(await runner({ name: "dump", arguments: {}, callId: "dump-1" }, signal())).toEqual({ ...first, replayed: true });
+    expect(fixture.hits.filter((h) => h.path === "/dump")).toHaveLength(1);
   });
 
   it("refuses a call id used again with other arguments, and runs nothing", async () => {
