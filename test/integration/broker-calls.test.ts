@@ -127,8 +127,10 @@ describe("brokered tool calls", () => {
     await waitForPhase("session-task", "Running");
 
     const client = new ControlPlaneClient({ controllerURL: orka.url, token: SESSION_TOKEN, namespace: "default", task: "session-task" });
-    const dirs = await prepareAttemptDirs(join(tmpdir(), "orka-broker-tests"), `b-${process.pid}-${Date.now()}`);
-    cleanupDirs = () => rmSync(dirs.workspaceDir, { recursive: true, force: true });
+    const attemptsDir = join(tmpdir(), "orka-broker-tests");
+    const attemptId = `b-${process.pid}-${Date.now()}`;
+    const dirs = await prepareAttemptDirs(attemptsDir, attemptId);
+    cleanupDirs = () => rmSync(join(attemptsDir, attemptId), { recursive: true, force: true });
     const execute = toolExecutor({
       allowed: SESSION_TOOLS,
       customTools: new Set(["lookup", "dump"]),
