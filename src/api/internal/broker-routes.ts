@@ -51,16 +51,8 @@ export function registerInternalBrokerRoutes(app: FastifyInstance, ctx: ApiConte
 
     const operationId = sha256Hex(`${attempt.id}:${attempt.taskUid}:${attempt.number}:${call.callId}`);
     if (sessionTool.effect === "read_only") return { operationId };
-    const key = ledgerKey(attempt, operationId);
-    const payloadDigest = canonicalDigest({ tool: call.tool, arguments: call.arguments });
-    const reserved = ctx.journal.effect(key);
-    if (!reserved) {
-      ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, key, call.tool, payloadDigest);
-      return { operationId };
-    }
-    if (reserved.payloadDigest !== payloadDigest) throw refused(`call id ${call.callId} was already used with other arguments`);
-    if (reserved.state === "done" && reserved.result) return { operationId, replay: JSON.parse(reserved.result) as RecordedResult };
-    return { operationId, replay: { text: outcomeUnknown(call.tool, call.callId), isError: true } };
+    const replay = reserve(ctx, attempt, call, operationId);
+    return replay ? { operationId, replay } : { operationId };
   });
 
   // JSON escapes a control character as six bytes: the body may be that much larger than the text it carries.
@@ -118,6 +110,24 @@ async function unchangedCustomTool(ctx: ApiContext, namespace: string, frozen: S
   const tool = (await ctx.store.get<ToolSpec, ToolStatus>("Tool", namespace, frozen.name)) ?? (await mcpToolCalled(ctx, namespace, frozen.name))?.tool;
   if (!tool || customToolDigest(tool) !== frozen.digest) throw refused(`custom Tool ${frozen.name} changed since the session started`);
   return tool;
+}
+
+/**
+ * A consequential call in the ledger: a new call id is reserved (started, with the digest of its tool and
+ * arguments) and answers nothing; a known one answers its recorded result, or its unknown outcome when it
+ * started and never committed; a known one with other arguments is refused.
+ */
+function reserve(ctx: ApiContext, attempt: Attempt, call: z.infer<typeof callSchema>, operationId: string): RecordedResult | undefined {
+  const key = ledgerKey(attempt, operationId);
+  const payloadDigest = canonicalDigest({ tool: call.tool, arguments: call.arguments });
+  const reserved = ctx.journal.effect(key);
+  if (!reserved) {
+    ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, key, call.tool, payloadDigest);
+    return undefined;
+  }
+  if (reserved.payloadDigest !== payloadDigest) throw refused(`call id ${call.callId} was already used with other arguments`);
+  if (reserved.state === "done" && reserved.result) return JSON.parse(reserved.result) as RecordedResult;
+  return { text: outcomeUnknown(call.tool, call.callId), isError: true };
 }
 
 /** Scoped by the attempt the caller's token names, so one attempt can never settle another's call. */
