@@ -249,7 +249,7 @@ describe("the scripted stand-in CLI through a real broker", () => {
       expect(outcome.exitCode).toBe(0);
       const answer = answerOf(outcome);
       expect(answer.tools).toEqual(["web_fetch"]);
-      expect(answer.calls?.[0]).toEqual({ tool: "web_fetch", result: { content: [{ type: "text", text: '{"title":"fixture"}' }], isError: false, structuredContent: { title: "fixture" } } });
+      expect(answer.calls?.[0]).toMatchObject({ tool: "web_fetch", result: { content: [{ type: "text", text: '{"title":"fixture"}' }], isError: false, structuredContent: { title: "fixture" } } });
       expect(answer.calls?.[1]).toMatchObject({ tool: "code_exec", error: { code: -32001 } });
       expect(seen.map((call) => call.name)).toEqual(["web_fetch"]);
       expect(answer.print).toBe("done");
