@@ -49,7 +49,7 @@ async function install(cli: PinnedCli, target: string): Promise<void> {
     // Install scripts run: claude's puts its platform binary (an optional dependency) in place of its launcher.
     const args = ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", `${cli.packageName}@${cli.version}`];
     await run(process.execPath, [npmCli(), ...args], { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stderr?: string; message: string }) => {
-      throw installFailure(cli, lastLine(err.stderr) ?? err.message);
+      throw installFailure(cli, npmReason(err.stderr) ?? err.message);
     });
     if (!existsSync(join(staging, "node_modules", ".bin", cli.bin))) throw installFailure(cli, `the package installs no executable named ${cli.bin}`);
     await rename(staging, target);
@@ -96,8 +96,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function lastLine(text: string | undefined): string | undefined {
-  return text?.split("\n").map((line) => line.trim()).filter(Boolean).at(-1);
+/** The line of npm's error output that says why: not its error code fields, nor where its log is. */
+function npmReason(stderr: string | undefined): string | undefined {
+  const lines = (stderr ?? "").split("\n").map((line) => line.replace(/^npm (error|ERR!)\s*/, "").trim());
+  return lines.find((line) => line !== "" && !/^(code|syscall|errno)\b|^A complete log of this run/.test(line)) ?? lines.find(Boolean);
 }
 
 function installFailure(cli: PinnedCli, why: string): OrkaError {
