@@ -1,6 +1,7 @@
 // The real coding CLIs, each installed at its pinned version from the npm registry into .cache/coding-clis
 // (once per machine, about 20 s each), launched as Orka launches them against local servers only.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -40,50 +41,63 @@ const models: Record<RuntimeType, { model: string; providerType: "anthropic" | "
   opencode: { model: "gpt-4o-mini", providerType: "openai", nativeTools: ["Glob", "Read"] },
 };
 
+/** How the model asks each CLI to write a file with a shell command, which a read-only policy without Bash must stop. */
+const shellWrite: Record<RuntimeType, (file: string) => NonNullable<PeerTurn["toolCalls"]>> = {
+  claude: (file) => [{ name: "Bash", arguments: { command: `echo pwned > ${file}`, description: "write" } }],
+  codex: (file) => [{ name: "exec_command", arguments: { cmd: `echo pwned > ${file}` } }],
+  copilot: (file) => [{ name: "bash", arguments: { command: `echo pwned > ${file}`, description: "write" } }],
+  opencode: (file) => [{ name: "bash", arguments: { command: `echo pwned > ${file}`, description: "write" } }],
+};
+
+/** A session as Orka launches one: the adapter's files, argv and env, its model behind the proxy in front of the LLM peer, the MCP server. */
+async function startSession(runtime: RuntimeType) {
+  const executable = await installedCli(runtime);
+  const { model, providerType, nativeTools } = models[runtime];
+  const adapter = runtimeAdapter(runtime);
+  const peer = await startLlmPeer();
+  cleanups.push(() => peer.close());
+  const mcp = await startCountingMcpServer((query) => `search results for ${query}`);
+  cleanups.push(() => mcp.close());
+  const proxy = await startProviderProxy({
+    endpoint: { name: "upstream", type: providerType, model, baseURL: providerType === "openai" ? `${peer.url}/v1` : peer.url, apiKey: PROVIDER_KEY },
+    wire: adapter.wire,
+  });
+  cleanups.push(() => proxy.close());
+  const paths = await sessionPaths();
+  const notesPath = join(paths.workspace, "notes.txt");
+  await writeFile(notesPath, `${NOTES}\n`);
+  const policy: SessionPolicy = {
+    nativeTools,
+    disallowedTools: [],
+    allowBash: false,
+    maxTurns: 10,
+    brokeredTools: ["web_search"],
+    intent: "read",
+    model,
+    modelLimits: { contextWindow: 128_000, maxTokens: 4_096 },
+  };
+  const launch: RuntimeLaunch = { policy, prompt: "Read notes.txt, search for it, and tell me what you found.", paths, mcp: { url: mcp.url, bearer: mcp.bearer }, provider: proxy };
+  expect(adapter.refusal(policy)).toBeUndefined();
+  const env = { HOME: paths.home, TMPDIR: paths.tmp, XDG_CONFIG_HOME: paths.xdg.config, XDG_CACHE_HOME: paths.xdg.cache, XDG_DATA_HOME: paths.xdg.data, XDG_STATE_HOME: paths.xdg.state, PATH: "/usr/local/bin:/usr/bin:/bin", ...adapter.env(launch) };
+  for (const file of adapter.files(launch)) {
+    await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
+    await writeFile(file.path, file.content, { mode: 0o600 });
+  }
+  return { adapter, model, peer, mcp, paths, notesPath, env, run: () => runCli([executable, ...adapter.argv(launch)], env, paths.workspace) };
+}
+
 describe.each(["claude", "codex", "copilot", "opencode"] as const)("the real %s CLI against local servers", (runtime) => {
   it(`installs ${pinnedName(runtime)} into .cache/coding-clis, reads a file with its own tool, calls the MCP tool once and answers, never seeing the Provider key`, async () => {
-    const executable = await installedCli(runtime);
-    const { model, providerType, nativeTools } = models[runtime]!;
-    const adapter = runtimeAdapter(runtime);
-    const peer = await startLlmPeer();
-    cleanups.push(() => peer.close());
-    const mcp = await startCountingMcpServer((query) => `search results for ${query}`);
-    cleanups.push(() => mcp.close());
-    const proxy = await startProviderProxy({
-      endpoint: { name: "upstream", type: providerType, model, baseURL: providerType === "openai" ? `${peer.url}/v1` : peer.url, apiKey: PROVIDER_KEY },
-      wire: adapter.wire,
-    });
-    cleanups.push(() => proxy.close());
-    const paths = await sessionPaths();
-    const notesPath = join(paths.workspace, "notes.txt");
-    await writeFile(notesPath, `${NOTES}\n`);
-
-    const read = readNotes[runtime]!.map((call) => ({ ...call, arguments: JSON.parse(JSON.stringify(call.arguments).replace("NOTES_PATH", notesPath)) }));
+    const session = await startSession(runtime);
+    const { adapter, model, peer, mcp, paths } = session;
+    const read = readNotes[runtime]!.map((call) => ({ ...call, arguments: JSON.parse(JSON.stringify(call.arguments).replace("NOTES_PATH", session.notesPath)) }));
     peer.script(model, [
       { toolCalls: read },
       { toolCalls: [{ name: mcpToolName[runtime], arguments: { query: "kestrel" } }] },
       (request) => ({ text: `Answer: ${toolResultsOf(request).some((r) => r.includes(NOTES)) ? "saw the notes" : "no notes"} and ${toolResultsOf(request).some((r) => r.includes("search results for kestrel")) ? "saw the search" : "no search"}` }),
     ]);
 
-    const policy: SessionPolicy = {
-      nativeTools,
-      disallowedTools: [],
-      allowBash: false,
-      maxTurns: 10,
-      brokeredTools: ["web_search"],
-      intent: "read",
-      model,
-      modelLimits: { contextWindow: 128_000, maxTokens: 4_096 },
-    };
-    const launch: RuntimeLaunch = { policy, prompt: "Read notes.txt, search for it, and tell me what you found.", paths, mcp: { url: mcp.url, bearer: mcp.bearer }, provider: proxy };
-    expect(adapter.refusal(policy)).toBeUndefined();
-    const env = { HOME: paths.home, TMPDIR: paths.tmp, XDG_CONFIG_HOME: paths.xdg.config, XDG_CACHE_HOME: paths.xdg.cache, XDG_DATA_HOME: paths.xdg.data, XDG_STATE_HOME: paths.xdg.state, PATH: "/usr/local/bin:/usr/bin:/bin", ...adapter.env(launch) };
-    for (const file of adapter.files(launch)) {
-      await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
-      await writeFile(file.path, file.content, { mode: 0o600 });
-    }
-
-    const run = await runCli([executable, ...adapter.argv(launch)], env, paths.workspace);
+    const run = await session.run();
 
     expect(run.exitCode, run.stderr).toBe(0);
     expect(adapter.finalAnswer(run.stdout)).toBe("Answer: saw the notes and saw the search");
@@ -93,9 +107,21 @@ describe.each(["claude", "codex", "copilot", "opencode"] as const)("the real %s 
     expect(mcp.calls).toEqual(["kestrel"]);
     // The Provider got its key from the proxy; the CLI never had it: not in its env, files, output or anything it wrote.
     expect(modelCalls.every((r) => r.headers["x-api-key"] === PROVIDER_KEY || r.headers.authorization === `Bearer ${PROVIDER_KEY}`)).toBe(true);
-    expect(JSON.stringify(env)).not.toContain(PROVIDER_KEY);
+    expect(JSON.stringify(session.env)).not.toContain(PROVIDER_KEY);
     expect(run.stdout + run.stderr).not.toContain(PROVIDER_KEY);
     expect(await filesContaining(paths.root, PROVIDER_KEY)).toEqual([]);
+  }, 240_000);
+
+  it("does not run a shell command a read-only policy without Bash leaves out, and still answers", async () => {
+    const session = await startSession(runtime);
+    const target = join(session.paths.workspace, "pwned.txt");
+    session.peer.script(session.model, [{ toolCalls: shellWrite[runtime](target) }, { text: "gave up" }]);
+
+    const run = await session.run();
+
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(session.adapter.finalAnswer(run.stdout)).toBe("gave up");
+    expect(existsSync(target)).toBe(false);
   }, 240_000);
 });
 
