@@ -1,11 +1,12 @@
-// The real coding CLIs, each installed at its pinned version from the npm registry into .cache/coding-clis
-// (once per machine, about 20 s each), launched as Orka launches them against local servers only.
+// Installs the four real coding CLIs (claude, codex, copilot, opencode) at their pinned versions from the npm
+// registry into .cache/coding-clis (once per machine: about 1.3 GiB, 20-30 s all together), then launches
+// each as Orka launches it, against local servers only.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeType } from "../../src/resources/agent.ts";
 import type { RuntimeLaunch, SessionPaths, SessionPolicy } from "../../src/runtimes/adapter.ts";
 import { startProviderProxy } from "../../src/runtimes/provider-proxy.ts";
@@ -16,6 +17,12 @@ import { installedCli, pinnedName, startCountingMcpServer } from "../helpers/cod
 const PROVIDER_KEY = "sk-provider-real-key-0123456789abcdef";
 const NOTES = "the launch code is 4711-kestrel";
 const RUN_LIMIT_MS = 60_000;
+
+const RUNTIMES = ["claude", "codex", "copilot", "opencode"] as const;
+
+beforeAll(async () => {
+  await Promise.all(RUNTIMES.map(installedCli));
+}, 600_000);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -86,8 +93,8 @@ async function startSession(runtime: RuntimeType) {
   return { adapter, model, peer, mcp, paths, notesPath, env, run: () => runCli([executable, ...adapter.argv(launch)], env, paths.workspace) };
 }
 
-describe.each(["claude", "codex", "copilot", "opencode"] as const)("the real %s CLI against local servers", (runtime) => {
-  it(`installs ${pinnedName(runtime)} into .cache/coding-clis, reads a file with its own tool, calls the MCP tool once and answers, never seeing the Provider key`, async () => {
+describe.each(RUNTIMES)("the real %s CLI against local servers", (runtime) => {
+  it(`${pinnedName(runtime)} reads a file with its own tool, calls the MCP tool once and answers, never seeing the Provider key`, async () => {
     const session = await startSession(runtime);
     const { adapter, model, peer, mcp, paths } = session;
     const read = readNotes[runtime]!.map((call) => ({ ...call, arguments: JSON.parse(JSON.stringify(call.arguments).replace("NOTES_PATH", session.notesPath)) }));
@@ -110,7 +117,7 @@ describe.each(["claude", "codex", "copilot", "opencode"] as const)("the real %s 
     expect(JSON.stringify(session.env)).not.toContain(PROVIDER_KEY);
     expect(run.stdout + run.stderr).not.toContain(PROVIDER_KEY);
     expect(await filesContaining(paths.root, PROVIDER_KEY)).toEqual([]);
-  }, 240_000);
+  }, 60_000);
 
   it("does not run a shell command a read-only policy without Bash leaves out, and still answers", async () => {
     const session = await startSession(runtime);
@@ -122,7 +129,7 @@ describe.each(["claude", "codex", "copilot", "opencode"] as const)("the real %s 
     expect(run.exitCode, run.stderr).toBe(0);
     expect(session.adapter.finalAnswer(run.stdout)).toBe("gave up");
     expect(existsSync(target)).toBe(false);
-  }, 240_000);
+  }, 60_000);
 });
 
 async function sessionPaths(): Promise<SessionPaths> {
