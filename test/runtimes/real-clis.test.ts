@@ -57,7 +57,7 @@ const shellWrite: Record<RuntimeType, (file: string) => NonNullable<PeerTurn["to
 };
 
 /** A session as Orka launches one: the adapter's files, argv and env, its model behind the proxy in front of the LLM peer, the MCP server. */
-async function startSession(runtime: RuntimeType) {
+async function startSession(runtime: RuntimeType, policyChanges: Partial<SessionPolicy> = {}) {
   const executable = await installedCli(runtime);
   const { model, providerType, nativeTools } = models[runtime];
   const adapter = runtimeAdapter(runtime);
@@ -82,6 +82,7 @@ async function startSession(runtime: RuntimeType) {
     intent: "read",
     model,
     modelLimits: { contextWindow: 128_000, maxTokens: 4_096 },
+    ...policyChanges,
   };
   const launch: RuntimeLaunch = { policy, prompt: "Read notes.txt, search for it, and tell me what you found.", paths, mcp: { url: mcp.url, bearer: mcp.bearer }, provider: proxy };
   expect(adapter.refusal(policy)).toBeUndefined();
@@ -128,6 +129,26 @@ describe.each(RUNTIMES)("the real %s CLI against local servers", (runtime) => {
 
     expect(run.exitCode, run.stderr).toBe(0);
     expect(session.adapter.finalAnswer(run.stdout)).toBe("gave up");
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+});
+
+describe("the real claude CLI with a scoped Bash", () => {
+  it("runs the commands the scope allows and refuses the others", async () => {
+    const session = await startSession("claude", { nativeTools: ["Bash(echo hello:*)", "Read"], allowBash: true, intent: "write" });
+    const target = join(session.paths.workspace, "touched.txt");
+    session.peer.script(session.model, [
+      { toolCalls: [{ name: "Bash", arguments: { command: "echo hello scoped", description: "greet" } }] },
+      { toolCalls: [{ name: "Bash", arguments: { command: `touch ${target}`, description: "touch" } }] },
+      (request) => ({ text: toolResultsOf(request).join(" | ") }),
+    ]);
+
+    const run = await session.run();
+
+    expect(run.exitCode, run.stderr).toBe(0);
+    const [allowed, refused] = session.adapter.finalAnswer(run.stdout).split(" | ");
+    expect(allowed).toContain("hello scoped");
+    expect(refused).toContain("Permission to use Bash has been denied");
     expect(existsSync(target)).toBe(false);
   }, 60_000);
 });
