@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { delimiter, dirname, join } from "node:path";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, delimiter, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { PinnedCli } from "./adapter.ts";
@@ -43,6 +43,7 @@ export async function ensureCli(cli: PinnedCli, cacheDir: string): Promise<strin
 }
 
 async function install(cli: PinnedCli, target: string): Promise<void> {
+  await removeAbandonedStaging(target);
   const staging = `${target}.tmp-${randomBytes(6).toString("hex")}`;
   await mkdir(staging, { recursive: true });
   try {
@@ -56,6 +57,13 @@ async function install(cli: PinnedCli, target: string): Promise<void> {
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** Staging folders of installs that died midway: whoever holds the lock is the only one installing. */
+async function removeAbandonedStaging(target: string): Promise<void> {
+  const prefix = `${basename(target)}.tmp-`;
+  const siblings = await readdir(dirname(target)).catch(() => []);
+  for (const name of siblings.filter((n) => n.startsWith(prefix))) await rm(join(dirname(target), name), { recursive: true, force: true });
 }
 
 /**

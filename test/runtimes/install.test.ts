@@ -37,12 +37,15 @@ describe("ensureCli", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   }, 120_000);
 
-  it("takes over a lock its holder left behind when it died", async () => {
+  it("takes over a lock its holder left behind when it died, and removes what it staged", async () => {
     const cache = await cacheDir();
     await mkdir(cache, { recursive: true });
     // A pid that is not running: the highest a Linux system hands out, plus one.
     await writeFile(join(cache, "semver@7.6.3.lock"), "4194305");
+    await mkdir(join(cache, "semver@7.6.3.tmp-abandoned", "node_modules"), { recursive: true });
     expect(await ensureCli(SEMVER, cache)).toBe(join(cache, "semver@7.6.3", "node_modules", ".bin", "semver"));
+    // The dead install's staging folder is gone too.
+    expect(await readdir(cache)).toEqual(["semver@7.6.3"]);
   }, 120_000);
 
   it("says in one line why an install failed, and leaves nothing behind", async () => {
