@@ -51,13 +51,15 @@ export const copilotAdapter: RuntimeAdapter = {
   argv(launch) {
     const { policy } = launch;
     const brokered = policy.brokeredTools.map((tool) => `orka-${tool}`);
+    const available = policy.nativeTools === "unrestricted" ? [] : unique([...policy.nativeTools.flatMap(availableOf), ...brokered]);
+    // Copilot reads an empty --available-tools as no restriction at all.
+    if (policy.nativeTools !== "unrestricted" && available.length === 0) {
+      throw new OrkaError("failed_precondition", "copilot cannot run with no tools at all: allow at least one tool, or use another runtime");
+    }
     const restriction =
       policy.nativeTools === "unrestricted"
         ? ["--allow-all-tools"]
-        : [
-            `--available-tools=${unique([...policy.nativeTools.flatMap(availableOf), ...brokered]).join(",")}`,
-            ...unique([...policy.nativeTools.flatMap(permissionsOf), ...(brokered.length > 0 ? ["orka"] : [])]).map((tool) => `--allow-tool=${tool}`),
-          ];
+        : [`--available-tools=${available.join(",")}`, ...unique([...policy.nativeTools.flatMap(permissionsOf), ...(brokered.length > 0 ? ["orka"] : [])]).map((tool) => `--allow-tool=${tool}`)];
     return [
       "--output-format", "json",
       `--additional-mcp-config=@${mcpConfigPath(launch)}`,

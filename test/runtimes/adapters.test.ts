@@ -158,6 +158,10 @@ describe("copilot adapter", () => {
     expect(copilot.env(launchWith())).toMatchObject({ COPILOT_OFFLINE: "true", COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:8/v1", COPILOT_PROVIDER_API_KEY: "session-token-secret", COPILOT_MODEL: "the-model" });
   });
 
+  it("refuses to launch with no tool at all, which Copilot would read as no restriction", () => {
+    expect(() => copilot.argv(launchWith({ nativeTools: [], brokeredTools: [] }))).toThrow("copilot cannot run with no tools at all");
+  });
+
   it("reads the last assistant message", () => {
     const events = [
       { type: "assistant.message", data: { content: "", toolRequests: [{ name: "view" }] } },
