@@ -6,7 +6,7 @@ import { PINNED_CLIS } from "./versions.ts";
 import { OrkaError } from "../util/errors.ts";
 
 /** The name Claude Code gives a tool of the MCP server `orka`. */
-export const claudeMcpToolName = (tool: string) => `mcp__orka__${tool}`;
+const claudeMcpToolName = (tool: string) => `mcp__orka__${tool}`;
 
 const mcpConfigPath = (launch: RuntimeLaunch) => join(launch.paths.xdg.config, "claude", "mcp.json");
 

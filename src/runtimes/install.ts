@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { delimiter, dirname, join } from "node:path";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, delimiter, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { PinnedCli } from "./adapter.ts";
@@ -43,19 +43,27 @@ export async function ensureCli(cli: PinnedCli, cacheDir: string): Promise<strin
 }
 
 async function install(cli: PinnedCli, target: string): Promise<void> {
+  await removeAbandonedStaging(target);
   const staging = `${target}.tmp-${randomBytes(6).toString("hex")}`;
   await mkdir(staging, { recursive: true });
   try {
     // Install scripts run: claude's puts its platform binary (an optional dependency) in place of its launcher.
     const args = ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", `${cli.packageName}@${cli.version}`];
     await run(process.execPath, [npmCli(), ...args], { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stderr?: string; message: string }) => {
-      throw installFailure(cli, lastLine(err.stderr) ?? err.message);
+      throw installFailure(cli, npmReason(err.stderr) ?? err.message);
     });
     if (!existsSync(join(staging, "node_modules", ".bin", cli.bin))) throw installFailure(cli, `the package installs no executable named ${cli.bin}`);
     await rename(staging, target);
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** Staging folders of installs that died midway: whoever holds the lock is the only one installing. */
+async function removeAbandonedStaging(target: string): Promise<void> {
+  const prefix = `${basename(target)}.tmp-`;
+  const siblings = await readdir(dirname(target)).catch(() => []);
+  for (const name of siblings.filter((n) => n.startsWith(prefix))) await rm(join(dirname(target), name), { recursive: true, force: true });
 }
 
 /**
@@ -96,8 +104,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function lastLine(text: string | undefined): string | undefined {
-  return text?.split("\n").map((line) => line.trim()).filter(Boolean).at(-1);
+/** The line of npm's error output that says why: not its error code fields, nor where its log is. */
+function npmReason(stderr: string | undefined): string | undefined {
+  const lines = (stderr ?? "").split("\n").map((line) => line.replace(/^npm (error|ERR!)\s*/, "").trim());
+  return lines.find((line) => line !== "" && !/^(code|syscall|errno)\b|^A complete log of this run/.test(line)) ?? lines.find(Boolean);
 }
 
 function installFailure(cli: PinnedCli, why: string): OrkaError {

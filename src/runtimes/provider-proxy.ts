@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { pipeline } from "node:stream/promises";
 import { Agent, request, type Dispatcher } from "undici";
 import type { ProviderWire } from "./adapter.ts";
 import type { ModelEndpoint } from "../providers/index.ts";
@@ -78,8 +79,8 @@ export async function startProviderProxy(options: { endpoint: ModelEndpoint; wir
   if (endpoint.type !== rules.providerType) {
     throw new OrkaError("failed_precondition", `Provider ${endpoint.name} is of type ${endpoint.type}, but this runtime speaks ${wire}; use a Provider of type ${rules.providerType}`);
   }
-  if (!endpoint.apiKey) throw new OrkaError("failed_precondition", `API key for ${endpoint.name} not found`);
-  const upstream = { ...endpoint, apiKey: endpoint.apiKey, base: (endpoint.baseURL ?? rules.defaultUpstream).replace(/\/+$/, "") };
+  const apiKey = providerKey(endpoint);
+  const upstreamBase = (endpoint.baseURL ?? rules.defaultUpstream).replace(/\/+$/, "");
   const token = randomBytes(32).toString("base64url");
   const timeoutMs = endpoint.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const dispatcher = new Agent({ headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
@@ -106,28 +107,27 @@ export async function startProviderProxy(options: { endpoint: ModelEndpoint; wir
     res.once("close", () => abort.abort());
     let answer: Dispatcher.ResponseData;
     try {
-      answer = await request(upstreamURL(upstream.base, rules, path, req.url), {
+      answer = await request(upstreamURL(upstreamBase, rules, path, req.url), {
         method: "POST",
-        headers: { ...pick(req.headers, rules.forwardedHeaders), ...rules.keyHeader(upstream.apiKey) },
+        headers: { ...pick(req.headers, rules.forwardedHeaders), ...rules.keyHeader(apiKey) },
         body,
         dispatcher,
         signal: abort.signal,
       });
     } catch (err) {
       if (abort.signal.aborted) return;
-      return reply(res, 502, `the Provider ${endpoint.name} could not be reached: ${redact(err instanceof Error ? err.message : String(err), [upstream.apiKey])}`);
+      return reply(res, 502, `the Provider ${endpoint.name} could not be reached: ${redact(err instanceof Error ? err.message : String(err), [apiKey])}`);
     }
     const headers = passedHeaders(answer.headers);
     if (answer.statusCode >= 400) {
       // An error may quote the credential it was sent (a 401 often does): scrub it before the CLI sees it.
-      const text = redact((await readBounded(answer.body, MAX_ERROR_BYTES, true))!.toString("utf8"), [upstream.apiKey]);
+      const text = redact((await readBounded(answer.body, MAX_ERROR_BYTES, true))!.toString("utf8"), [apiKey]);
       delete headers["content-length"];
       res.writeHead(answer.statusCode, headers).end(text);
       return;
     }
     res.writeHead(answer.statusCode, headers);
-    for await (const chunk of answer.body) if (!res.write(chunk)) await new Promise((resolve) => res.once("drain", resolve));
-    res.end();
+    await pipeline(answer.body, res);
   }
 
   function reply(res: http.ServerResponse, status: number, message: string): void {
@@ -146,6 +146,11 @@ export async function startProviderProxy(options: { endpoint: ModelEndpoint; wir
       await dispatcher.close();
     },
   };
+}
+
+function providerKey(endpoint: ModelEndpoint): string {
+  if (!endpoint.apiKey) throw new OrkaError("failed_precondition", `API key for ${endpoint.name} not found`);
+  return endpoint.apiKey;
 }
 
 /** The Provider's URL for a proxied path: its base URL already ends where the wire's base path does (`…/v1` for OpenAI). */
