@@ -51,7 +51,8 @@ export const COORDINATOR_TOOLS = familyToolNames("coordination", "messaging", "p
 export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.taskType === "ai", add: MEMORY_TOOLS, injected: false },
   { when: (t) => t.coordination?.enabled === true, add: COORDINATOR_TOOLS, injected: true },
-  { when: (t) => t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
+  // A coding CLI has no way to wait for a human's decision: its autonomy needs no approval tool.
+  { when: (t) => t.taskType !== "agent" && t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
   { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
   { when: (t) => t.validation === true, add: familyToolNames("monitors"), injected: false, onlyHere: "it runs a PR monitor's validation commands, and this Task has none (spec.validation)" },

@@ -45,6 +45,8 @@ describe("three-source tool list", () => {
   it("an autonomous coordinator also gets request_approval", () => {
     expect(names({ coordination: { enabled: true, autonomous: true } }).at(-1)).toBe("request_approval");
     expect(names({ coordination: { enabled: false, autonomous: true } })).not.toContain("request_approval");
+    // A coding CLI cannot wait for a human's decision.
+    expect(names({ taskType: "agent", coordination: { enabled: true, autonomous: true } })).not.toContain("request_approval");
   });
 
   it("a delegated child gets send_message and check_messages", () => {
