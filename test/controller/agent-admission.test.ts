@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { GrantGate } from "../../src/auth/grant-gate.ts";
 import { admit } from "../../src/controller/admission.ts";
 import { defaultTimeoutNote } from "../../src/controller/task/timeout.ts";
@@ -122,50 +122,75 @@ describe("admission of coding-agent Tasks (embedded server)", () => {
 });
 
 describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
+  let store: ReturnType<typeof tempStore>;
+  let ledger: Resource<ToolSpec, ToolStatus>;
+  const create = (kind: string, name: string, spec: unknown, metadata: Record<string, unknown> = {}) =>
+    store.resources.create({ apiVersion: kind === "Secret" ? "v1" : "core.orka.ai/v1alpha1", kind, metadata: { name, namespace: "default", ...metadata }, spec } as Resource<unknown, unknown>);
+  /** A delegated child's coding Task (so Orka adds send_message and check_messages), with what `spec` adds. */
+  const childTask = async (name: string, spec: Partial<TaskSpec> = {}) =>
+    (await create("Task", name, { type: "agent", agentRef: { name: "coder" }, prompt: "Fix the bug", priority: 500, workspace: { intent: "read" }, ...spec }, { labels: { "orka.ai/parent-task": "lead" } })) as Task;
+  const admitNow = (task: Task, mode: "off" | "enforce" = "off") =>
+    admit(store.resources, task, {
+      grants: new GrantGate({ mode, scopeOverrides: {} }, new SqliteAuditStore(store.db, { maxAgeMs: 60_000, maxRows: 100 }), createLogger("silent")),
+      providers: {},
+      runtimeCommands: { claude: ["node", "/opt/fake-claude.mjs"] },
+    });
+
+  beforeEach(async () => {
+    store = tempStore();
+    await create("Secret", "anthropic-key", { data: { "api-key": PROVIDER_KEY } });
+    await create("Provider", "anthropic-api", { type: "anthropic", baseURL: "http://127.0.0.1:9", secretRef: { name: "anthropic-key", key: "api-key" } });
+    ledger = (await create("Tool", "ledger", { description: "Post to the ledger", enabled: true, brokeredToolClass: "write", parameters: { type: "object", properties: {} }, http: { url: "https://tools.example.com/ledger" } })) as Resource<ToolSpec, ToolStatus>;
+    await create("Agent", "coder", {
+      ...agentSpec(),
+      systemPrompt: { inline: "Be brief." },
+      runtime: { type: "claude", defaultMaxTurns: 12, defaultAllowedTools: ["Read", "Bash(git:*)", "web_fetch", "ledger"], defaultAllowBash: false, defaultReasoningEffort: "high" },
+    });
+  });
+  afterEach(() => store.close());
+
   it("carries the runtime, the operator's command, the Provider with its key and pinned model, the policy and the brokered tools", async () => {
-    const store = tempStore();
-    try {
-      const create = (kind: string, name: string, spec: unknown, extra: Record<string, unknown> = {}) =>
-        store.resources.create({ apiVersion: kind === "Secret" ? "v1" : "core.orka.ai/v1alpha1", kind, metadata: { name, namespace: "default" }, spec, ...extra } as Resource<unknown, unknown>);
-      await create("Secret", "anthropic-key", { data: { "api-key": PROVIDER_KEY } });
-      await create("Provider", "anthropic-api", { type: "anthropic", baseURL: "http://127.0.0.1:9", secretRef: { name: "anthropic-key", key: "api-key" } });
-      const ledger = (await create("Tool", "ledger", { description: "Post to the ledger", enabled: true, brokeredToolClass: "write", parameters: { type: "object", properties: {} }, http: { url: "https://tools.example.com/ledger" } })) as Resource<ToolSpec, ToolStatus>;
-      await create("Agent", "coder", { ...agentSpec(), systemPrompt: { inline: "Be brief." }, runtime: { type: "claude", defaultMaxTurns: 12, defaultAllowedTools: ["Read", "Bash(git:*)", "web_fetch", "ledger"], defaultAllowBash: false, defaultReasoningEffort: "high" } });
-      const task = (await create("Task", "coding", { type: "agent", agentRef: { name: "coder" }, prompt: "Fix the bug", priority: 500, workspace: { intent: "read" } }, {
-        metadata: { name: "coding", namespace: "default", labels: { "orka.ai/parent-task": "lead" } },
-      })) as Task;
-      const grants = new GrantGate(undefined, new SqliteAuditStore(store.db, { maxAgeMs: 60_000, maxRows: 100 }), createLogger("silent"));
-      const admission = await admit(store.resources, task, { grants, providers: {}, runtimeCommands: { claude: ["node", "/opt/fake-claude.mjs"] } });
-      if (admission.kind !== "admit") throw new Error(JSON.stringify(admission));
-      const webFetch = toolDefinition(builtinTool("web_fetch")!);
-      expect(admission.plan.ai).toBeUndefined();
-      expect(admission.plan.agent).toEqual({
-        runtime: "claude",
-        command: ["node", "/opt/fake-claude.mjs"],
-        endpoint: expect.objectContaining({ name: "anthropic-api", type: "anthropic", model: "claude-sonnet-4-5", baseURL: "http://127.0.0.1:9", apiKey: PROVIDER_KEY }),
-        prompt: "Fix the bug",
-        policy: {
-          nativeTools: ["Read"],
-          disallowedTools: [],
-          allowBash: false,
-          maxTurns: 12,
-          brokeredTools: ["send_message", "check_messages", "ledger", "web_fetch"],
-          intent: "read",
-          systemPrompt: "Be brief.",
-          reasoningEffort: "high",
-          model: "claude-sonnet-4-5",
-          modelLimits: undefined,
-        },
-        brokered: [
-          expect.objectContaining({ name: "send_message", effect: "consequential" }),
-          expect.objectContaining({ name: "check_messages", effect: "consequential" }),
-          { name: "ledger", description: "Post to the ledger", inputSchema: { type: "object", properties: {} }, effect: "consequential", digest: customToolDigest(ledger) },
-          { name: "web_fetch", description: webFetch.description, inputSchema: webFetch.parameters, effect: "read_only" },
-        ],
-      });
-    } finally {
-      store.close();
-    }
+    const admission = await admitNow(await childTask("coding"));
+    if (admission.kind !== "admit") throw new Error(JSON.stringify(admission));
+    const webFetch = toolDefinition(builtinTool("web_fetch")!);
+    expect(admission.plan.ai).toBeUndefined();
+    expect(admission.plan.agent).toEqual({
+      runtime: "claude",
+      command: ["node", "/opt/fake-claude.mjs"],
+      endpoint: expect.objectContaining({ name: "anthropic-api", type: "anthropic", model: "claude-sonnet-4-5", baseURL: "http://127.0.0.1:9", apiKey: PROVIDER_KEY }),
+      prompt: "Fix the bug",
+      policy: {
+        nativeTools: ["Read"],
+        disallowedTools: [],
+        allowBash: false,
+        maxTurns: 12,
+        brokeredTools: ["send_message", "check_messages", "ledger", "web_fetch"],
+        intent: "read",
+        systemPrompt: "Be brief.",
+        reasoningEffort: "high",
+        model: "claude-sonnet-4-5",
+        modelLimits: undefined,
+      },
+      brokered: [
+        expect.objectContaining({ name: "send_message", effect: "consequential" }),
+        expect.objectContaining({ name: "check_messages", effect: "consequential" }),
+        { name: "ledger", description: "Post to the ledger", inputSchema: { type: "object", properties: {} }, effect: "consequential", digest: customToolDigest(ledger) },
+        { name: "web_fetch", description: webFetch.description, inputSchema: webFetch.parameters, effect: "read_only" },
+      ],
+    });
+  });
+
+  it("needs the Task's transaction grant to cover the tools Orka adds and the session's Provider", async () => {
+    const transaction = (context: Record<string, string>): TaskSpec["transaction"] => ({
+      profile: "transaction-token", id: "txn-1", issuer: "https://issuer", audience: "orka", subject: "alice", requestingWorkload: "ci",
+      scope: "orka:tasks:create", scopes: ["orka:tasks:create"], contextDigest: "sha256:x", context,
+    });
+    const everyTool = '["Read","web_fetch","ledger","send_message","check_messages"]';
+    expect((await admitNow(await childTask("granted", { transaction: transaction({ allowedTools: everyTool }) }), "enforce")).kind).toBe("admit");
+    const withoutMessaging = await admitNow(await childTask("no-messaging", { transaction: transaction({ allowedTools: '["Read","web_fetch","ledger"]' }) }), "enforce");
+    expect(withoutMessaging).toEqual({ kind: "fail", message: expect.stringContaining('child task tool "send_message" is not allowed by transaction context') });
+    const otherProvider = await admitNow(await childTask("other-provider", { transaction: transaction({ allowedTools: everyTool, allowedProviders: '["openai-api"]' }) }), "enforce");
+    expect(otherProvider).toEqual({ kind: "fail", message: expect.stringContaining('provider "anthropic-api" is not allowed by token context') });
   });
 });
 
