@@ -70,6 +70,8 @@ export function assembleToolset(task: ToolsetInput): Toolset {
   const toolset: Toolset = { names: [], custom: [], warnings: [], unrestricted: false };
   const add = (name: string) => {
     if (!toolset.names.includes(name)) toolset.names.push(name);
+    // A coding-agent session's list may name custom Tools too.
+    if (!BUILTIN_TOOL_NAMES.has(name) && task.customTools.has(name) && !toolset.custom.includes(name)) toolset.custom.push(name);
   };
   const warn = (warning: string) => {
     if (!toolset.warnings.includes(warning)) toolset.warnings.push(warning);
@@ -83,10 +85,8 @@ export function assembleToolset(task: ToolsetInput): Toolset {
     const skipped = confinedElsewhere(name, task);
     if (skipped) warn(skipped);
     else if (BUILTIN_TOOL_NAMES.has(name)) add(name);
-    else if (task.customTools.has(name)) {
-      add(name);
-      if (!toolset.custom.includes(name)) toolset.custom.push(name);
-    } else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
+    else if (task.customTools.has(name)) add(name);
+    else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
   }
 
   for (const rule of AUTO_ADDED_RULES) {

@@ -131,6 +131,10 @@ describe("a coding-agent runtime's own tools", () => {
     expect(agentTask({ runtime: claude({ allowedTools: ["Read", "Bash"], allowBash: false }) }).names).toEqual(["Read"]);
   });
 
+  it("knows a custom Tool its runtime list names as custom (its credentials need the grant too)", () => {
+    expect(agentTask({ runtime: claude({ allowedTools: ["Read", "weather"] }) })).toMatchObject({ names: ["Read", "weather"], custom: ["weather"] });
+  });
+
   it("is unrestricted without a tool list, whatever the disable annotation says", () => {
     expect(agentTask({ runtime: claude({}), disableInjection: true })).toMatchObject({ names: [], unrestricted: true });
     expect(agentTask({ disableInjection: true })).toMatchObject({ names: [], unrestricted: true });
