@@ -38,6 +38,8 @@ export interface ServerConfig {
   allowLoopbackEgress: boolean;
   /** The only directory a scripted Provider's `file` may be in; unset, no file may be named. */
   scriptedDir?: string;
+  /** Installed stdio MCP servers, seen read-only at /mcp-servers in the sandbox their Tools' commands run in. */
+  mcpServersDir?: string;
   webFetchTimeoutMs: number;
   search: { provider: SearchProvider; url?: string; secret?: string };
   /** Where the CLI config is written when an admin token is generated; "" disables it. */
@@ -52,6 +54,8 @@ export interface ServerConfig {
   githubTools: GithubToolSettings;
   /** The operator's replacement of a coding CLI's command (`ORKA_RUNTIME_COMMAND_<RUNTIME>`); absent: the pinned CLI. */
   runtimeCommands: RuntimeCommands;
+  /** Where the pinned coding CLIs are installed on first use (`ORKA_RUNTIME_CACHE`, default `<data dir>/runtimes`). */
+  runtimeCacheDir: string;
 }
 
 export type RuntimeCommands = Partial<Record<RuntimeType, string[]>>;
@@ -128,6 +132,7 @@ const envSchema = z.object({
   ORKA_HOST: z.string().min(1).default("127.0.0.1"),
   ORKA_PORT: intText("ORKA_PORT", 0).max(65535, "ORKA_PORT must be at most 65535").default(8080),
   ORKA_DATA_DIR: z.string().min(1).default("./.orka"),
+  ORKA_RUNTIME_CACHE: z.string().min(1).optional(),
   ORKA_WORK_DIR: z.string().min(1).optional(),
   ORKA_GIT_HOSTS: z.string().default(DEFAULT_GIT_SETTINGS.allowedHosts.join(",")),
   ORKA_GIT_CONFIG: z.string().min(1).optional(),
@@ -144,6 +149,7 @@ const envSchema = z.object({
   ORKA_SEARCH_SECRET: z.string().min(1).optional(),
   ORKA_ALLOW_LOOPBACK_EGRESS: z.enum(["true", "false"], { message: "ORKA_ALLOW_LOOPBACK_EGRESS must be true or false" }).default("false"),
   ORKA_SCRIPTED_DIR: z.string().min(1).optional(),
+  ORKA_MCP_SERVERS_DIR: z.string().min(1).optional(),
   ORKA_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ORKA_WATCH_NAMESPACE: namespaceName.optional(),
   ORKA_ENFORCE_NAMESPACE_ISOLATION: z.enum(["true", "false"], { message: "ORKA_ENFORCE_NAMESPACE_ISOLATION must be true or false" }).default("false"),
@@ -260,6 +266,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     modelCalls: { retryBaseMs: parsed.ORKA_MODEL_RETRY_BASE_MS, timeoutMs: parsed.ORKA_MODEL_TIMEOUT_MS },
     allowLoopbackEgress: parsed.ORKA_ALLOW_LOOPBACK_EGRESS === "true",
     scriptedDir: parsed.ORKA_SCRIPTED_DIR === undefined ? undefined : resolve(parsed.ORKA_SCRIPTED_DIR),
+    mcpServersDir: parsed.ORKA_MCP_SERVERS_DIR === undefined ? undefined : resolve(parsed.ORKA_MCP_SERVERS_DIR),
     webFetchTimeoutMs: parsed.ORKA_WEB_FETCH_TIMEOUT_MS,
     search: { provider: parsed.ORKA_SEARCH_PROVIDER, url: parsed.ORKA_SEARCH_URL, secret: parsed.ORKA_SEARCH_SECRET },
     cliConfigPath: parsed.ORKA_CLI_CONFIG ?? resolve(homeDir, ".orka", "config.yaml"),
@@ -281,6 +288,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
       configFile: parsed.ORKA_GIT_CONFIG === undefined ? undefined : resolve(parsed.ORKA_GIT_CONFIG),
     },
     githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
+    runtimeCacheDir: resolve(parsed.ORKA_RUNTIME_CACHE ?? join(parsed.ORKA_DATA_DIR, "runtimes")),
     runtimeCommands: Object.fromEntries(RUNTIME_TYPES.flatMap((runtime) => {
       const command = parsed[runtimeCommandVariable(runtime)];
       return command ? [[runtime, command]] : [];

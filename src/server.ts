@@ -11,6 +11,7 @@ import { OidcAuthenticator } from "./auth/oidc.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
+import { sandboxedStdioLauncher } from "./sandbox/stdio-server.ts";
 import { CompatAttempts } from "./api/compat/attempts.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
@@ -77,6 +78,8 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
   const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir, git: config.git });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
+  // Stdio MCP Tools' servers are started here, for the controller's probes and the API's calls, in the sandbox.
+  const mcpStdio = sandboxedStdioLauncher({ serversDir: config.mcpServersDir });
   const providers = { scriptedDir: config.scriptedDir };
   const toolSettings = {
     fetch: { egress, timeoutMs: config.webFetchTimeoutMs },
@@ -102,6 +105,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     maxActivePerNamespace: config.maxActivePerNamespace,
     modelCalls: config.modelCalls,
     egress,
+    mcpStdio,
     toolSettings,
     searchSecret: config.search.secret,
     grants,
@@ -110,6 +114,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     git: config.git,
     github: config.github,
     runtimeCommands: config.runtimeCommands,
+    runtimeCacheDir: config.runtimeCacheDir,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(
@@ -132,6 +137,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       readiness: () => (ready ? writability.problem() : "controller is starting"),
       noteFailure: (err) => writability.noteFailure(err),
       egress,
+      mcpStdio,
       secrets,
       providers,
       git: config.git,

@@ -23,6 +23,7 @@ import type { ChildTokenExchangeConfig } from "../auth/token-exchange.ts";
 import type { GithubSettings } from "../github/settings.ts";
 import type { GitSettings } from "../workspace/git.ts";
 import type { WorkloadRunner } from "../runner/runner.ts";
+import type { StdioServerLauncher } from "../tools/custom/mcp-stdio.ts";
 
 export interface ApiContext {
   store: ResourceStore;
@@ -51,6 +52,8 @@ export interface ApiContext {
   noteFailure: (err: unknown) => void;
   /** What server-side calls (HTTP Tools, webhooks) may reach, whoever made the Tool. */
   egress: EgressPolicy;
+  /** Starts stdio MCP Tools' servers in the sandbox; absent, such Tools cannot be called. */
+  mcpStdio?: StdioServerLauncher;
   /** Where scripted Providers may read files. */
   providers: ProviderSettings;
   /** The Secret values each Task uses, scrubbed from what its Tools answer. */

@@ -23,6 +23,7 @@ import { registerInternalCoordinationRoutes } from "./internal/coordination-rout
 import { registerInternalApprovalRoutes } from "./internal/approval-routes.ts";
 import { registerInternalJournalRoutes } from "./internal/journal-routes.ts";
 import { registerInternalGithubRoutes } from "./internal/github-routes.ts";
+import { registerInternalBrokerRoutes } from "./internal/broker-routes.ts";
 import { registerWorkerInputScrub } from "./internal/secret-scrub.ts";
 import { registerEffectLedger } from "./internal/effect-ledger.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
@@ -115,4 +116,5 @@ function registerWorkerApi(internal: FastifyInstance, ctx: ApiContext): void {
   registerInternalApprovalRoutes(internal, ctx);
   registerInternalJournalRoutes(internal, ctx);
   registerInternalGithubRoutes(internal, ctx);
+  registerInternalBrokerRoutes(internal, ctx);
 }

@@ -59,7 +59,7 @@ export class Controller {
     this.reconcilers = {
       Task: this.tasks,
       Provider: new ProviderReconciler(options.store),
-      Tool: new ToolReconciler({ store: options.store, egress: options.egress, wake }),
+      Tool: new ToolReconciler({ store: options.store, reach: { egress: options.egress, stdio: options.mcpStdio }, wake }),
     };
   }
 

@@ -10,6 +10,7 @@ import type { JournalStore } from "../store/journal-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { ToolSettings } from "../tools/define.ts";
+import type { StdioServerLauncher } from "../tools/custom/mcp-stdio.ts";
 import type { Logger } from "../util/logger.ts";
 import type { GitSettings } from "../workspace/git.ts";
 import type { GithubSettings } from "../github/settings.ts";
@@ -36,6 +37,8 @@ export interface ControllerOptions {
   modelCalls: ModelCallSettings;
   /** Where webhooks, HTTP Tool calls and Tool probes may go. */
   egress: EgressPolicy;
+  /** Starts stdio MCP Tools' servers in the sandbox, for their probes; absent, such Tools are unavailable. */
+  mcpStdio?: StdioServerLauncher;
   /** What the built-in tools get; the search key is added per Task from `searchSecret`. */
   toolSettings: ToolSettings;
   /** A Secret (key `api-key`) in each Task's namespace holding the search API key. */
@@ -52,6 +55,8 @@ export interface ControllerOptions {
   github: GithubSettings;
   /** The operator's replacement commands of coding CLIs, carried in a coding-agent attempt's run. */
   runtimeCommands: RuntimeCommands;
+  /** Where a coding-agent attempt's worker installs the pinned CLI it needs. */
+  runtimeCacheDir: string;
 }
 
 /** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */

@@ -2,7 +2,8 @@ import type { ToolSpec, ToolStatus } from "../resources/tool.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { guardedRequest, type EgressPolicy } from "../policy/ssrf.ts";
-import { listMcpTools, mcpEndpoint } from "../tools/custom/mcp-tool.ts";
+import { redactForStorage } from "../policy/redact.ts";
+import { listMcpTools, mcpEndpoint, type McpReach } from "../tools/custom/mcp-tool.ts";
 import type { Wake } from "./options.ts";
 
 const TOOL_PROBE_INTERVAL_MS = 5 * 60_000;
@@ -11,19 +12,19 @@ const PROBE_TIMEOUT_MS = 5_000;
 /** A Tool's availability, probed when it changes and every 5 minutes, kept in its status. */
 export class ToolReconciler {
   private readonly store: ResourceStore;
-  private readonly egress: EgressPolicy;
+  private readonly reach: McpReach;
   private readonly wake: Wake;
 
-  constructor(options: { store: ResourceStore; egress: EgressPolicy; wake: Wake }) {
+  constructor(options: { store: ResourceStore; reach: McpReach; wake: Wake }) {
     this.store = options.store;
-    this.egress = options.egress;
+    this.reach = options.reach;
     this.wake = options.wake;
   }
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const tool = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (!tool) return;
-    const status = tool.spec.mcp ? await probeMcpTool(name, tool.spec.mcp, this.egress) : await probeTool(tool.spec, this.egress);
+    const status = tool.spec.mcp ? await probeMcpTool(name, tool.spec.mcp, this.reach) : await probeTool(tool.spec, this.reach.egress);
     // The probe took a while: write over the Tool as it is now.
     const fresh = await this.store.get<ToolSpec, ToolStatus>("Tool", namespace, name);
     if (fresh && JSON.stringify(status) !== JSON.stringify(fresh.status ?? {})) await this.store.updateStatus({ ...fresh, status });
@@ -38,17 +39,19 @@ function probeEndpoint(spec: ToolSpec): string | undefined {
 
 /**
  * An MCP Tool is available when its server answers `initialize` and `tools/list`; the tools it offers,
- * with their input schemas, are kept in its status for Tasks to be offered. Same egress guard as its calls.
+ * with their input schemas, are kept in its status for Tasks to be offered. The probe reaches the server
+ * as its calls do: a URL behind the same egress guard, a command as a fresh process in the sandbox.
  */
-async function probeMcpTool(name: string, spec: NonNullable<ToolSpec["mcp"]>, egress: EgressPolicy): Promise<ToolStatus> {
+async function probeMcpTool(name: string, spec: NonNullable<ToolSpec["mcp"]>, reach: McpReach): Promise<ToolStatus> {
   const endpoint = mcpEndpoint(spec);
-  if (!endpoint) return { available: false, error: "MCP Tools need mcp.url (only the Streamable HTTP transport is built)" };
+  const where = endpoint ? { endpoint } : {};
   try {
-    const { tools, notes } = await listMcpTools(name, spec, egress, PROBE_TIMEOUT_MS);
-    if (tools.length === 0) return { available: false, error: ["the server offers none of the tools asked for", ...notes].join("; "), endpoint, mcpTools: [] };
-    return { available: true, endpoint, mcpTools: tools, ...(notes.length > 0 ? { error: notes.join("; ") } : {}) };
+    const { tools, notes } = await listMcpTools(name, spec, reach, PROBE_TIMEOUT_MS);
+    if (tools.length === 0) return { available: false, error: ["the server offers none of the tools asked for", ...notes].join("; "), ...where, mcpTools: [] };
+    return { available: true, ...where, mcpTools: tools, ...(notes.length > 0 ? { error: notes.join("; ") } : {}) };
   } catch (err) {
-    return { available: false, error: `MCP server unreachable: ${errorMessage(err)}`, endpoint };
+    // A stdio server's stderr is in the reason, and the status is readable by anyone who can read the Tool.
+    return { available: false, error: redactForStorage(`MCP server unreachable: ${errorMessage(err)}`), ...where };
   }
 }
 

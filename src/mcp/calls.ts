@@ -16,6 +16,9 @@ export interface BrokerCallResult {
   replayed?: boolean;
 }
 
+/** The most a brokered call answers the CLI (UTF-8 bytes of its text); the control plane records no more. */
+export const MAX_BROKERED_RESULT_BYTES = 1024 * 1024;
+
 /** Runs a brokered call with every per-call check; the broker gives it the call's abort signal (revoked session, gone client). */
 export type BrokeredCallRunner = (call: BrokerCall, signal: AbortSignal) => Promise<BrokerCallResult>;
 

@@ -3,6 +3,19 @@ import { durationText, httpURL, objectName } from "./meta.ts";
 
 /** What a custom Tool does, said by its owner: coding-agent runtimes reach a Tool only when it says. A `read` Tool's calls are not reserved in the effect ledger. */
 export const BROKERED_TOOL_CLASSES = ["read", "write", "coordination"] as const;
+/** Why a name cannot be a stdio MCP server's environment variable; ORKA_ names are Orka's own and never handed to a server. */
+function envNameProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) return "an environment variable name is letters, digits and _ (at most 128), not starting with a digit";
+  if (name.toUpperCase().startsWith("ORKA_")) return "names starting with ORKA_ are Orka's own; rename the variable";
+  return undefined;
+}
+
+const mcpEnv = z.record(z.string(), z.string().max(4096)).superRefine((env, ctx) => {
+  for (const name of Object.keys(env)) {
+    const problem = envNameProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, path: [name] });
+  }
+});
 
 export const toolSpecSchema = z
   .strictObject({
@@ -27,11 +40,30 @@ export const toolSpecSchema = z
       .optional(),
     mcp: z
       .strictObject({
+        /** A server over Streamable HTTP. */
         url: httpURL.optional(),
         path: z.string().default("/mcp"),
+        /** A server over stdio: its command and arguments, run in the sandbox (one process per probe and per call). */
+        command: z
+          .array(z.string().min(1, "an empty argument; leave it out").max(4096), {
+            message: 'must be a list: the executable, then its arguments, e.g. ["mcp-server-everything", "stdio"]',
+          })
+          .min(1, 'name the server\'s executable first, e.g. ["mcp-server-everything", "stdio"]')
+          .max(64)
+          .optional(),
+        /** Plain environment values for a stdio server; Orka's own and the sandbox's start from nothing else. */
+        env: mcpEnv.optional(),
         /** Which of the server's tools to offer; all when absent. */
         tools: z.array(z.string().min(1).max(128)).min(1, "name at least one tool, or leave tools out to offer all").max(64).optional(),
         timeout: durationText.default("30s"),
+      })
+      .refine((m) => (m.url === undefined) !== (m.command === undefined), {
+        message: "an MCP Tool needs exactly one of url (a Streamable HTTP server) and command (a stdio server run in the sandbox)",
+        path: ["url"],
+      })
+      .refine((m) => m.env === undefined || m.command !== undefined, {
+        message: "env is for a server started from command; a server at url has its own environment",
+        path: ["env"],
       })
       .optional(),
   })

@@ -69,8 +69,10 @@ export interface AiRun {
 /** One coding-agent session: a CLI run in a private root, its model calls through a proxy, Orka's tools through a broker. */
 export interface AgentRun {
   runtime: RuntimeType;
-  /** The operator's replacement for the CLI's command; absent: the pinned CLI of the runtime. */
+  /** The operator's replacement for the CLI's command; absent: the pinned CLI of the runtime, from this cache. */
   command?: string[];
+  /** Where pinned CLIs are installed on first use (`ORKA_RUNTIME_CACHE`). */
+  cliCacheDir: string;
   /** The Provider the session's proxy forwards to, with its key (never given to the CLI); its model is the pinned one. */
   endpoint: ModelEndpoint;
   prompt: string;

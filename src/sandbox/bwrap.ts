@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { delimiter, join } from "node:path";
+import { BoundedText } from "../util/bounded-text.ts";
+import type { Readable, Writable } from "node:stream";
 import { OrkaError } from "../util/errors.ts";
 
 export interface SandboxLimits {
@@ -84,7 +86,7 @@ function systemMounts(): string[] {
   return args;
 }
 
-export function bwrapArguments(request: SandboxRequest): string[] {
+export function bwrapArguments(request: SandboxSpawnRequest): string[] {
   const { limits } = request;
   const env = Object.entries({ PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/workspace", TMPDIR: "/tmp", ...request.env }).flatMap(
     ([name, value]) => ["--setenv", name, value],
@@ -119,31 +121,63 @@ export function bwrapArguments(request: SandboxRequest): string[] {
   ];
 }
 
-/** Runs a command in a bubblewrap sandbox: new namespaces, read-only system, private /tmp, rlimits. */
-export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
+/** A sandboxed process with its stdin, stdout and stderr piped to Orka; `kill` ends every process in its sandbox. */
+export interface SandboxedProcess {
+  pid: number | undefined;
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** Settles when the sandbox has exited and its pipes are closed; rejects when bubblewrap could not be started. */
+  exited: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>;
+  kill(): void;
+}
+
+export type SandboxSpawnRequest = Omit<SandboxRequest, "maxOutputBytes" | "signal" | "onOutput">;
+
+/** Starts a command in a bubblewrap sandbox with piped stdio; the caller reads its output and ends it. */
+export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
   const bwrap = findBwrap();
   if (!bwrap) throw new SandboxUnavailableError("container runtime not available: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` (as root)");
   const asRoot = process.getuid?.() === 0;
   const child = spawn(bwrap, bwrapArguments(request), {
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
     detached: true,
     // bwrap is pid 1 of the sandbox, and /proc/1/environ is readable inside: give it nothing to leak.
     env: { PATH: "/usr/bin:/bin" },
     ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
   });
-  const output = { stdout: new BoundedText(request.maxOutputBytes), stderr: new BoundedText(request.maxOutputBytes) };
-  const killTree = () => {
-    // The sandbox is its own process group and pid namespace: killing the group ends every process in it.
-    if (child.pid !== undefined) {
+  const exited = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (exitCode, signal) => resolve({ exitCode, signal }));
+  });
+  return {
+    pid: child.pid,
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    exited,
+    kill() {
+      // The sandbox is its own process group and pid namespace: killing the group ends every process in it.
+      if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, "SIGKILL");
       } catch {
         // already gone
       }
-    }
+    },
   };
-  if (request.signal.aborted) killTree();
-  request.signal.addEventListener("abort", killTree, { once: true });
+}
+
+/** Runs a command in a bubblewrap sandbox: new namespaces, read-only system, private /tmp, rlimits. */
+export async function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
+  const child = spawnSandboxed(request);
+  // A command run to completion reads no input: it sees end-of-file, and a pipe it closed early is no failure.
+  child.stdin.on("error", () => undefined);
+  child.stdin.end();
+  const output = { stdout: new BoundedText(request.maxOutputBytes), stderr: new BoundedText(request.maxOutputBytes) };
+  const kill = () => child.kill();
+  if (request.signal.aborted) kill();
+  request.signal.addEventListener("abort", kill, { once: true });
   for (const stream of ["stdout", "stderr"] as const) {
     child[stream].setEncoding("utf8");
     child[stream].on("data", (chunk: string) => {
@@ -151,59 +185,18 @@ export function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
       request.onOutput?.(chunk);
     });
   }
-  return new Promise((resolve, reject) => {
-    child.on("error", (err) => {
-      request.signal.removeEventListener("abort", killTree);
-      reject(err);
-    });
-    child.on("close", (exitCode, signal) => {
-      request.signal.removeEventListener("abort", killTree);
-      resolve({
-        exitCode,
-        signal,
-        stdout: output.stdout.text(),
-        stderr: output.stderr.text(),
-        stdoutTruncated: output.stdout.truncated,
-        stderrTruncated: output.stderr.truncated,
-        aborted: request.signal.aborted,
-      });
-    });
-  });
-}
-
-/** Keeps the first `limit` bytes of a stream and counts what it drops. */
-export class BoundedText {
-  private readonly limit: number;
-  private readonly chunks: string[] = [];
-  private bytes = 0;
-  private omitted = 0;
-  truncated = false;
-
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-
-  append(chunk: string): void {
-    const buffer = Buffer.from(chunk, "utf8");
-    if (this.bytes >= this.limit) {
-      this.truncated = true;
-      this.omitted += buffer.length;
-      return;
-    }
-    const room = this.limit - this.bytes;
-    if (buffer.length > room) {
-      this.chunks.push(buffer.subarray(0, room).toString("utf8"));
-      this.bytes = this.limit;
-      this.omitted += buffer.length - room;
-      this.truncated = true;
-    } else {
-      this.chunks.push(chunk);
-      this.bytes += buffer.length;
-    }
-  }
-
-  text(): string {
-    const marker = `\n[truncated after ${this.limit} bytes; ${this.omitted} bytes omitted]`;
-    return this.chunks.join("") + (this.truncated ? marker : "");
+  try {
+    const { exitCode, signal } = await child.exited;
+    return {
+      exitCode,
+      signal,
+      stdout: output.stdout.text(),
+      stderr: output.stderr.text(),
+      stdoutTruncated: output.stdout.truncated,
+      stderrTruncated: output.stderr.truncated,
+      aborted: request.signal.aborted,
+    };
+  } finally {
+    request.signal.removeEventListener("abort", kill);
   }
 }

@@ -53,11 +53,21 @@ export interface Attempt {
   taskUid: string;
   number: number;
   allowedTools: string[];
+  /** A coding-agent session's brokered tools, frozen when it started; absent for other attempts. */
+  sessionTools?: SessionTool[];
   state: AttemptState;
   exitCode?: number;
   reason?: string;
   startedAt: string;
   endedAt?: string;
+}
+
+/** A brokered tool of a coding-agent session as the control plane froze it when the session's attempt started. */
+export interface SessionTool {
+  name: string;
+  effect: "read_only" | "consequential";
+  /** A custom Tool's digest of its uid, generation and spec at session start (`customToolDigest`); absent for a built-in. */
+  digest?: string;
 }
 
 export interface ArtifactInfo {
@@ -86,7 +96,9 @@ export interface TaskDataStore {
   listArtifacts(namespace: string, task: string): ArtifactInfo[];
   getArtifact(namespace: string, task: string, file: string): Buffer | undefined;
 
-  createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt;
+  createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt;
+  /** Freezes a coding-agent session's brokered tools with its attempt (only their name, effect and digest are kept). */
+  recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void;
   attemptByTokenHash(tokenHash: string): Attempt | undefined;
   latestAttempt(namespace: string, task: string): Attempt | undefined;
   runningAttempts(): Attempt[];

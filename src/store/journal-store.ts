@@ -36,6 +36,8 @@ export interface Effect {
   tool: string;
   state: EffectState;
   result?: string;
+  /** The digest of what the call was begun with, when its caller keys calls by an id of its own (a brokered call id). */
+  payloadDigest?: string;
 }
 
 export interface JournalStore {
@@ -52,7 +54,7 @@ export interface JournalStore {
 
   effect(key: string): Effect | undefined;
   /** Marks a keyed effect as begun; false when the key is already known. */
-  beginEffect(owner: { namespace: string; task: string }, key: string, tool: string): boolean;
+  beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean;
   finishEffect(key: string, result: string): void;
 
   /** Removes a Task's journal and effects. */

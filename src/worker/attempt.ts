@@ -6,30 +6,23 @@ import { fitEvent, type ExecutionEventInput } from "../store/data-store.ts";
 import { toolDefinition } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { errorMessage, OrkaError } from "../util/errors.ts";
-import { carriedSecretValues, type AttemptConfig } from "../runner/attempt-config.ts";
+import type { AttemptConfig } from "../runner/attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "../providers/fallbacks.ts";
 import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
 import type { Memory } from "../store/memory-store.ts";
-import { mustMarkStart, toolExecutor } from "./tool-executor.ts";
+import { mustMarkStart } from "./tool-executor.ts";
+import { attemptToolExecutor } from "./attempt-tools.ts";
+import { runAgentAttempt } from "./agent-attempt.ts";
+import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
-import { createToolContext } from "../tools/context.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 const MAX_CONTAINER_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Where a container Task finds its own transaction token. */
 const SANDBOX_TOKEN_FILE = "/run/orka/transaction-token";
 
-export interface AttemptIO {
-  log: (text: string) => void;
-  signal: AbortSignal;
-}
-
-export interface AttemptOutcome {
-  exitCode: number;
-  reason?: string;
-}
 
 /** Runs one attempt of a Task to its end; the controller learns the outcome from the exit code. */
 export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<AttemptOutcome> {
@@ -43,6 +36,7 @@ export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<
   try {
     if (config.container) return await runContainerAttempt(config, client, events, io);
     if (config.ai) return await runAiAttempt(config, client, events, io);
+    if (config.agent) return await runAgentAttempt(config, client, (event) => events.emit(event), io);
     return { exitCode: 1, reason: `task type ${config.task.type} is not supported by this worker` };
   } finally {
     await events.flush();
@@ -84,26 +78,10 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       maxTokens: ai.maxTokens ?? DEFAULT_MAX_TOKENS,
       temperature: ai.temperature,
       turnBudget: ai.turnBudget,
-      executeTool: toolExecutor({
+      executeTool: attemptToolExecutor(config, client, io.signal, {
         allowed: ai.tools,
-        secretValues: carriedSecretValues(config),
-        customTools: new Set(customTools.keys()),
-        callCustomTool: async (name, args, key) => {
-          const response = await client.callTool(name, args, key);
-          if (response.parked) parked = response.result;
-          return response.result;
-        },
-        context: createToolContext({
-          namespace: config.task.namespace,
-          taskName: config.task.name,
-          dirs: config,
-          settings: config.toolSettings,
-          signal: io.signal,
-          controlPlane: client,
-          agentName: config.agentName,
-          sessionName: config.session?.name,
-          park: (message) => void (parked = message),
-        }),
+        custom: customTools.keys(),
+        park: (message) => void (parked = message),
       }),
       emit,
       signal: io.signal,

@@ -3,7 +3,8 @@ import type { CompatAttemptConfig, CompatOutcome } from "../runner/attempt-confi
 import { createToolContext } from "../tools/context.ts";
 import { errorMessage } from "../util/errors.ts";
 import { isRequestRefusal } from "../providers/model.ts";
-import { offeredTools, type AttemptIO, type AttemptOutcome } from "./attempt.ts";
+import { offeredTools } from "./attempt.ts";
+import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { runToolLoop, type LoopResult } from "./loop.ts";
 import { toolExecutor } from "./tool-executor.ts";

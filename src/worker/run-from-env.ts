@@ -1,5 +1,6 @@
 import { readWorkerEnv } from "../runner/attempt-config.ts";
-import { runAttempt, type AttemptIO, type AttemptOutcome } from "./attempt.ts";
+import { runAttempt } from "./attempt.ts";
+import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 import { runCompatAttempt } from "./compat-attempt.ts";
 
 /** Runs what the worker's `ORKA_*` environment assigns it: a Task's attempt, or a compat request's tool loop. */

@@ -190,10 +190,27 @@ const rules: Rule[] = [
     step: { kind: "complete", phase: "Failed", message: "delivery DeliveryConflict: branch b moved" },
   },
   {
-    rule: "a coding-agent Task's repository is its runtime's: nothing is delivered by Orka",
+    rule: "a coding-agent Task's workspace is delivered by Orka like an ai Task's",
     task: task({ type: "agent", workspace: { gitRepo: REPO } }, running({ workspace: CHECKOUT })),
     world: { attempt: attempt("succeeded", { exitCode: 0 }), autonomy: null },
-    step: { kind: "complete", phase: "Succeeded", message: "task completed successfully" },
+    step: { kind: "deliver" },
+  },
+  {
+    rule: "a lost coding-agent session ends the Task with an unknown outcome, never run again",
+    task: task({ type: "agent", retryPolicy: { maxRetries: 3, backoffMultiplier: 2 } }, running()),
+    world: { attempt: attempt("failed", { exitCode: 137, reason: "worker lost" }) },
+    step: {
+      kind: "complete",
+      phase: "Failed",
+      message:
+        "OutcomeUnknown: the coding-agent session was lost while it ran (worker lost); it is not run again automatically because it may have acted — check its workspace and effects, then create a new Task",
+    },
+  },
+  {
+    rule: "a failed coding-agent session fails the Task with what its CLI said",
+    task: task({ type: "agent" }, running()),
+    world: { attempt: attempt("failed", { exitCode: 1, reason: "claude exited with code 2: bad flag" }) },
+    step: { kind: "complete", phase: "Failed", message: "claude exited with code 2: bad flag" },
   },
   {
     rule: "a lost worker of an ai Task with a journal resumes",

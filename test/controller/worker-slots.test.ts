@@ -76,6 +76,7 @@ describe("worker slots", () => {
       git: DEFAULT_GIT_SETTINGS,
       github: githubSettings({}),
       runtimeCommands: {},
+      runtimeCacheDir: "/nonexistent/runtimes",
     });
     cleanup = async () => {
       await controller.stop();

@@ -208,8 +208,9 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   }, 40_000);
 
   it("a strict schema refuses unknown mcp fields", async () => {
-    const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", command: "rm" } } });
+    const refused = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name: "bad" }, spec: { description: "x", mcp: { url: "http://127.0.0.1:1", transport: "stdio" } } });
     expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("transport");
   });
 });
 
@@ -240,8 +241,8 @@ describe("MCP Tools and the egress guard", () => {
   it("a call to a loopback MCP server, by address or by name, is refused before it connects", async () => {
     for (const host of ["127.0.0.1", "localhost"]) {
       const spec = { url: `http://${host}:${everything.port}`, path: "/mcp", timeout: "5s" };
-      await expect(callMcpTool(spec, { allowLoopback: false }, "echo", { message: "x" })).rejects.toThrow("URL must not target private, loopback, or link-local addresses");
+      await expect(callMcpTool(spec, { egress: { allowLoopback: false } }, "echo", { message: "x" })).rejects.toThrow("URL must not target private, loopback, or link-local addresses");
     }
-    await expect(callMcpTool({ url: `http://127.0.0.1:${everything.port}`, path: "/mcp", timeout: "5s" }, { allowLoopback: true }, "echo", { message: "allowed" })).resolves.toBe("Echo: allowed");
+    await expect(callMcpTool({ url: `http://127.0.0.1:${everything.port}`, path: "/mcp", timeout: "5s" }, { egress: { allowLoopback: true } }, "echo", { message: "allowed" })).resolves.toBe("Echo: allowed");
   });
 });

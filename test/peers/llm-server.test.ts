@@ -21,6 +21,18 @@ describe("LLM peer through the official SDKs", () => {
     expect(call.type === "function" && JSON.parse(call.function.arguments)).toEqual({ q: "x" });
   });
 
+  it("streams OpenAI Responses with a function call, and counts a run of model items as one turn", async () => {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${peer.url}/v1` });
+    const first = await client.responses.stream({ model: "m", input: "hi", tools: [{ type: "function", name: "lookup", parameters: { type: "object" }, strict: false }] }).finalResponse();
+    const call = first.output.find((item) => item.type === "function_call");
+    expect(call && call.type === "function_call" && [call.name, JSON.parse(call.arguments)]).toEqual(["lookup", { q: "x" }]);
+    const second = await client.responses.create({
+      model: "m",
+      input: [{ role: "user", content: "hi" }, { type: "function_call", call_id: call!.call_id, name: "lookup", arguments: "{}" }, { type: "function_call_output", call_id: call!.call_id, output: "found" }],
+    });
+    expect(second.output_text).toBe("final answer here");
+  });
+
   it("streams Anthropic messages with text", async () => {
     const client = new Anthropic({ apiKey: "k", baseURL: peer.url });
     const stream = client.messages.stream({

@@ -1,5 +1,6 @@
-// A local model server speaking the OpenAI Chat Completions and Anthropic Messages wire formats
-// (JSON and streaming, with tool calls), so Orka's real providers can be tested through the official SDKs.
+// A local model server speaking the OpenAI Chat Completions, OpenAI Responses and Anthropic Messages
+// wire formats (JSON and streaming, with tool calls), so Orka's real providers and the real coding CLIs
+// can be tested through their own clients.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -23,14 +24,23 @@ export type ScriptedPeerTurn = PeerTurn | ((request: Record<string, unknown>) =>
 
 /** The text of every tool result in a request, in order, whichever wire format it came in. */
 export function toolResultsOf(body: Record<string, unknown>): string[] {
+  if (Array.isArray(body.input)) {
+    return (body.input as { type?: string; output?: unknown }[]).filter((item) => item.type === "function_call_output").map((item) => contentText(item.output));
+  }
   const messages = (body.messages as { role: string; content: unknown }[]) ?? [];
   return messages.flatMap((m) => {
-    if (m.role === "tool") return [String(m.content)];
+    if (m.role === "tool") return [contentText(m.content)];
     if (m.role === "user" && Array.isArray(m.content)) {
-      return m.content.filter((b: { type: string }) => b.type === "tool_result").map((b: { content: unknown }) => String(b.content));
+      return m.content.filter((b: { type: string }) => b.type === "tool_result").map((b: { content: unknown }) => contentText(b.content));
     }
     return [];
   });
+}
+
+/** A tool result's text: a string, or the text of its content blocks (as MCP tool results come back). */
+function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return String(content);
+  return content.map((block: { text?: unknown }) => (typeof block.text === "string" ? block.text : JSON.stringify(block))).join("");
 }
 
 export interface RecordedRequest {
@@ -69,7 +79,7 @@ export interface LlmPeer {
   close(): Promise<void>;
 }
 
-type Format = "openai" | "anthropic";
+type Format = "openai" | "responses" | "anthropic";
 
 export async function startLlmPeer(): Promise<LlmPeer> {
   const scripts = new Map<string, ScriptedPeerTurn[]>();
@@ -94,7 +104,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       requests.push({ path, headers: req.headers, body, concurrent: answering });
       const delayMs = delays.get(String(body.model ?? "")) ?? delays.get(undefined) ?? 0;
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
-      const format: Format | undefined = path.endsWith("/chat/completions") ? "openai" : path.endsWith("/messages") ? "anthropic" : undefined;
+      const format = formatOf(path);
       if (!format) return sendJson(res, 404, { error: { message: `no route ${path}` } });
       const model = String(body.model ?? "");
       const failureIndex = failures.findIndex((f) => f.model === undefined || f.model === model);
@@ -105,8 +115,7 @@ export async function startLlmPeer(): Promise<LlmPeer> {
         return sendFailure(res, format, failure.echoCredential ? { ...failure, message: `Incorrect API key provided: ${credential}` } : failure);
       }
       const turns = scripts.get(model);
-      const messages = (body.messages as { role: string }[] | undefined) ?? [];
-      const index = messages.filter((m) => m.role === "assistant").length;
+      const index = assistantTurnsIn(format, body);
       const scripted = turns?.[index];
       let turn: PeerTurn | undefined;
       try {
@@ -120,6 +129,10 @@ export async function startLlmPeer(): Promise<LlmPeer> {
       if (turn.raw) return void res.writeHead(turn.raw.status ?? 200, { "content-type": turn.raw.contentType }).end(turn.raw.body);
       const stream = body.stream === true;
       if (format === "openai") return stream ? streamOpenAI(res, model, turn, index) : sendJson(res, 200, openAIBody(model, turn, index));
+      if (format === "responses") {
+        const namespaces = namespacesOf(body);
+        return stream ? streamResponses(res, model, turn, index, namespaces) : sendJson(res, 200, responsesBody(model, turn, index, namespaces));
+      }
       return stream ? streamAnthropic(res, model, turn, index) : sendJsonText(res, 200, anthropicBodyText(model, turn, index));
     });
   });
@@ -142,6 +155,24 @@ export async function startLlmPeer(): Promise<LlmPeer> {
   };
 }
 
+function formatOf(path: string): Format | undefined {
+  if (path.endsWith("/chat/completions")) return "openai";
+  if (path.endsWith("/responses")) return "responses";
+  if (path.endsWith("/messages")) return "anthropic";
+  return undefined;
+}
+
+/**
+ * How many times the model has answered in this conversation. The Responses API has no assistant
+ * message per turn: one turn is a run of model items (message, function_call, reasoning) in `input`.
+ */
+function assistantTurnsIn(format: Format, body: Record<string, unknown>): number {
+  if (format !== "responses") return ((body.messages as { role: string }[] | undefined) ?? []).filter((m) => m.role === "assistant").length;
+  const items = Array.isArray(body.input) ? (body.input as { type?: string; role?: string }[]) : [];
+  const byModel = (item: { type?: string; role?: string }) => item.type === "function_call" || item.type === "reasoning" || (item.type === "message" && item.role === "assistant") || (item.type === undefined && item.role === "assistant");
+  return items.filter((item, i) => byModel(item) && (i === 0 || !byModel(items[i - 1]))).length;
+}
+
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   sendJsonText(res, status, JSON.stringify(body), headers);
 }
@@ -154,7 +185,7 @@ function sendJsonText(res: http.ServerResponse, status: number, text: string, he
 function sendFailure(res: http.ServerResponse, format: Format, failure: InjectedFailure): void {
   const message = failure.message ?? `injected HTTP ${failure.status}`;
   const headers: Record<string, string> = failure.retryAfterSeconds !== undefined ? { "retry-after": String(failure.retryAfterSeconds) } : {};
-  if (format === "openai") return sendJson(res, failure.status, { error: { message, type: "server_error", code: null } }, headers);
+  if (format !== "anthropic") return sendJson(res, failure.status, { error: { message, type: "server_error", code: null } }, headers);
   const type = failure.status === 429 ? "rate_limit_error" : failure.status === 529 ? "overloaded_error" : failure.status >= 500 ? "api_error" : "invalid_request_error";
   sendJson(res, failure.status, { type: "error", error: { type, message } }, headers);
 }
@@ -193,6 +224,59 @@ function streamOpenAI(res: http.ServerResponse, model: string, turn: PeerTurn, i
   });
   chunk({}, turn.finish ?? (turn.toolCalls?.length ? "tool_calls" : "stop"));
   res.end("data: [DONE]\n\n");
+}
+
+/** The tool namespaces a Responses request declares (codex offers an MCP server's tools as namespace `mcp__<server>`). */
+function namespacesOf(body: Record<string, unknown>): string[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as { type?: string; name?: string }[]) : [];
+  return tools.flatMap((t) => (t.type === "namespace" && t.name ? [t.name] : []));
+}
+
+/**
+ * The output items of a Responses API answer: the message, then one function_call per tool call. A
+ * call named `<namespace>__<tool>` for a namespace the request declares is sent as that namespace's
+ * tool, so a test scripts `mcp__orka__web_search` alike for every wire.
+ */
+function responsesOutput(turn: PeerTurn, index: number, namespaces: string[]) {
+  const output: Record<string, unknown>[] = [];
+  if (turn.text) output.push({ type: "message", id: `msg_${index + 1}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: turn.text, annotations: [] }] });
+  (turn.toolCalls ?? []).forEach((c, i) => {
+    const namespace = namespaces.find((ns) => c.name.startsWith(`${ns}__`));
+    const name = namespace ? { namespace, name: c.name.slice(namespace.length + 2) } : { name: c.name };
+    output.push({ type: "function_call", id: `fc_${callId(index, i)}`, call_id: callId(index, i), ...name, arguments: c.rawArguments ?? JSON.stringify(c.arguments), status: "completed" });
+  });
+  return output;
+}
+
+function responsesBody(model: string, turn: PeerTurn, index: number, namespaces: string[], status = "completed") {
+  return {
+    id: `resp_${index + 1}`,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model,
+    output: status === "completed" ? responsesOutput(turn, index, namespaces) : [],
+    usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 },
+  };
+}
+
+function streamResponses(res: http.ServerResponse, model: string, turn: PeerTurn, index: number, namespaces: string[]): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  let sequence = 0;
+  const send = (event: string, data: Record<string, unknown>) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, sequence_number: sequence++, ...data })}\n\n`);
+  send("response.created", { response: responsesBody(model, turn, index, namespaces, "in_progress") });
+  responsesOutput(turn, index, namespaces).forEach((item, outputIndex) => {
+    if (item.type === "message") {
+      send("response.output_item.added", { output_index: outputIndex, item: { ...item, status: "in_progress", content: [] } });
+      for (const delta of splitText(turn.text ?? "")) send("response.output_text.delta", { item_id: item.id, output_index: outputIndex, content_index: 0, delta });
+    } else {
+      send("response.output_item.added", { output_index: outputIndex, item: { ...item, status: "in_progress", arguments: "" } });
+      send("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta: item.arguments });
+    }
+    send("response.output_item.done", { output_index: outputIndex, item });
+  });
+  send("response.completed", { response: responsesBody(model, turn, index, namespaces) });
+  res.end();
 }
 
 function anthropicStop(turn: PeerTurn): string {

@@ -49,4 +49,10 @@ describe("attempt journal and effect ledger", () => {
     expect(journal.effect("k1")).toBeUndefined();
     expect(journal.steps("uid-1", 1)).toEqual([]);
   });
+
+  it("keeps the digest of what a call began with, through its finish", () => {
+    journal.beginEffect({ namespace: "default", task: "t" }, "k2", "lookup", "sha256:args");
+    journal.finishEffect("k2", '{"text":"ok","isError":false}');
+    expect(journal.effect("k2")).toEqual({ key: "k2", tool: "lookup", state: "done", result: '{"text":"ok","isError":false}', payloadDigest: "sha256:args" });
+  });
 });

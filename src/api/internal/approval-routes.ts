@@ -26,7 +26,8 @@ const requestSchema = z.object({
   severity: z.enum(["warning", "critical"], { message: "severity must be warning or critical" }).default("warning"),
 });
 
-async function coordinationOf(ctx: ApiContext, task: Task) {
+/** The coordination settings of the Task's Agent, if it has an Agent. */
+export async function coordinationOf(ctx: ApiContext, task: Task) {
   const ref = task.spec.agentRef;
   const agent = ref ? await ctx.store.get<AgentSpec, unknown>("Agent", ref.namespace ?? task.metadata.namespace, ref.name) : undefined;
   return agent?.spec.coordination;

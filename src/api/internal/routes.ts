@@ -101,7 +101,9 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     // What the Tool answers goes to the model and into events: an endpoint that echoes the credential must not leak it.
     const known = authValue ? [authValue] : [];
     try {
-      const result = await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue, egress: ctx.egress });
+      // The ledger checked the key's form before this handler (effect-ledger.ts).
+      const idempotencyKey = request.headers["idempotency-key"] as string | undefined;
+      const result = await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue, egress: ctx.egress, idempotencyKey });
       return { result: ctx.secrets.redact(ns, attempt.task, result, known) };
     } catch (err) {
       throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
@@ -110,7 +112,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 }
 
 /** The MCP Tool and server tool a model tool name stands for, when it is one an MCP Tool's probe found. */
-async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: string) {
+export async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: string) {
   if (await ctx.store.get("Tool", namespace, modelName)) return undefined;
   const tools = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
   for (const tool of tools.items) {
@@ -138,7 +140,7 @@ async function callMcpToolFor(
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
     // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.
-    const result = await callMcpTool(tool.spec.mcp!, ctx.egress, mcpTool, args);
+    const result = await callMcpTool(tool.spec.mcp!, { egress: ctx.egress, stdio: ctx.mcpStdio }, mcpTool, args);
     return { result: ctx.secrets.redact(attempt.namespace, attempt.task, result, []) };
   } catch (err) {
     throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(attempt.namespace, attempt.task, errorMessage(err), [])));

@@ -79,6 +79,7 @@ function decideRunning(task: Task, world: TaskWorld): NextStep {
       return finishDelivered(task);
     case "failed":
       if (resumable(task, attempt)) return { kind: "resume", lost: attempt, resumes: (task.status?.resumes ?? 0) + 1 };
+      if (task.spec.type === "agent" && attempt.exitCode === LOST_EXIT_CODE) return complete("Failed", sessionLost(attempt));
       return failOrRetry(task, world, attemptFailure(task, attempt));
     case "killed":
       return { kind: "none" };
@@ -101,6 +102,14 @@ function resumable(task: Task, attempt: Attempt): boolean {
   return (task.status?.resumes ?? 0) < MAX_RESUMES;
 }
 
+/**
+ * A coding CLI cannot be resumed from a journal, and what it did before its worker died is not known:
+ * the Task ends, never run again by itself (not even under a retryPolicy).
+ */
+function sessionLost(attempt: Attempt): string {
+  return `OutcomeUnknown: the coding-agent session was lost while it ran (${attempt.reason ?? "worker lost"}); it is not run again automatically because it may have acted — check its workspace and effects, then create a new Task`;
+}
+
 /** A retryPolicy with retries left retries after an exponential backoff (capped at 5 minutes); otherwise the Task fails. */
 function failOrRetry(task: Task, world: TaskWorld, failure: string): NextStep {
   const attempts = task.status?.attempts ?? 0;
@@ -112,11 +121,12 @@ function failOrRetry(task: Task, world: TaskWorld, failure: string): NextStep {
 }
 
 /**
- * A failed attempt in its Task's words: an ai worker that ran to its end says what failed (the
- * model call with its provider and answer, a loop limit); a container or a lost worker, how it exited.
+ * A failed attempt in its Task's words: an ai worker or a coding-agent session that ran to its end says
+ * what failed (the model call with its provider and answer, a loop limit, the CLI's exit and stderr); a
+ * container or a lost worker, how it exited.
  */
 function attemptFailure(task: Task, attempt: Attempt): string {
   if (attempt.exitCode === undefined) return "job failed";
-  if (task.spec.type === "ai" && attempt.reason && attempt.exitCode !== LOST_EXIT_CODE) return attempt.reason;
+  if (task.spec.type !== "container" && attempt.reason && attempt.exitCode !== LOST_EXIT_CODE) return attempt.reason;
   return `job failed: container exited with code ${attempt.exitCode} (reason=${attempt.reason ?? "Error"})`;
 }

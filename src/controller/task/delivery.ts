@@ -23,7 +23,10 @@ export function deliveryPending(task: Task): boolean {
 export function deliveryFailure(task: Task): string | undefined {
   const delivery = task.status?.delivery;
   if (delivery?.reason === PULL_REQUEST_FAILED) return `delivery ${PULL_REQUEST_FAILED}: ${delivery.message}`;
-  if (!delivery?.outcome || !FAILING_OUTCOMES.includes(delivery.outcome)) return undefined;
+  if (!delivery?.outcome) return undefined;
+  // A coding CLI on a read-only workspace was denied its write tools: a change means it got round that.
+  const failing = delivery.outcome === "ReadOnlyWorkspaceModified" ? task.spec.type === "agent" : FAILING_OUTCOMES.includes(delivery.outcome);
+  if (!failing) return undefined;
   return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
 }
 

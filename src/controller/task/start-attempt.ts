@@ -44,6 +44,8 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
   ctx.secrets.remember(namespace, name, attemptId, [...(await secretValuesOf(ctx.store, task, config)), ...(workspace?.secrets ?? [])]);
   // The store learns of the attempt before it exists, so a crash in between is seen as a lost attempt.
   ctx.data.createAttempt({ id: attemptId, namespace, task: name, taskUid: uid!, number, allowedTools: offeredToolNames(plan) }, hashToken(token));
+  // The broker's per-call checks compare against what the session was given now, not what the worker says.
+  if (plan.agent) ctx.data.recordSessionTools(attemptId, plan.agent.brokered);
   return {
     status: {
       phase: "Running",

@@ -16,9 +16,9 @@ export interface WorkspacePreparation {
   secrets: string[];
 }
 
-/** Whether the Task's attempts start from a repository (coding-agent runtimes check out their own). */
+/** Whether the Task's attempts start from a repository. */
 export function hasRepository(task: Task): boolean {
-  return !!task.spec.workspace?.gitRepo && task.spec.type !== "agent";
+  return !!task.spec.workspace?.gitRepo;
 }
 
 /** The publication branch when the workspace names none. */

@@ -5,6 +5,7 @@ import type {
   AttemptState,
   ExecutionEvent,
   ExecutionEventInput,
+  SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
 import type { Db } from "./db.ts";
@@ -29,6 +30,7 @@ interface AttemptRow {
   task_uid: string;
   number: number;
   allowed_tools: string;
+  session_tools: string | null;
   state: AttemptState;
   exit_code: number | null;
   reason: string | null;
@@ -75,6 +77,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
         "SELECT * FROM attempts WHERE namespace = ? AND task = ? ORDER BY started_at DESC, number DESC LIMIT 1",
       ),
       runningAttempts: db.prepare<[], AttemptRow>("SELECT * FROM attempts WHERE state = 'running'"),
+      recordSessionTools: db.prepare("UPDATE attempts SET session_tools = ? WHERE id = ?"),
       finishAttempt: db.prepare(
         "UPDATE attempts SET state = ?, exit_code = ?, reason = ?, ended_at = ? WHERE id = ? AND state = 'running'",
       ),
@@ -164,12 +167,17 @@ export class SqliteTaskDataStore implements TaskDataStore {
     return this.statements.getArtifact.get(namespace, task, file)?.content;
   }
 
-  createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt {
+  createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const startedAt = now();
     this.statements.insertAttempt.run(
       attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
     );
     return { ...attempt, state: "running", startedAt };
+  }
+
+  recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void {
+    const frozen = tools.map(({ name, effect, digest }) => ({ name, effect, ...(digest ? { digest } : {}) }));
+    this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId);
   }
 
   attemptByTokenHash(tokenHash: string): Attempt | undefined {
@@ -212,6 +220,7 @@ function toAttempt(row: AttemptRow): Attempt {
     taskUid: row.task_uid,
     number: row.number,
     allowedTools: JSON.parse(row.allowed_tools),
+    ...(row.session_tools ? { sessionTools: JSON.parse(row.session_tools) } : {}),
     state: row.state,
     exitCode: row.exit_code ?? undefined,
     reason: row.reason ?? undefined,

@@ -76,16 +76,19 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   effect(key: string): Effect | undefined {
-    const row = this.db.prepare<[string], { key: string; tool: string; state: string; result: string | null }>("SELECT key, tool, state, result FROM effects WHERE key = ?").get(key);
-    return row ? { key: row.key, tool: row.tool, state: row.state as EffectState, result: row.result ?? undefined } : undefined;
+    const row = this.db
+      .prepare<[string], { key: string; tool: string; state: string; result: string | null; payload_digest: string | null }>("SELECT key, tool, state, result, payload_digest FROM effects WHERE key = ?")
+      .get(key);
+    if (!row) return undefined;
+    return { key: row.key, tool: row.tool, state: row.state as EffectState, result: row.result ?? undefined, payloadDigest: row.payload_digest ?? undefined };
   }
 
-  beginEffect(owner: { namespace: string; task: string }, key: string, tool: string): boolean {
+  beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean {
     const at = new Date().toISOString();
     return (
       this.db
-        .prepare("INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'started', ?, ?)")
-        .run(key, owner.namespace, owner.task, tool, at, at).changes > 0
+        .prepare("INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")
+        .run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0
     );
   }
 

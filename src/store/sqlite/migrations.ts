@@ -206,4 +206,7 @@ export const migrations: string[] = [
   DROP INDEX audit_events_seq;
   CREATE INDEX audit_events_pool_seq ON audit_events (anonymous, seq);
   `,
+  // A coding-agent session's brokered tools as frozen when its attempt started (effect, custom Tool digest),
+  // and the digest of what a brokered call was reserved with, so a call id reused with other arguments is refused.
+  `ALTER TABLE attempts ADD COLUMN session_tools TEXT; ALTER TABLE effects ADD COLUMN payload_digest TEXT;`,
 ];

@@ -31,7 +31,7 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
     this.secrets = secrets;
   }
 
-  override createAttempt(attempt: Omit<Attempt, "state" | "startedAt">, tokenHash: string): Attempt {
+  override createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const created = super.createAttempt(attempt, tokenHash);
     this.openLogStreams.set(streamKey(created.namespace, created.task, created.number), { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
     return created;

@@ -19,6 +19,8 @@ export interface HttpToolCall {
   /** Where the call may go: the same guard as web_fetch, applied to the URL after interpolation. */
   egress: EgressPolicy;
   signal?: AbortSignal;
+  /** The call's key in Orka's effect ledger, sent as `Idempotency-Key` so the Tool's server can tell a repeat too. */
+  idempotencyKey?: string;
 }
 
 /** Calls a custom HTTP Tool: URL interpolation, JSON body, auth injection, capped response. */
@@ -27,6 +29,7 @@ export async function callHttpTool(call: HttpToolCall): Promise<string> {
   const body = { ...call.arguments };
   const url = interpolateUrl(call.spec.url, body);
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json, text/plain, */*", ...call.spec.headers };
+  if (call.idempotencyKey) headers["idempotency-key"] = call.idempotencyKey;
   if (call.authValue !== undefined) {
     if (call.spec.authInject === "body") body[call.spec.authBodyKey!] = call.authValue;
     else headers.authorization = `Bearer ${call.authValue}`;

@@ -1,11 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { ToolSpec, McpToolStatus } from "../../resources/tool.ts";
 import { checkEgressUrl, EgressRefused, guardedLookup, type EgressPolicy } from "../../policy/ssrf.ts";
 import { parseDuration } from "../../util/duration.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
+import { ProcessStdioTransport, type StdioServerLauncher } from "./mcp-stdio.ts";
 
 export type McpSpec = NonNullable<ToolSpec["mcp"]>;
 
@@ -13,7 +14,7 @@ export type McpSpec = NonNullable<ToolSpec["mcp"]>;
 export const MCP_LIMITS = { tools: 64, pages: 10, description: 1024, schemaBytes: 16 * 1024 };
 const MAX_TEXT_BYTES = 10 * 1024 * 1024;
 
-/** Where an MCP Tool's server listens: `url` with `path`. */
+/** Where an MCP Tool's server listens: `url` with `path`; none for a server started from `command`. */
 export function mcpEndpoint(spec: McpSpec): string | undefined {
   return spec.url ? new URL(spec.path ?? "/mcp", spec.url).toString() : undefined;
 }
@@ -43,32 +44,70 @@ function guardedFetch(egress: EgressPolicy, dispatcher: Agent): FetchLike {
   };
 }
 
-/** Runs `use` with a connected client, within the Tool's timeout in all; the connection is closed after. */
-async function withMcpClient<T>(spec: McpSpec, egress: EgressPolicy, timeoutMs: number, use: (client: Client, signal: AbortSignal) => Promise<T>): Promise<T> {
+/** What an MCP Tool's server is reached through: the egress guard for a URL, the sandboxed launcher for a command. */
+export interface McpReach {
+  egress: EgressPolicy;
+  /** Absent where no stdio server may run; such Tools are then unavailable. */
+  stdio?: StdioServerLauncher;
+}
+
+/** The largest JSON-RPC message a stdio server may send (the cap on a result's text comes after). */
+const MAX_STDIO_MESSAGE_BYTES = 2 * MAX_TEXT_BYTES;
+const MAX_COMMAND_LABEL_CHARS = 200;
+
+/** How errors name the server: its URL, or its command. */
+function mcpServerLabel(spec: McpSpec): string {
+  return mcpEndpoint(spec) ?? `\`${(spec.command ?? []).join(" ").slice(0, MAX_COMMAND_LABEL_CHARS)}\``;
+}
+
+interface McpConnection {
+  transport: Transport;
+  /** Why the session ended early, when the transport knows better than the client's "connection closed". */
+  failure(): string | undefined;
+  release(): Promise<void>;
+}
+
+function connectionFor(spec: McpSpec, reach: McpReach, signal: AbortSignal): McpConnection {
   const endpoint = mcpEndpoint(spec);
-  if (!endpoint) throw new OrkaError("invalid_argument", "MCP Tools need mcp.url");
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(egress) } });
+  if (endpoint) {
+    const dispatcher = new Agent({ connect: { lookup: guardedLookup(reach.egress) } });
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint), { fetch: guardedFetch(reach.egress, dispatcher), requestInit: { signal } });
+    return { transport, failure: () => undefined, release: () => dispatcher.destroy().catch(() => undefined) };
+  }
+  const { command, env } = spec;
+  if (!command) throw new OrkaError("invalid_argument", "MCP Tools need mcp.url or mcp.command");
+  const launch = reach.stdio;
+  if (!launch) throw new OrkaError("unavailable", "this Orka process runs no stdio MCP servers; use an MCP server with mcp.url");
+  const transport = new ProcessStdioTransport(() => launch({ command, env: env ?? {} }), MAX_STDIO_MESSAGE_BYTES);
+  return { transport, failure: () => transport.failure, release: async () => undefined };
+}
+
+/**
+ * Runs `use` with a connected client on a fresh session (for a command, a fresh server process), within
+ * the Tool's timeout in all; the session is closed after, and a command's process with it.
+ */
+async function withMcpClient<T>(spec: McpSpec, reach: McpReach, timeoutMs: number, use: (client: Client, signal: AbortSignal) => Promise<T>): Promise<T> {
   const signal = AbortSignal.timeout(timeoutMs);
-  const transport = new StreamableHTTPClientTransport(new URL(endpoint), { fetch: guardedFetch(egress, dispatcher), requestInit: { signal } });
+  const connection = connectionFor(spec, reach, signal);
   const client = new Client({ name: "orka", version: "1" });
   const deadline = new Promise<never>((_, reject) => {
     signal.addEventListener("abort", () => reject(new OrkaError("deadline_exceeded", `MCP server did not answer within ${timeoutMs} ms`)), { once: true });
   });
   try {
     const options = { timeout: timeoutMs, signal };
-    return await Promise.race([client.connect(transport, options).then(() => use(client, signal)), deadline]);
+    return await Promise.race([client.connect(connection.transport, options).then(() => use(client, signal)), deadline]);
   } catch (err) {
     if (err instanceof OrkaError) throw err;
-    throw new OrkaError("unavailable", `MCP server ${endpoint}: ${errorMessage(err)}`);
+    throw new OrkaError("unavailable", `MCP server ${mcpServerLabel(spec)}: ${connection.failure() ?? errorMessage(err)}`);
   } finally {
     await client.close().catch(() => undefined);
-    await dispatcher.destroy().catch(() => undefined);
+    await connection.release();
   }
 }
 
 /** The server's tools as the Tool offers them (all, or those `spec.tools` names), with their model names; bounded. */
-export async function listMcpTools(toolName: string, spec: McpSpec, egress: EgressPolicy, timeoutMs: number): Promise<{ tools: McpToolStatus[]; notes: string[] }> {
-  const listed = await withMcpClient(spec, egress, timeoutMs, async (client, signal) => {
+export async function listMcpTools(toolName: string, spec: McpSpec, reach: McpReach, timeoutMs: number): Promise<{ tools: McpToolStatus[]; notes: string[] }> {
+  const listed = await withMcpClient(spec, reach, timeoutMs, async (client, signal) => {
     const all: Awaited<ReturnType<Client["listTools"]>>["tools"] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MCP_LIMITS.pages; page++) {
@@ -103,9 +142,9 @@ export async function listMcpTools(toolName: string, spec: McpSpec, egress: Egre
 }
 
 /** Calls one tool of an MCP server; its content as text, or an error when the server reports one. */
-export async function callMcpTool(spec: McpSpec, egress: EgressPolicy, mcpTool: string, args: Record<string, unknown>): Promise<string> {
+export async function callMcpTool(spec: McpSpec, reach: McpReach, mcpTool: string, args: Record<string, unknown>): Promise<string> {
   const timeoutMs = parseDuration(spec.timeout);
-  const result = await withMcpClient(spec, egress, timeoutMs, (client, signal) => client.callTool({ name: mcpTool, arguments: args }, undefined, { timeout: timeoutMs, signal }));
+  const result = await withMcpClient(spec, reach, timeoutMs, (client, signal) => client.callTool({ name: mcpTool, arguments: args }, undefined, { timeout: timeoutMs, signal }));
   const text = capText(mcpContentText(result.content as McpContent[] | undefined, result.structuredContent));
   if (result.isError) throw new OrkaError("invalid_argument", `MCP tool "${mcpTool}" reported an error: ${text}`);
   return text;

@@ -1,0 +1,217 @@
+import { spawn } from "node:child_process";
+import { lstat, mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { BoundedText, TailText } from "../util/bounded-text.ts";
+import { OrkaError } from "../util/errors.ts";
+import type { RuntimeAdapter, RuntimeLaunch, SessionFile, SessionPaths } from "./adapter.ts";
+
+/**
+ * A coding CLI's session on this machine: a private root it may write to, and the CLI run as its own
+ * process group with an environment built from nothing, so it sees none of the worker's variables
+ * (attempt token, Provider keys) and leaves no process behind.
+ */
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"];
+const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
+export const SESSION_STDOUT_LIMIT_BYTES = 4 * 1024 * 1024;
+const SESSION_STDERR_TAIL_BYTES = 8 * 1024;
+/** How long a CLI has to exit after SIGTERM before its process group is killed. */
+const SESSION_KILL_GRACE_MS = 5_000;
+/** How long the launcher waits for the output pipes to close once the CLI has exited (a stray process that left the group may hold them). */
+const PIPE_DRAIN_MS = 1_000;
+
+export interface SessionOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  /** The first `SESSION_STDOUT_LIMIT_BYTES` of stdout, with a closing note when more was cut. */
+  stdout: string;
+  stdoutTruncated: boolean;
+  /** The last `SESSION_STDERR_TAIL_BYTES` of stderr. */
+  stderrTail: string;
+}
+
+export interface RunSessionOptions {
+  /** The executable and its leading arguments (the pinned CLI, or the operator's replacement). */
+  command: string[];
+  adapter: RuntimeAdapter;
+  launch: RuntimeLaunch;
+  /** Where the CLI starts: the workspace or a directory below it. */
+  cwd: string;
+  /** Every chunk the CLI writes on stdout or stderr, as it comes. */
+  onOutput?: (chunk: string) => void;
+  /** Aborting ends the session: SIGTERM to its process group, SIGKILL after the grace period. */
+  signal: AbortSignal;
+}
+
+/** Creates `<baseDir>/<sessionId>-<random>/` with home, tmp, workspace and the XDG directories, all mode 0700. */
+export async function prepareSessionPaths(baseDir: string, sessionId: string): Promise<SessionPaths> {
+  if (!SESSION_ID.test(sessionId)) {
+    throw new OrkaError("invalid_argument", `session id ${JSON.stringify(sessionId.slice(0, 140))} is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+  }
+  await assertRealDirectory(baseDir);
+  const root = await mkdtemp(join(baseDir, `${sessionId}-`));
+  const xdgRoot = join(root, "xdg");
+  const paths: SessionPaths = {
+    root,
+    home: join(root, "home"),
+    tmp: join(root, "tmp"),
+    workspace: join(root, "workspace"),
+    xdg: { config: join(xdgRoot, "config"), cache: join(xdgRoot, "cache"), data: join(xdgRoot, "data"), state: join(xdgRoot, "state") },
+  };
+  for (const dir of [paths.home, paths.tmp, paths.workspace, xdgRoot, ...Object.values(paths.xdg)]) {
+    await mkdir(dir, { mode: PRIVATE_DIR_MODE });
+  }
+  return paths;
+}
+
+async function assertRealDirectory(dir: string): Promise<void> {
+  const refuse = (why: string) => new OrkaError("failed_precondition", `the sessions directory ${dir} ${why}`);
+  if (!isAbsolute(dir) || resolve(dir) !== dir) throw refuse("must be an absolute, normalized path");
+  const stat = await lstat(dir).catch(() => undefined);
+  if (!stat?.isDirectory()) throw refuse("must be an existing directory (not a symbolic link)");
+  const real = await realpath(dir);
+  if (real !== dir) throw refuse(`must be its real path (${real}), with no symbolic link on the way`);
+}
+
+/** Runs the CLI of one session to its end; resolves once it has exited and its process group is killed. */
+export async function runSession(options: RunSessionOptions): Promise<SessionOutcome> {
+  const { command, adapter, launch, signal } = options;
+  const [executable, ...leadingArgs] = command;
+  if (!executable) throw new OrkaError("invalid_argument", "the session's command is empty: name the CLI's executable");
+  const cwd = await sessionCwd(launch.paths, options.cwd);
+  const env = sessionEnvironment(launch, executable, adapter.env(launch), cwd);
+  await writeSessionFiles(launch.paths.root, adapter.files(launch));
+  signal.throwIfAborted();
+  return spawnSession(executable, [...leadingArgs, ...adapter.argv(launch)], { cwd, env, signal, onOutput: options.onOutput });
+}
+
+async function sessionCwd(paths: SessionPaths, cwd: string): Promise<string> {
+  const real = await realpath(cwd).catch(() => undefined);
+  const workspace = await realpath(paths.workspace);
+  if (!real || !isInside(workspace, real)) {
+    throw new OrkaError("invalid_argument", `the session's working directory ${cwd} must be an existing directory inside its workspace ${paths.workspace}`);
+  }
+  return real;
+}
+
+function isInside(parent: string, path: string): boolean {
+  const rel = relative(parent, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
+}
+
+/**
+ * The CLI's whole environment: the session's own directories, a system PATH, and what the adapter adds.
+ * PATH leads with the Node that runs Orka (a CLI installed from npm starts with `#!/usr/bin/env node`)
+ * and the directory of an absolute executable (a cached CLI's `.bin`).
+ */
+function sessionEnvironment(launch: RuntimeLaunch, executable: string, adapterEnv: Record<string, string>, cwd: string): Record<string, string> {
+  const { paths } = launch;
+  const pathDirs = [...(isAbsolute(executable) ? [dirname(executable)] : []), dirname(process.execPath), ...SYSTEM_PATH];
+  const base: Record<string, string> = {
+    HOME: paths.home,
+    TMPDIR: paths.tmp,
+    XDG_CONFIG_HOME: paths.xdg.config,
+    XDG_CACHE_HOME: paths.xdg.cache,
+    XDG_DATA_HOME: paths.xdg.data,
+    XDG_STATE_HOME: paths.xdg.state,
+    ORKA_WORKSPACE: paths.workspace,
+    PWD: cwd,
+    PATH: [...new Set(pathDirs)].join(":"),
+  };
+  for (const [name, value] of Object.entries(adapterEnv)) {
+    if (!ENV_NAME.test(name)) throw new OrkaError("invalid_argument", `the session's variable name ${JSON.stringify(name)} is not valid: use letters, digits and '_', not starting with a digit`);
+    if (value.includes("\0")) throw new OrkaError("invalid_argument", `the session's variable ${name} contains a NUL character`);
+    if (Object.hasOwn(base, name)) throw new OrkaError("invalid_argument", `the session's variable ${name} is set by the launcher and cannot be replaced`);
+  }
+  return { ...base, ...adapterEnv };
+}
+
+async function writeSessionFiles(root: string, files: SessionFile[]): Promise<void> {
+  for (const file of files) {
+    const path = resolve(file.path);
+    if (path === root || !isInside(root, path)) {
+      throw new OrkaError("invalid_argument", `the session file ${file.path} is outside the session's private root ${root}`);
+    }
+    await mkdir(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+    // A checked-out workspace may hold symbolic links: the directory written into must really be inside the root,
+    // and "wx" refuses to open through a link at the file itself.
+    if (!isInside(await realpath(root), await realpath(dirname(path)))) {
+      throw new OrkaError("invalid_argument", `the session file ${file.path} leads outside the session's private root through a symbolic link`);
+    }
+    await writeFile(path, file.content, { mode: PRIVATE_FILE_MODE, flag: "wx" }).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === "EEXIST" ? new OrkaError("invalid_argument", `the session file ${file.path} already exists (a symbolic link, or listed twice by the adapter)`) : err;
+    });
+  }
+}
+
+interface Spawned {
+  cwd: string;
+  env: Record<string, string>;
+  signal: AbortSignal;
+  onOutput?: (chunk: string) => void;
+}
+
+function spawnSession(executable: string, args: string[], how: Spawned): Promise<SessionOutcome> {
+  const child = spawn(executable, args, { cwd: how.cwd, env: how.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const stdout = new BoundedText(SESSION_STDOUT_LIMIT_BYTES);
+  const stderr = new TailText(SESSION_STDERR_TAIL_BYTES);
+  for (const [stream, sink] of [[child.stdout, stdout], [child.stderr, stderr]] as const) {
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      sink.append(chunk);
+      how.onOutput?.(chunk);
+    });
+  }
+  const killGroup = (signalName: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signalName);
+    } catch {
+      // the group is already gone
+    }
+  };
+  let killTimer: NodeJS.Timeout | undefined;
+  const terminate = () => {
+    killGroup("SIGTERM");
+    killTimer = setTimeout(() => killGroup("SIGKILL"), SESSION_KILL_GRACE_MS);
+  };
+  return new Promise((resolvePromise, reject) => {
+    const settle = () => {
+      how.signal.removeEventListener("abort", terminate);
+      clearTimeout(killTimer);
+    };
+    child.on("error", (err) => {
+      settle();
+      reject(new OrkaError("failed_precondition", `the session's CLI ${executable} could not be started: ${err.message}`));
+    });
+    child.on("exit", (exitCode, exitSignal) => {
+      settle();
+      // Whatever the CLI left running in its group (a language server, a shell) ends with it.
+      killGroup("SIGKILL");
+      void whenPipesClosed(child.stdout, child.stderr).then(() =>
+        resolvePromise({ exitCode, signal: exitSignal, stdout: stdout.text(), stdoutTruncated: stdout.truncated, stderrTail: stderr.text() }),
+      );
+    });
+    if (how.signal.aborted) terminate();
+    else how.signal.addEventListener("abort", terminate, { once: true });
+  });
+}
+
+/** Resolves when both pipes are closed, or after a short wait in which a process outside the group still holds them (then they are destroyed). */
+function whenPipesClosed(...streams: Readable[]): Promise<void> {
+  const closed = streams.map((stream) => (stream.closed ? Promise.resolve() : new Promise<void>((done) => stream.once("close", () => done()))));
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      for (const stream of streams) stream.destroy();
+      done();
+    }, PIPE_DRAIN_MS);
+    void Promise.all(closed).then(() => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}

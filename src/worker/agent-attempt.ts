@@ -1,0 +1,81 @@
+import { join, relative, resolve } from "node:path";
+import type { ExecutionEventInput } from "../store/data-store.ts";
+import type { AgentRun, AttemptConfig } from "../runner/attempt-config.ts";
+import { startMcpBroker, type McpBroker } from "../mcp/broker.ts";
+import type { RuntimeAdapter } from "../runtimes/adapter.ts";
+import { ensureCli } from "../runtimes/install.ts";
+import { startProviderProxy } from "../runtimes/provider-proxy.ts";
+import { runtimeAdapter } from "../runtimes/registry.ts";
+import { prepareSessionPaths, runSession, type SessionOutcome } from "../runtimes/session.ts";
+import { errorMessage } from "../util/errors.ts";
+import { attemptToolExecutor } from "./attempt-tools.ts";
+import { brokeredToolRunner } from "./brokered-calls.ts";
+import type { ControlPlaneClient } from "./client.ts";
+import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
+
+/** One broker per worker process: each session gets its own route and bearer on it. */
+let broker: Promise<McpBroker> | undefined;
+const sharedBroker = () => (broker ??= startMcpBroker());
+
+/**
+ * A coding-agent session: the CLI runs in a private root, reaches the model through a proxy that holds
+ * the Provider key, and Orka's tools through the broker, which has every call checked by the control plane.
+ */
+export async function runAgentAttempt(config: AttemptConfig, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void, io: AttemptIO): Promise<AttemptOutcome> {
+  const run = config.agent!;
+  const adapter = runtimeAdapter(run.runtime);
+  emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${run.runtime} session on ${run.endpoint.name}/${run.policy.model}, ${run.brokered.length} Orka tools` });
+  try {
+    const command = run.command ?? [await ensureCli(adapter.cli, run.cliCacheDir)];
+    const outcome = await launch(config, run, adapter, command, client, io);
+    if (io.signal.aborted) throw io.signal.reason ?? new Error("attempt was stopped");
+    if (outcome.exitCode !== 0) return failed(emit, exitReason(run, outcome));
+    const answer = adapter.finalAnswer(outcome.stdout);
+    await client.postResult(answer);
+    emit({ type: "ResultSubmitted", summary: `result of ${answer.length} characters` });
+    emit({ type: "WorkerCompleted", summary: "attempt succeeded" });
+    return { exitCode: 0 };
+  } catch (err) {
+    return failed(emit, io.signal.aborted ? "attempt was stopped" : errorMessage(err));
+  }
+}
+
+async function launch(config: AttemptConfig, run: AgentRun, adapter: RuntimeAdapter, command: string[], client: ControlPlaneClient, io: AttemptIO): Promise<SessionOutcome> {
+  const execute = attemptToolExecutor(config, client, io.signal, { allowed: run.brokered.map((t) => t.name), custom: run.brokered.filter((t) => t.digest).map((t) => t.name) });
+  const session = (await sharedBroker()).open({ tools: run.brokered, run: brokeredToolRunner({ config, client, execute }) });
+  const proxy = await startProviderProxy({ endpoint: run.endpoint, wire: adapter.wire });
+  try {
+    const paths = { ...(await prepareSessionPaths(config.tmpDir, config.attemptId)), workspace: config.workspaceDir };
+    return await runSession({
+      command,
+      adapter,
+      launch: { policy: run.policy, prompt: run.prompt, paths, mcp: { url: session.url, bearer: session.bearer }, provider: { baseURL: proxy.baseURL, token: proxy.token } },
+      cwd: workingDirectory(config.workspaceDir, run.subPath),
+      onOutput: io.log,
+      signal: io.signal,
+    });
+  } finally {
+    session.close();
+    await proxy.close();
+  }
+}
+
+/** The workspace, or `subPath` inside it: a path that leaves it is refused. */
+function workingDirectory(workspace: string, subPath: string | undefined): string {
+  if (!subPath) return workspace;
+  const dir = resolve(join(workspace, subPath));
+  const inside = relative(workspace, dir);
+  if (inside.startsWith("..") || resolve(workspace, inside) !== dir) throw new Error(`workspace.subPath ${subPath} leaves the workspace`);
+  return dir;
+}
+
+function exitReason(run: AgentRun, outcome: SessionOutcome): string {
+  const how = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+  const tail = outcome.stderrTail.trim();
+  return `${run.runtime} ${how}${tail ? `: ${tail}` : ""}`;
+}
+
+function failed(emit: (event: ExecutionEventInput) => void, reason: string): AttemptOutcome {
+  emit({ type: "WorkerFailed", severity: "error", summary: reason });
+  return { exitCode: 1, reason };
+}

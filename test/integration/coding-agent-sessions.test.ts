@@ -1,0 +1,193 @@
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
+import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+
+const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
+const PROVIDER_KEY = "sk-ant-peer-key-that-must-stay-out-of-the-cli";
+const REPO = "https://github.com/o/app";
+const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000009";
+
+/** Whether a process is gone (or a zombie nobody has reaped yet). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return /\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+// A coding-agent Task end to end through a real server: the claude runtime's command is replaced by the
+// scripted stand-in CLI (a real MCP client), which reaches Orka's tools through the session's broker.
+describe("coding-agent sessions through a real server", () => {
+  let orka: OrkaUnderTest;
+  let stop: () => Promise<void>;
+  let fixture: http.Server;
+  let fixtureURL: string;
+  let git: GitPeer;
+  let ticketTool = "";
+  /** Requests the fixture received, by path, with the Idempotency-Key each carried. */
+  const hits: { method: string; path: string; key?: string }[] = [];
+  /** Calls of the fixture's tools (availability probes do not POST). */
+  const hitsOn = (path: string) => hits.filter((hit) => hit.path === path && hit.method === "POST");
+
+  beforeAll(async () => {
+    fixture = http.createServer((request, response) => {
+      hits.push({ method: request.method ?? "", path: request.url ?? "", key: request.headers["idempotency-key"] as string | undefined });
+      response.setHeader("content-type", request.url === "/page" ? "text/plain" : "application/json");
+      response.end(request.url === "/page" ? "fixture page: hello from the local web" : JSON.stringify({ ticket: hits.length }));
+    });
+    await new Promise<void>((resolve) => fixture.listen(0, "127.0.0.1", resolve));
+    fixtureURL = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}/page`;
+    ticketTool = `apiVersion: core.orka.ai/v1alpha1
+kind: Tool
+metadata: {name: ticket}
+spec:
+  description: Opens a ticket
+  brokeredToolClass: write
+  parameters: {type: object, properties: {title: {type: string}}}
+  http: {url: "${fixtureURL.replace("/page", "/ticket")}", method: POST}
+`;
+    git = await startGitPeer();
+    await git.createRepo("o/app", { files: { "README.md": "hello\n" }, branch: "main" });
+    git.addToken(GIT_TOKEN, "reader", { "o/app": "read" });
+    ({ orka, stop } = await startOrkaWithPeer(
+      `apiVersion: v1
+kind: Secret
+metadata: {name: anthropic-key}
+stringData: {api-key: ${PROVIDER_KEY}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Provider
+metadata: {name: claude-peer}
+spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: anthropic-key}}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: coder}
+spec:
+  model: {provider: claude-peer, name: claude-test-model}
+  runtime: {type: claude, defaultAllowedTools: [Read, Grep, web_fetch, remember]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: git-read}
+stringData: {token: ${GIT_TOKEN}}
+---
+${ticketTool}`,
+      { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]), ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_MARKER_OF_THE_SERVER: "server-env-marker", ORKA_GIT_CONFIG: git.clientConfigFile },
+    ));
+  }, 60_000);
+  afterAll(async () => {
+    await stop?.();
+    await new Promise((resolve) => fixture?.close(resolve));
+    await git?.close();
+  });
+
+  async function runTask(name: string, script: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+    const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name }, spec: { type: "agent", agentRef: { name: "coder" }, prompt: JSON.stringify(script), ...extra } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return orka.waitFor(name, ["Succeeded", "Failed"], 60_000);
+  }
+
+  const resultOf = async (name: string) => JSON.parse((await orka.api("GET", `/api/v1/tasks/${name}/result`)).body.result ?? "null");
+
+  it("lists exactly the brokered tools and runs web_fetch through the broker, the CLI's answer being the result", async () => {
+    const task = await runTask("fetches", { calls: [{ tool: "web_fetch", arguments: { url: fixtureURL } }], print: "done" });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const answer = await resultOf("fetches");
+    expect(answer.tools.sort()).toEqual(["remember", "web_fetch"]);
+    expect(answer.calls[0].error, JSON.stringify(answer.calls[0].error)).toBeUndefined();
+    expect(answer.calls[0].result.isError).toBe(false);
+    expect(answer.calls[0].result.content[0].text).toContain("fixture page: hello from the local web");
+    expect(answer.print).toBe("done");
+  });
+
+  it("builds the CLI's environment from nothing: no Provider key, no server variables, a private HOME", async () => {
+    const task = await runTask("environment", { env: true });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const { env } = await resultOf("environment");
+    const text = JSON.stringify(env);
+    expect(text).not.toContain(PROVIDER_KEY);
+    expect(text).not.toContain("server-env-marker");
+    expect(Object.keys(env).filter((name) => name.startsWith("ORKA_") && name !== "ORKA_WORKSPACE")).toEqual([]);
+    expect(env.HOME).toMatch(/\/home$/);
+    expect(env.HOME).not.toBe(process.env.HOME);
+  });
+
+  it("refuses a native name and a tool the session was not given, and nothing runs", async () => {
+    const before = hitsOn("/ticket").length;
+    const task = await runTask("refused", { calls: [{ tool: "Read", arguments: { file_path: "/etc/hostname" } }, { tool: "ticket", arguments: { title: "not given" } }] });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const { calls } = await resultOf("refused");
+    expect(calls.map((call: any) => call.error?.code)).toEqual([-32001, -32001]);
+    expect(calls[1].error.message).toContain("MCP tool call is not authorized");
+    expect(hitsOn("/ticket").length).toBe(before);
+  });
+
+  it("runs a consequential call once per call id: the same id again is replayed, with other arguments refused", async () => {
+    const ticket = (title: string) => ({ tool: "ticket", id: "call-ticket-1", arguments: { title } });
+    const task = await runTask("ticket-once", { calls: [ticket("first"), ticket("first"), ticket("second")] }, { agentRuntime: { allowedTools: ["ticket"] } });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const { tools, calls } = await resultOf("ticket-once");
+    expect(tools).toEqual(["ticket"]);
+    expect(hitsOn("/ticket"), JSON.stringify(calls)).toHaveLength(1);
+    expect(hitsOn("/ticket")[0].key).toMatch(/^[0-9a-f]{64}$/);
+    expect(calls[0].result.isError).toBe(false);
+    expect(calls[1].result).toMatchObject({ isError: false, _meta: { "orka.replayed": true }, content: calls[0].result.content });
+    expect(calls[2].error).toMatchObject({ code: -32001 });
+  });
+
+  it("refuses a custom Tool that was edited after the session started", async () => {
+    const before = hitsOn("/ticket").length;
+    const created = await orka.api("POST", "/api/v1/tasks", {
+      metadata: { name: "edited-tool" },
+      spec: { type: "agent", agentRef: { name: "coder" }, agentRuntime: { allowedTools: ["ticket"] }, prompt: JSON.stringify({ calls: [{ tool: "ticket", arguments: { title: "a" } }, { tool: "ticket", delayMs: 3_000, arguments: { title: "b" } }] }) },
+    });
+    expect(created.status).toBe(201);
+    for (const deadline = Date.now() + 30_000; hitsOn("/ticket").length === before; await new Promise((done) => setTimeout(done, 50))) {
+      if (Date.now() > deadline) throw new Error("the session never called the Tool");
+    }
+    const edited = await orka.cli(["apply", "-f", "-"], ticketTool.replace("Opens a ticket", "Opens a ticket, edited"));
+    expect(edited.code, edited.stderr).toBe(0);
+    expect((await orka.waitFor("edited-tool", ["Succeeded", "Failed"], 30_000)).status.phase).toBe("Succeeded");
+    const { calls } = await resultOf("edited-tool");
+    expect(calls[0].result.isError).toBe(false);
+    expect(calls[1].error).toMatchObject({ code: -32001 });
+    expect(calls[1].error.message).toContain("changed");
+    expect(hitsOn("/ticket").length).toBe(before + 1);
+  });
+
+  it("kills the whole process group when the Task times out", async () => {
+    const task = await runTask("sleepy", { spawnChild: true, sleep: 60 }, { timeout: "4s" });
+    expect(task.status.phase).toBe("Failed");
+    expect(task.status.message).toContain("timed out");
+    const logs: string = (await orka.api("GET", "/api/v1/tasks/sleepy/logs")).body.logs;
+    const pids = [...logs.matchAll(/fake-cli (?:child )?pid (\d+)/g)].map((match) => Number(match[1]));
+    expect(pids).toHaveLength(2);
+    for (const deadline = Date.now() + 10_000; !pids.every(gone); await new Promise((done) => setTimeout(done, 100))) {
+      if (Date.now() > deadline) throw new Error(`processes still running: ${pids.filter((pid) => !gone(pid))}`);
+    }
+  });
+
+  it("fails a read-intent Task whose CLI changed the checkout, and validates one that did not", async () => {
+    const workspace = { intent: "read", gitRepo: REPO, readCredentialRef: "git-read" };
+    const task = await runTask("writes-anyway", { writeFile: "notes.txt" }, { workspace });
+    expect(task.status.phase, JSON.stringify(task.status)).toBe("Failed");
+    expect(task.status.delivery).toMatchObject({ outcome: "ReadOnlyWorkspaceModified" });
+    expect(task.status.message).toContain("delivery ReadOnlyWorkspaceModified");
+    expect((await resultOf("writes-anyway")).files).toEqual(["notes.txt"]);
+    const untouched = await runTask("reads-only", { print: "looked" }, { workspace });
+    expect(untouched.status.phase, untouched.status.message).toBe("Succeeded");
+    expect(untouched.status.delivery).toMatchObject({ outcome: "ReadValidated" });
+  });
+});

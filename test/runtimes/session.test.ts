@@ -1,0 +1,260 @@
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeAdapter, RuntimeLaunch, SessionFile, SessionPaths, SessionPolicy } from "../../src/runtimes/adapter.ts";
+import { startMcpBroker } from "../../src/mcp/broker.ts";
+import type { BrokerCall } from "../../src/mcp/calls.ts";
+import { prepareSessionPaths, runSession, SESSION_STDOUT_LIMIT_BYTES, type SessionOutcome } from "../../src/runtimes/session.ts";
+
+const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
+const MARKER = "ORKA_SESSION_TEST_MARKER";
+
+const policy: SessionPolicy = { nativeTools: "unrestricted", disallowedTools: [], allowBash: true, maxTurns: 5, brokeredTools: [], intent: "write", model: "test-model" };
+
+/** A claude-like adapter: the prompt as `-p`, one settings file in the private config directory, one variable. */
+function testAdapter(extra: { files?: (launch: RuntimeLaunch) => SessionFile[]; env?: Record<string, string> } = {}): RuntimeAdapter {
+  return {
+    runtime: "claude",
+    cli: { packageName: "fake-coding-cli", version: "0.0.0", bin: "fake" },
+    wire: "anthropic-messages",
+    refusal: () => undefined,
+    files: extra.files ?? ((launch) => [{ path: join(launch.paths.xdg.config, "fake", "settings.json"), content: "{}" }]),
+    argv: (launch) => ["-p", launch.prompt, "--output-format", "json", "--model", launch.policy.model],
+    env: () => extra.env ?? { FAKE_CLI_MODEL: "test-model" },
+    finalAnswer: (stdout) => (JSON.parse(stdout) as { result: string }).result,
+  };
+}
+
+function launchFor(paths: SessionPaths, script: Record<string, unknown>): RuntimeLaunch {
+  return { policy, prompt: JSON.stringify(script), paths, mcp: { url: "http://127.0.0.1:1/unused", bearer: "unused" }, provider: { baseURL: "http://127.0.0.1:1", token: "unused" } };
+}
+
+interface Answer {
+  env?: Record<string, string>;
+  print?: string;
+  tools?: string[];
+  calls?: { tool: string; result?: unknown; error?: { code: number; message: string } }[];
+}
+
+function answerOf(outcome: SessionOutcome): Answer {
+  return JSON.parse(testAdapter().finalAnswer(outcome.stdout)) as Answer;
+}
+
+/** Not running: gone, or a zombie waiting for init to reap it. */
+function notRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
+  } catch {
+    return true;
+  }
+}
+
+/** Waits (bounded) until `process.kill(pid, 0)` fails: init reaps an orphaned zombie within a few seconds. */
+async function signalFailsWithin(pid: number, ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((done) => setTimeout(done, 50))) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+function pidsIn(output: string): { cli?: number; child?: number } {
+  const cli = /fake-cli pid (\d+)/.exec(output)?.[1];
+  const child = /fake-cli child pid (\d+)/.exec(output)?.[1];
+  return { cli: cli ? Number(cli) : undefined, child: child ? Number(child) : undefined };
+}
+
+async function until(condition: () => boolean, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; !condition(); await new Promise((done) => setTimeout(done, 20))) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+  }
+}
+
+let base: string;
+beforeAll(() => {
+  base = realpathSync(mkdtempSync(join(tmpdir(), "orka-sessions-")));
+  process.env[MARKER] = "must-not-reach-the-cli";
+});
+afterAll(() => {
+  delete process.env[MARKER];
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe("a session's private root", () => {
+  it("is a fresh directory named after the session with home, tmp, workspace and XDG directories, all mode 0700", async () => {
+    const paths = await prepareSessionPaths(base, "task-1.attempt_2");
+    expect(paths.root.startsWith(join(base, "task-1.attempt_2-"))).toBe(true);
+    const dirs = [paths.root, paths.home, paths.tmp, paths.workspace, ...Object.values(paths.xdg), join(paths.root, "xdg")];
+    for (const dir of dirs) expect(statSync(dir).mode & 0o777, dir).toBe(0o700);
+    const again = await prepareSessionPaths(base, "task-1.attempt_2");
+    expect(again.root).not.toBe(paths.root);
+  });
+
+  it.each(["", "../escape", ".hidden", "-dash", "a/b", "a b", "x".repeat(129)])("refuses the session id %j", async (id) => {
+    await expect(prepareSessionPaths(base, id)).rejects.toThrow(/session id .* is not valid/);
+  });
+
+  it("refuses a relative base, a missing one and one that is a symbolic link", async () => {
+    const link = join(base, "link");
+    mkdirSync(join(base, "real"));
+    symlinkSync(join(base, "real"), link);
+    await expect(prepareSessionPaths("relative/dir", "s")).rejects.toThrow(/absolute/);
+    await expect(prepareSessionPaths(join(base, "missing"), "s")).rejects.toThrow(/existing directory/);
+    await expect(prepareSessionPaths(link, "s")).rejects.toThrow(/symbolic link/);
+  });
+});
+
+describe("running a session's CLI", () => {
+  it("gives the CLI an environment built from nothing: its private directories, a PATH with Node, the adapter's variables", async () => {
+    const paths = await prepareSessionPaths(base, "env");
+    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { env: true, print: "hello" }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(0);
+    const env = answerOf(outcome).env ?? {};
+    expect(env[MARKER]).toBeUndefined();
+    expect(Object.keys(env).sort()).toEqual(
+      ["FAKE_CLI_MODEL", "HOME", "ORKA_WORKSPACE", "PATH", "PWD", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"].sort(),
+    );
+    expect(env).toMatchObject({ HOME: paths.home, TMPDIR: paths.tmp, ORKA_WORKSPACE: paths.workspace, PWD: paths.workspace, XDG_CONFIG_HOME: paths.xdg.config, FAKE_CLI_MODEL: "test-model" });
+    expect(env.PATH?.split(":")).toEqual(expect.arrayContaining(["/usr/local/bin", "/usr/bin", "/bin"]));
+    expect(answerOf(outcome).print).toBe("hello");
+  });
+
+  it("writes the adapter's files mode 0600 in directories mode 0700 before the CLI starts", async () => {
+    const paths = await prepareSessionPaths(base, "files");
+    const settings = join(paths.xdg.config, "fake", "settings.json");
+    await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(lstatSync(settings).mode & 0o777).toBe(0o600);
+    expect(statSync(join(paths.xdg.config, "fake")).mode & 0o777).toBe(0o700);
+  });
+
+  it("refuses a file outside the private root, and starts nothing", async () => {
+    const paths = await prepareSessionPaths(base, "escape");
+    const outside = join(base, "escaped.json");
+    const adapter = testAdapter({ files: (launch) => [{ path: join(launch.paths.root, "..", "escaped.json"), content: "{}" }] });
+    const output: string[] = [];
+    await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, onOutput: (chunk) => output.push(chunk), signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/outside the session's private root/);
+    expect(() => statSync(outside)).toThrow();
+    expect(output).toEqual([]);
+  });
+
+  it("refuses a file whose directory is a symbolic link out of the root, or which is itself one", async () => {
+    const paths = await prepareSessionPaths(base, "linked");
+    const outsideDir = join(base, "linked-outside");
+    mkdirSync(outsideDir);
+    symlinkSync(outsideDir, join(paths.workspace, ".claude"));
+    symlinkSync(join(outsideDir, "target.json"), join(paths.home, "settings.json"));
+    for (const path of [join(paths.workspace, ".claude", "settings.json"), join(paths.home, "settings.json")]) {
+      const adapter = testAdapter({ files: () => [{ path, content: "{}" }] });
+      await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/symbolic link/);
+    }
+    expect(readdirSync(outsideDir)).toEqual([]);
+  });
+
+  it.each([
+    [{ "BAD-NAME": "x" }, /variable name "BAD-NAME" is not valid/],
+    [{ GOOD: "a\0b" }, /contains a NUL character/],
+    [{ HOME: "/root" }, /HOME is set by the launcher/],
+  ])("refuses the adapter variables %j", async (env, message) => {
+    const paths = await prepareSessionPaths(base, "badenv");
+    await expect(runSession({ command: ["node", FAKE_CLI], adapter: testAdapter({ env }), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(message);
+  });
+
+  it("refuses a working directory outside the workspace", async () => {
+    const paths = await prepareSessionPaths(base, "cwd");
+    await expect(runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.home, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/inside its workspace/);
+  });
+
+  it("on abort ends the CLI and its grandchild (SIGTERM to the group), and resolves only after the CLI exited", async () => {
+    const paths = await prepareSessionPaths(base, "abort");
+    const controller = new AbortController();
+    let output = "";
+    const running = runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { spawnChild: true, sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
+    await until(() => pidsIn(output).child !== undefined, 10_000);
+    const { cli, child } = pidsIn(output) as { cli: number; child: number };
+    expect(notRunning(child)).toBe(false);
+    controller.abort();
+    const outcome = await running;
+    expect(outcome.signal).toBe("SIGTERM");
+    expect(notRunning(cli)).toBe(true);
+    expect(notRunning(child)).toBe(true);
+    expect(await signalFailsWithin(child, 8_000)).toBe(true);
+  });
+
+  it("kills the group with SIGKILL when the CLI ignores SIGTERM for the grace period", async () => {
+    const paths = await prepareSessionPaths(base, "stubborn");
+    const controller = new AbortController();
+    let output = "";
+    const running = runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { ignoreSigterm: true, sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
+    await until(() => pidsIn(output).cli !== undefined, 10_000);
+    controller.abort();
+    const outcome = await running;
+    expect(output).toContain("fake-cli ignores SIGTERM");
+    expect(outcome.signal).toBe("SIGKILL");
+    expect(notRunning(pidsIn(output).cli as number)).toBe(true);
+  });
+
+  it("kills what the CLI left running in its group once it exits", async () => {
+    const paths = await prepareSessionPaths(base, "stray");
+    let output = "";
+    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { spawnChild: true }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(0);
+    const { child } = pidsIn(output);
+    expect(child).toBeTypeOf("number");
+    expect(await signalFailsWithin(child as number, 8_000)).toBe(true);
+  });
+
+  it("keeps at most 4 MiB of stdout and says it cut the rest; keeps the tail of stderr", async () => {
+    const paths = await prepareSessionPaths(base, "flood");
+    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { flood: SESSION_STDOUT_LIMIT_BYTES + 4096, exitCode: 3 }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(3);
+    expect(outcome.stdoutTruncated).toBe(true);
+    expect(outcome.stdout).toMatch(/\[truncated after 4194304 bytes; \d+ bytes omitted\]$/);
+    expect(Buffer.byteLength(outcome.stdout)).toBeLessThan(SESSION_STDOUT_LIMIT_BYTES + 100);
+    expect(outcome.stderrTail).toMatch(/fake-cli pid \d+/);
+  });
+
+  it("rejects when the command cannot be started", async () => {
+    const paths = await prepareSessionPaths(base, "missing");
+    await expect(runSession({ command: [join(base, "no-such-cli")], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/could not be started/);
+  });
+});
+
+describe("the scripted stand-in CLI through a real broker", () => {
+  it("reads its MCP configuration, lists the session's tools, calls them and answers what it saw", async () => {
+    const broker = await startMcpBroker();
+    try {
+      const seen: BrokerCall[] = [];
+      const tools = [{ name: "web_fetch", description: "Fetch a page.", inputSchema: { type: "object", properties: { url: { type: "string" } } }, effect: "read_only" as const }];
+      const route = broker.open({ tools, run: async (call) => (seen.push(call), { text: '{"title":"fixture"}', isError: false }) });
+      const paths = await prepareSessionPaths(base, "brokered");
+      const mcpConfig = join(paths.xdg.config, "claude", "mcp.json");
+      const adapter: RuntimeAdapter = {
+        ...testAdapter(),
+        files: (launch) => [{ path: mcpConfig, content: JSON.stringify({ mcpServers: { orka: { type: "http", url: launch.mcp.url, headers: { Authorization: `Bearer ${launch.mcp.bearer}` } } } }) }],
+        argv: (launch) => ["-p", launch.prompt, "--output-format", "json", "--mcp-config", mcpConfig, "--strict-mcp-config", "--allowedTools", "mcp__orka__web_fetch"],
+      };
+      const script = { calls: [{ tool: "web_fetch", arguments: { url: "http://fixture.test/" } }, { tool: "code_exec", arguments: {} }], print: "done" };
+      const launch = { ...launchFor(paths, script), mcp: { url: route.url, bearer: route.bearer } };
+      const outcome = await runSession({ command: ["node", FAKE_CLI], adapter, launch, cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+      expect(outcome.exitCode).toBe(0);
+      const answer = answerOf(outcome);
+      expect(answer.tools).toEqual(["web_fetch"]);
+      expect(answer.calls?.[0]).toMatchObject({ tool: "web_fetch", result: { content: [{ type: "text", text: '{"title":"fixture"}' }], isError: false, structuredContent: { title: "fixture" } } });
+      expect(answer.calls?.[1]).toMatchObject({ tool: "code_exec", error: { code: -32001 } });
+      expect(seen.map((call) => call.name)).toEqual(["web_fetch"]);
+      expect(answer.print).toBe("done");
+    } finally {
+      await broker.close();
+    }
+  });
+});
