@@ -71,6 +71,9 @@ export async function resolveTaskFacts(store: ResourceStore, task: Task, tools?:
     dependencies.push({ field, namespace: providerNamespace });
     for (const fallback of agent?.spec.model?.fallbacks ?? []) models.push({ provider: fallback.providerRef, providerNamespace: namespace, model: fallback.model });
   }
+  // A coding-agent session's Provider is the one its Agent's model names, in the Agent's namespace (a reference already checked as agentRef's).
+  const runtimeProvider = agent?.spec.runtime && agent.spec.model?.provider;
+  if (spec.type === "agent" && runtimeProvider) models.push({ provider: runtimeProvider, providerNamespace: agentNamespace, model: agent.spec.model?.name });
 
   const workspace = spec.workspace;
   const credentialSecrets = [

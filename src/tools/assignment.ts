@@ -51,7 +51,8 @@ export const COORDINATOR_TOOLS = familyToolNames("coordination", "messaging", "p
 export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.taskType === "ai", add: MEMORY_TOOLS, injected: false },
   { when: (t) => t.coordination?.enabled === true, add: COORDINATOR_TOOLS, injected: true },
-  { when: (t) => t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
+  // A coding CLI has no way to wait for a human's decision: its autonomy needs no approval tool.
+  { when: (t) => t.taskType !== "agent" && t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
   { when: (t) => t.gatewayInterim === true, add: familyToolNames("gateway"), injected: false },
   { when: (t) => t.validation === true, add: familyToolNames("monitors"), injected: false, onlyHere: "it runs a PR monitor's validation commands, and this Task has none (spec.validation)" },
@@ -69,6 +70,8 @@ export function assembleToolset(task: ToolsetInput): Toolset {
   const toolset: Toolset = { names: [], custom: [], warnings: [], unrestricted: false };
   const add = (name: string) => {
     if (!toolset.names.includes(name)) toolset.names.push(name);
+    // A coding-agent session's list may name custom Tools too.
+    if (!BUILTIN_TOOL_NAMES.has(name) && task.customTools.has(name) && !toolset.custom.includes(name)) toolset.custom.push(name);
   };
   const warn = (warning: string) => {
     if (!toolset.warnings.includes(warning)) toolset.warnings.push(warning);
@@ -82,10 +85,8 @@ export function assembleToolset(task: ToolsetInput): Toolset {
     const skipped = confinedElsewhere(name, task);
     if (skipped) warn(skipped);
     else if (BUILTIN_TOOL_NAMES.has(name)) add(name);
-    else if (task.customTools.has(name)) {
-      add(name);
-      if (!toolset.custom.includes(name)) toolset.custom.push(name);
-    } else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
+    else if (task.customTools.has(name)) add(name);
+    else warn(`tool "${name}" is neither a built-in tool nor a Tool in this namespace; skipped`);
   }
 
   for (const rule of AUTO_ADDED_RULES) {

@@ -45,6 +45,8 @@ describe("three-source tool list", () => {
   it("an autonomous coordinator also gets request_approval", () => {
     expect(names({ coordination: { enabled: true, autonomous: true } }).at(-1)).toBe("request_approval");
     expect(names({ coordination: { enabled: false, autonomous: true } })).not.toContain("request_approval");
+    // A coding CLI cannot wait for a human's decision.
+    expect(names({ taskType: "agent", coordination: { enabled: true, autonomous: true } })).not.toContain("request_approval");
   });
 
   it("a delegated child gets send_message and check_messages", () => {
@@ -127,6 +129,10 @@ describe("a coding-agent runtime's own tools", () => {
     expect(agentTask({ runtime: claude({ allowedTools: ["Read", "Grep"] }) })).toMatchObject({ names: ["Grep", "Read"], unrestricted: false });
     expect(agentTask({ runtime: claude({ allowedTools: ["Read"], allowBash: true }), isChild: true }).names).toEqual(["send_message", "check_messages", "Read"]);
     expect(agentTask({ runtime: claude({ allowedTools: ["Read", "Bash"], allowBash: false }) }).names).toEqual(["Read"]);
+  });
+
+  it("knows a custom Tool its runtime list names as custom (its credentials need the grant too)", () => {
+    expect(agentTask({ runtime: claude({ allowedTools: ["Read", "weather"] }) })).toMatchObject({ names: ["Read", "weather"], custom: ["weather"] });
   });
 
   it("is unrestricted without a tool list, whatever the disable annotation says", () => {
