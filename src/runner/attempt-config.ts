@@ -79,8 +79,6 @@ export interface AgentRun {
   policy: SessionPolicy;
   /** The Orka tools the broker lists and runs. */
   brokered: BrokeredTool[];
-  /** Where in the workspace the CLI starts (`workspace.subPath`); the workspace itself when absent. */
-  subPath?: string;
 }
 
 /** An Orka tool offered to a coding CLI through the session's MCP broker. */

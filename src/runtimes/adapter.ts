@@ -59,7 +59,7 @@ export interface SessionPaths {
   root: string;
   home: string;
   tmp: string;
-  /** The checkout (or empty directory) the CLI works in; its cwd is this or `subPath` below it. */
+  /** The checkout (or empty directory) the CLI works in, and its working directory. */
   workspace: string;
   xdg: { config: string; cache: string; data: string; state: string };
 }

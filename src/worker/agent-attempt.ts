@@ -1,10 +1,9 @@
-import { join, relative, resolve } from "node:path";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { AgentRun, AttemptConfig } from "../runner/attempt-config.ts";
 import { startMcpBroker, type McpBroker } from "../mcp/broker.ts";
 import type { RuntimeAdapter } from "../runtimes/adapter.ts";
 import { ensureCli } from "../runtimes/install.ts";
-import { startProviderProxy } from "../runtimes/provider-proxy.ts";
+import { startProviderProxy, type ProviderProxy } from "../runtimes/provider-proxy.ts";
 import { runtimeAdapter } from "../runtimes/registry.ts";
 import { prepareSessionPaths, runSession, type SessionOutcome } from "../runtimes/session.ts";
 import { errorMessage } from "../util/errors.ts";
@@ -42,31 +41,24 @@ export async function runAgentAttempt(config: AttemptConfig, client: ControlPlan
 
 async function launch(config: AttemptConfig, run: AgentRun, adapter: RuntimeAdapter, command: string[], client: ControlPlaneClient, io: AttemptIO): Promise<SessionOutcome> {
   const execute = attemptToolExecutor(config, client, io.signal, { allowed: run.brokered.map((t) => t.name), custom: run.brokered.filter((t) => t.digest).map((t) => t.name) });
-  const session = (await sharedBroker()).open({ tools: run.brokered, run: brokeredToolRunner({ config, client, execute }) });
-  const proxy = await startProviderProxy({ endpoint: run.endpoint, wire: adapter.wire });
+  const broker = await sharedBroker();
+  const session = broker.open({ tools: run.brokered, run: brokeredToolRunner({ config, client, execute }) });
+  let proxy: ProviderProxy | undefined;
   try {
+    proxy = await startProviderProxy({ endpoint: run.endpoint, wire: adapter.wire });
     const paths = { ...(await prepareSessionPaths(config.tmpDir, config.attemptId)), workspace: config.workspaceDir };
     return await runSession({
       command,
       adapter,
       launch: { policy: run.policy, prompt: run.prompt, paths, mcp: { url: session.url, bearer: session.bearer }, provider: { baseURL: proxy.baseURL, token: proxy.token } },
-      cwd: workingDirectory(config.workspaceDir, run.subPath),
+      cwd: config.workspaceDir,
       onOutput: io.log,
       signal: io.signal,
     });
   } finally {
     session.close();
-    await proxy.close();
+    await proxy?.close();
   }
-}
-
-/** The workspace, or `subPath` inside it: a path that leaves it is refused. */
-function workingDirectory(workspace: string, subPath: string | undefined): string {
-  if (!subPath) return workspace;
-  const dir = resolve(join(workspace, subPath));
-  const inside = relative(workspace, dir);
-  if (inside.startsWith("..") || resolve(workspace, inside) !== dir) throw new Error(`workspace.subPath ${subPath} leaves the workspace`);
-  return dir;
 }
 
 function exitReason(run: AgentRun, outcome: SessionOutcome): string {
