@@ -33,9 +33,9 @@ export async function assignTaskTools(store: ResourceStore, task: Task, agent?: 
   const customTools = await enabledCustomTools(store, metadata.namespace);
   const toolset = assembleToolset({
     taskType: spec.type,
-    // A coding-agent session's tools are its runtime's list (below), not the tools an ai Agent selects.
+    // A coding-agent session's tools are its runtime's list (below), not the tools an ai Task selects.
     agentTools: spec.type === "agent" ? undefined : agent?.spec.tools,
-    aiTools: spec.ai?.tools,
+    aiTools: spec.type === "agent" ? undefined : spec.ai?.tools,
     coordination: agent?.spec.coordination,
     isChild: parentTaskName(task) !== undefined,
     validation: spec.validation !== undefined,

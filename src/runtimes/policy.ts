@@ -114,6 +114,10 @@ export function classifySessionTools(
   const errors: string[] = [];
   for (const name of names) {
     if (denied.has(lower(name))) continue;
+    if (baseName(name) !== name && lower(baseName(name)) !== "bash") {
+      errors.push(`"${name}": only Bash takes a scope (such as Bash(git:*)); the CLIs do not enforce one on other tools, so name "${baseName(name)}" whole or leave it out`);
+      continue;
+    }
     const nativeName = nativeSpelling(runtime, name);
     if (nativeName) native.push(nativeName);
     else {

@@ -50,7 +50,8 @@ export const COORDINATOR_TOOLS = familyToolNames("coordination", "messaging", "p
 /** Source 2 of the built-in tools page, one row per sentence of "Tools Orka adds automatically", then the runtime's own tools. */
 export const AUTO_ADDED_RULES: readonly Rule[] = [
   { when: (t) => t.taskType === "ai", add: MEMORY_TOOLS, injected: false },
-  { when: (t) => t.coordination?.enabled === true, add: COORDINATOR_TOOLS, injected: true },
+  // A coding-agent session gets Orka's tools only by name in its runtime's list, beside a child's messaging.
+  { when: (t) => t.taskType !== "agent" && t.coordination?.enabled === true, add: COORDINATOR_TOOLS, injected: true },
   // A coding CLI has no way to wait for a human's decision: its autonomy needs no approval tool.
   { when: (t) => t.taskType !== "agent" && t.coordination?.enabled === true && t.coordination.autonomous === true, add: ["request_approval"], injected: true },
   { when: (t) => t.isChild, add: familyToolNames("messaging"), injected: true },
