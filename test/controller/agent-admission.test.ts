@@ -134,6 +134,7 @@ describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
       grants: new GrantGate({ mode, scopeOverrides: {} }, new SqliteAuditStore(store.db, { maxAgeMs: 60_000, maxRows: 100 }), createLogger("silent")),
       providers: {},
       runtimeCommands: { claude: ["node", "/opt/fake-claude.mjs"] },
+      runtimeCacheDir: "/var/cache/orka-runtimes",
     });
 
   beforeEach(async () => {
@@ -157,6 +158,7 @@ describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
     expect(admission.plan.agent).toEqual({
       runtime: "claude",
       command: ["node", "/opt/fake-claude.mjs"],
+      cliCacheDir: "/var/cache/orka-runtimes",
       endpoint: expect.objectContaining({ name: "anthropic-api", type: "anthropic", model: "claude-sonnet-4-5", baseURL: "http://127.0.0.1:9", apiKey: PROVIDER_KEY }),
       prompt: "Fix the bug",
       policy: {
