@@ -68,7 +68,8 @@ describe("admission of coding-agent Tasks (embedded server)", () => {
   const agentTask = (name: string, agent: string, spec: Record<string, unknown> = {}) => created("/tasks", { metadata: { name }, spec: { type: "agent", agentRef: { name: agent }, prompt: "Summarize the README", ...spec } });
 
   beforeAll(async () => {
-    orka = await startEmbeddedOrka();
+    // A valid Task starts a session: its CLI is a stand-in that exits at once, never the pinned CLI from the registry.
+    orka = await startEmbeddedOrka({}, { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, "-e", "process.exit(3)"]) });
     for (const [path, body] of RESOURCES) await created(`/${path}`, body);
   });
   afterAll(() => orka?.close());
