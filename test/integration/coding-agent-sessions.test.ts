@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
+import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 
@@ -31,6 +32,7 @@ function gone(pid: number): boolean {
 describe("coding-agent sessions through a real server", () => {
   let orka: OrkaUnderTest;
   let stop: () => Promise<void>;
+  let peer: LlmPeer;
   let fixture: http.Server;
   let fixtureURL: string;
   let git: GitPeer;
@@ -60,7 +62,7 @@ spec:
     git = await startGitPeer();
     await git.createRepo("o/app", { files: { "README.md": "hello\n" }, branch: "main" });
     git.addToken(GIT_TOKEN, "reader", { "o/app": "read" });
-    ({ orka, stop } = await startOrkaWithPeer(
+    ({ orka, peer, stop } = await startOrkaWithPeer(
       `apiVersion: v1
 kind: Secret
 metadata: {name: anthropic-key}
@@ -77,6 +79,11 @@ metadata: {name: coder}
 spec:
   model: {provider: claude-peer, name: claude-test-model}
   runtime: {type: claude, defaultAllowedTools: [Read, Grep, web_fetch, remember]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: lead}
+spec: {providerRef: {name: peer}, model: {name: m-lead}, coordination: {enabled: true, allowedAgents: [{name: coder}]}}
 ---
 apiVersion: v1
 kind: Secret
@@ -189,5 +196,31 @@ ${ticketTool}`,
     const untouched = await runTask("reads-only", { print: "looked" }, { workspace });
     expect(untouched.status.phase, untouched.status.message).toBe("Succeeded");
     expect(untouched.status.delivery).toMatchObject({ outcome: "ReadValidated" });
+  });
+
+  it("gives delegated runtime children send_message and check_messages through their brokers", async () => {
+    const sender = { calls: [{ tool: "send_message", arguments: { to_task: "*", content: "hello sibling, from a coding CLI" } }] };
+    const listener = { calls: [{ tool: "check_messages", delayMs: 3_000, arguments: {} }] };
+    const results = (body: Record<string, unknown>) => toolResultsOf(body).map((text) => JSON.parse(text));
+    peer.script("m-lead", [
+      {
+        toolCalls: [
+          { name: "delegate_task", arguments: { agent: "coder", prompt: JSON.stringify(listener) } },
+          { name: "delegate_task", arguments: { agent: "coder", prompt: JSON.stringify(sender) } },
+        ],
+      },
+      (body) => ({ toolCalls: [{ name: "wait_for_tasks", arguments: { tasks: results(body).map((r) => r.taskName), timeout: "60s" } }] }),
+      { text: "both done" },
+    ]);
+    const created = await orka.api("POST", "/api/v1/tasks", { metadata: { name: "lead-task" }, spec: { type: "ai", agentRef: { name: "lead" }, prompt: "delegate two" } });
+    expect(created.status).toBe(201);
+    const lead = await orka.waitFor("lead-task", ["Succeeded", "Failed"], 90_000);
+    expect(lead.status.phase, lead.status.message).toBe("Succeeded");
+    const answers = await Promise.all(lead.status.childTasks.map(async (child: { name: string }) => JSON.parse((await orka.api("GET", `/api/v1/tasks/${child.name}/result`)).body.result)));
+    for (const { tools } of answers) expect(tools).toEqual(expect.arrayContaining(["send_message", "check_messages"]));
+    const calls = answers.flatMap((answer) => answer.calls);
+    expect(calls.map((call: any) => [call.tool, call.error, call.result?.isError]), JSON.stringify(calls)).toEqual(expect.arrayContaining([["send_message", undefined, false], ["check_messages", undefined, false]]));
+    const heard = calls.find((call: any) => call.tool === "check_messages").result.content[0].text;
+    expect(heard).toContain("hello sibling, from a coding CLI");
   });
 });
