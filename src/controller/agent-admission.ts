@@ -3,23 +3,23 @@ import type { ProviderSpec, ProviderStatus } from "../resources/provider.ts";
 import type { RuntimeType } from "../resources/agent.ts";
 import type { Task } from "../resources/task.ts";
 import type { AgentRun } from "../runner/attempt-config.ts";
-import type { SessionPolicy } from "../runtimes/adapter.ts";
-import { adapterRefusal, classifySessionTools, runtimeAllowance } from "../runtimes/policy.ts";
+import type { ProviderWire, SessionPolicy } from "../runtimes/adapter.ts";
+import { classifySessionTools, runtimeAllowance } from "../runtimes/policy.ts";
+import { runtimeAdapter } from "../runtimes/registry.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
 import { runtimeSettingsOf, type TaskTools } from "./task-tools.ts";
 
 /**
- * The Provider type each runtime's CLI can talk to through the session's proxy: claude speaks the Anthropic
- * Messages API; codex the OpenAI Responses API and opencode OpenAI Chat Completions. Copilot is given an
- * OpenAI-compatible endpoint too: its bring-your-own-model mode takes an OpenAI-style base URL.
+ * The Provider type that serves each API a CLI speaks (its adapter's wire) through the session's proxy:
+ * claude speaks Anthropic Messages; codex the OpenAI Responses API; copilot and opencode OpenAI Chat
+ * Completions, which any OpenAI-compatible server offers too.
  */
-export const RUNTIME_PROVIDER_TYPES: Record<RuntimeType, ProviderSpec["type"]> = {
-  claude: "anthropic",
-  codex: "openai",
-  copilot: "openai",
-  opencode: "openai",
+const WIRE_PROVIDER_TYPES: Record<ProviderWire, ProviderSpec["type"]> = {
+  "anthropic-messages": "anthropic",
+  "openai-responses": "openai",
+  "openai-chat": "openai",
 };
 
 /** What admitting a coding-agent Task reads besides the store. */
@@ -81,7 +81,7 @@ export async function admitAgentRun(
     model: endpoint.model,
     modelLimits: model?.contextWindow && model.maxTokens ? { contextWindow: model.contextWindow, maxTokens: model.maxTokens } : undefined,
   };
-  const refusal = adapterRefusal(runtimeType, policy);
+  const refusal = runtimeAdapter(runtimeType).refusal(policy);
   if (refusal) return fail(`the ${runtimeType} runtime cannot enforce this Task's policy exactly: ${refusal}`);
   const command = settings.runtimeCommands[runtimeType];
   return { run: { runtime: runtimeType, ...(command ? { command } : {}), cliCacheDir: settings.runtimeCacheDir, endpoint, prompt, policy, brokered: classified.brokered } };
@@ -90,7 +90,7 @@ export async function admitAgentRun(
 /** The Provider the session's proxy forwards to (the Agent's `model.provider`, in the Agent's namespace), with its key and the pinned model. */
 async function sessionEndpoint(store: ResourceStore, agent: Agent, runtime: RuntimeType, providers: ProviderSettings) {
   const namespace = agent.metadata.namespace;
-  const wanted = RUNTIME_PROVIDER_TYPES[runtime];
+  const wanted = WIRE_PROVIDER_TYPES[runtimeAdapter(runtime).wire];
   const providerName = agent.spec.model?.provider;
   if (!providerName) return `agent "${agent.metadata.name}" names no Provider: set the Agent's model.provider to a Provider of type ${wanted} in namespace "${namespace}"`;
   const modelName = agent.spec.model?.name;

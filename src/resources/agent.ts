@@ -36,8 +36,16 @@ const coordinationSchema = z
   });
 export type Coordination = z.infer<typeof coordinationSchema>;
 
-/** A coding-agent session's tool names: the CLI's own (`Read`, `Bash(git:*)`) and Orka's. */
-export const allowedToolNames = z.array(z.string().min(1).max(256)).max(MAX_ALLOWED_TOOLS, `name at most ${MAX_ALLOWED_TOOLS} tools`);
+/**
+ * A coding-agent session's tool names: the CLI's own (`Read`, `Bash(git:*)`) and Orka's. They end up in
+ * CLI arguments and config files, so a name is one line of printable text.
+ */
+const toolName = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\p{Cc}]+$/u, "a tool name is one line without control characters");
+export const allowedToolNames = z.array(toolName).max(MAX_ALLOWED_TOOLS, `name at most ${MAX_ALLOWED_TOOLS} tools`);
 
 export const agentSpecSchema = z
   .strictObject({

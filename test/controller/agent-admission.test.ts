@@ -68,7 +68,8 @@ describe("admission of coding-agent Tasks (embedded server)", () => {
   const agentTask = (name: string, agent: string, spec: Record<string, unknown> = {}) => created("/tasks", { metadata: { name }, spec: { type: "agent", agentRef: { name: agent }, prompt: "Summarize the README", ...spec } });
 
   beforeAll(async () => {
-    orka = await startEmbeddedOrka();
+    // A valid Task starts a session: its CLI is a stand-in that exits at once, never the pinned CLI from the registry.
+    orka = await startEmbeddedOrka({}, { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, "-e", "process.exit(3)"]) });
     for (const [path, body] of RESOURCES) await created(`/${path}`, body);
   });
   afterAll(() => orka?.close());
@@ -108,6 +109,13 @@ describe("admission of coding-agent Tasks (embedded server)", () => {
     expect(task.status).toBe(400);
     expect(await task.text()).toContain("built-in coding-agent runtimes do not accept a prior Task: remove priorTaskRef");
     expect(await orka.store.get("Agent", "default", "keyed")).toBeUndefined();
+    // A name goes into CLI arguments and config files: a line break could start a config section of its own.
+    const smuggled = await api("POST", "/agents", { metadata: { name: "smuggler" }, spec: agentSpec({ runtime: { type: "codex", defaultAllowedTools: ['Read"\n[mcp_servers.evil]\ncommand = "sh'] } }) });
+    expect(smuggled.status).toBe(400);
+    expect(await smuggled.text()).toContain("a tool name is one line without control characters");
+    const smuggledTask = await api("POST", "/tasks", { metadata: { name: "smuggled" }, spec: { type: "agent", agentRef: { name: "coder" }, prompt: "x", agentRuntime: { disallowedTools: ["Bash\u0000"] } } });
+    expect(smuggledTask.status).toBe(400);
+    expect(await smuggledTask.text()).toContain("a tool name is one line without control characters");
   });
 
   it("keeps an empty tool list apart from an absent one, through the API and the store", async () => {

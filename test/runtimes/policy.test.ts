@@ -24,7 +24,7 @@ describe("the effective allowance of a coding-agent session", () => {
     },
     { rule: "Bash off without a list narrows the CLI's own set, without Bash", settings: { agent: { defaultAllowBash: false } }, allowed: ["Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"], allowBash: false },
     { rule: "the Task's allowBash wins over the Agent's", settings: { task: { allowBash: true, allowedTools: ["Bash"] }, agent: { defaultAllowBash: false } }, allowed: ["Bash"], allowBash: true },
-    { rule: "the Bash gate removes Bash in every form, scoped ones included", settings: { task: { allowedTools: ["Read", "Bash(git:*)", "bash", "Bash(npm test)"], allowBash: false } }, allowed: ["Read"], allowBash: false },
+    { rule: "the Bash gate removes Bash in every form, scoped ones included", settings: { task: { allowedTools: ["Read", "Bash(git:*)", "bash", "Bash(npm test)", "BASH(rm:*)", " Bash "] , allowBash: false } }, allowed: ["Read"], allowBash: false },
     { rule: "allowBash true keeps the scoped forms a list names, and adds nothing", settings: { task: { allowedTools: ["Bash(git:*)"] } }, allowed: ["Bash(git:*)"] },
     { rule: "denying Bash denies its scoped forms", settings: { task: { allowedTools: ["Read", "Bash(git:*)"], disallowedTools: ["Bash"] } }, allowed: ["Read"] },
     { rule: "a denied name leaves an explicit list too", settings: { task: { allowedTools: ["Read", "web_fetch"], disallowedTools: ["web_fetch"] } }, allowed: ["Read"] },
