@@ -85,6 +85,12 @@ describe("a session's tools, classified", () => {
     expect(result.brokered[1].description).toBe(builtinTool("web_fetch")!.description);
   });
 
+  it("refuses a scope on any tool but Bash, which the CLIs would not enforce", () => {
+    expect(brokeredNames(sessionTools({ task: { allowedTools: ["Read(src/**)", "Bash(git:*)"] } }))).toEqual([
+      '"Read(src/**)": only Bash takes a scope (such as Bash(git:*)); the CLIs do not enforce one on other tools, so name "Read" whole or leave it out',
+    ]);
+  });
+
   it("is unrestricted for the CLI when no list applies, and still brokers what Orka adds", () => {
     const result = sessionTools({}, { isChild: true });
     expect(result).toMatchObject({ nativeTools: "unrestricted" });

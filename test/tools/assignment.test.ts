@@ -49,6 +49,12 @@ describe("three-source tool list", () => {
     expect(names({ taskType: "agent", coordination: { enabled: true, autonomous: true } })).not.toContain("request_approval");
   });
 
+  it("a coding-agent session gets no coordinator tools by coordination.enabled and no selected ai tools: only its runtime list", () => {
+    const denyAll = { runtime: { runtime: "claude" as const, intent: "read" as const, task: { allowedTools: [] } } };
+    expect(names({ taskType: "agent", coordination: { enabled: true }, ...denyAll })).toEqual([]);
+    expect(names({ taskType: "agent", coordination: { enabled: true }, runtime: { ...denyAll.runtime, task: { allowedTools: ["delegate_task"] } } })).toEqual(["delegate_task"]);
+  });
+
   it("a delegated child gets send_message and check_messages", () => {
     expect(names({ isChild: true })).toEqual([...MEMORY_TOOLS, "send_message", "check_messages"]);
   });
