@@ -21,11 +21,12 @@ const LOCK_POLL_MS = 250;
  * renamed into place when complete, so an existing folder is always a whole install; a second caller
  * meanwhile waits on the lock file the first one holds.
  */
-export async function ensureCli(cli: PinnedCli, cacheDir: string): Promise<string> {
+export async function ensureCli(cli: PinnedCli, cacheDir: string, signal?: AbortSignal): Promise<string> {
   const target = join(cacheDir, `${cli.packageName}@${cli.version}`);
   const executable = join(target, "node_modules", ".bin", cli.bin);
   const deadline = Date.now() + INSTALL_TIMEOUT_MS;
   while (!existsSync(target)) {
+    signal?.throwIfAborted();
     if (Date.now() > deadline) throw installFailure(cli, `another install still holds ${target}.lock`);
     const release = await tryLock(`${target}.lock`);
     if (!release) {
@@ -33,7 +34,7 @@ export async function ensureCli(cli: PinnedCli, cacheDir: string): Promise<strin
       continue;
     }
     try {
-      if (!existsSync(target)) await install(cli, target);
+      if (!existsSync(target)) await install(cli, target, signal);
     } finally {
       await release();
     }
@@ -42,14 +43,15 @@ export async function ensureCli(cli: PinnedCli, cacheDir: string): Promise<strin
   return executable;
 }
 
-async function install(cli: PinnedCli, target: string): Promise<void> {
+async function install(cli: PinnedCli, target: string, signal?: AbortSignal): Promise<void> {
   await removeAbandonedStaging(target);
   const staging = `${target}.tmp-${randomBytes(6).toString("hex")}`;
   await mkdir(staging, { recursive: true });
   try {
     // Install scripts run: claude's puts its platform binary (an optional dependency) in place of its launcher.
     const args = ["install", "--prefix", staging, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error", `${cli.packageName}@${cli.version}`];
-    await run(process.execPath, [npmCli(), ...args], { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stderr?: string; message: string }) => {
+    await run(process.execPath, [npmCli(), ...args], { timeout: INSTALL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, signal, env: installEnvironment() }).catch((err: { stderr?: string; message: string }) => {
+      signal?.throwIfAborted();
       throw installFailure(cli, npmReason(err.stderr) ?? err.message);
     });
     if (!existsSync(join(staging, "node_modules", ".bin", cli.bin))) throw installFailure(cli, `the package installs no executable named ${cli.bin}`);
@@ -57,6 +59,13 @@ async function install(cli: PinnedCli, target: string): Promise<void> {
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** What npm and the packages' install scripts may see: how to reach the registry, never the server's secrets. */
+const INSTALL_VARIABLES = /^(PATH|HOME|TMPDIR|LANG|LC_ALL|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|npm_config_.*|NPM_CONFIG_.*)$/;
+
+function installEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => INSTALL_VARIABLES.test(name)));
 }
 
 /** Staging folders of installs that died midway: whoever holds the lock is the only one installing. */

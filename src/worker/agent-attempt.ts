@@ -25,7 +25,7 @@ export async function runAgentAttempt(config: AttemptConfig, client: ControlPlan
   const adapter = runtimeAdapter(run.runtime);
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${run.runtime} session on ${run.endpoint.name}/${run.policy.model}, ${run.brokered.length} Orka tools` });
   try {
-    const command = run.command ?? [await ensureCli(adapter.cli, run.cliCacheDir)];
+    const command = run.command ?? [await ensureCli(adapter.cli, run.cliCacheDir, io.signal)];
     const outcome = await launch(config, run, adapter, command, client, io);
     if (io.signal.aborted) throw io.signal.reason ?? new Error("attempt was stopped");
     if (outcome.exitCode !== 0) return failed(emit, exitReason(run, outcome));

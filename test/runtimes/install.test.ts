@@ -37,6 +37,15 @@ describe("ensureCli", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   }, 120_000);
 
+  it("stops an install its session no longer wants, leaving nothing behind", async () => {
+    const cache = await cacheDir();
+    const stop = new AbortController();
+    const installing = ensureCli(SEMVER, cache, stop.signal);
+    setTimeout(() => stop.abort(new Error("attempt was stopped")), 50);
+    await expect(installing).rejects.toThrow("attempt was stopped");
+    expect(await readdir(cache)).toEqual([]);
+  }, 60_000);
+
   it("takes over a lock its holder left behind when it died, and removes what it staged", async () => {
     const cache = await cacheDir();
     await mkdir(cache, { recursive: true });
