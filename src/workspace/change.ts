@@ -22,11 +22,11 @@ export interface ResultEnvelope {
 }
 
 /**
- * Stages everything in the workspace and commits it as Orka on top of what is checked out. Run
- * again, it finds the commit it made and makes no other.
+ * Stages everything in the workspace (with `includeIgnored`, also what .gitignore files leave out) and
+ * commits it as Orka on top of what is checked out. Run again, it finds the commit it made and makes no other.
  */
-export async function commitChange(settings: GitSettings, dirs: GitDirs, baseSHA: string, message: string): Promise<WorkspaceChange> {
-  await gitOutput(settings, ["add", "-A", "."], { dirs });
+export async function commitChange(settings: GitSettings, dirs: GitDirs, baseSHA: string, message: string, options: { includeIgnored?: boolean } = {}): Promise<WorkspaceChange> {
+  await gitOutput(settings, ["add", "-A", ...(options.includeIgnored ? ["--force"] : []), "."], { dirs });
   const staged = await gitOutput(settings, ["diff", "--cached", "--name-only", "-z"], { dirs });
   if (staged) await gitOutput(settings, ["commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message], { dirs });
   const headSHA = (await gitOutput(settings, ["rev-parse", "HEAD"], { dirs })).trim();

@@ -193,6 +193,11 @@ ${ticketTool}`,
     expect(task.status.delivery).toMatchObject({ outcome: "ReadOnlyWorkspaceModified" });
     expect(task.status.message).toContain("delivery ReadOnlyWorkspaceModified");
     expect((await resultOf("writes-anyway")).files).toEqual(["notes.txt"]);
+    // A .gitignore the CLI writes does not hide what it wrote.
+    const hidden = await runTask("writes-hidden", { writeFiles: { "cache/.gitignore": "*\n", "cache/loot.txt": "hidden write\n" } }, { workspace });
+    expect(hidden.status.phase).toBe("Failed");
+    expect(hidden.status.delivery).toMatchObject({ outcome: "ReadOnlyWorkspaceModified" });
+    expect((await resultOf("writes-hidden")).files).toEqual(["cache/.gitignore", "cache/loot.txt"]);
     const untouched = await runTask("reads-only", { print: "looked" }, { workspace });
     expect(untouched.status.phase, untouched.status.message).toBe("Succeeded");
     expect(untouched.status.delivery).toMatchObject({ outcome: "ReadValidated" });

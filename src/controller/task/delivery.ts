@@ -19,14 +19,17 @@ export function deliveryPending(task: Task): boolean {
   return (hasRepository(task) && !!task.status?.workspace && !task.status.delivery?.outcome) || pullRequestPending(task);
 }
 
+/** Whether a delivery outcome fails its Task. */
+function outcomeFails(task: Task, outcome: DeliveryOutcome): boolean {
+  // A coding CLI on a read-only workspace was denied its write tools: a change means it got round that.
+  return outcome === "ReadOnlyWorkspaceModified" ? task.spec.type === "agent" : FAILING_OUTCOMES.includes(outcome);
+}
+
 /** Why the Task fails after its delivery, if it does. */
 export function deliveryFailure(task: Task): string | undefined {
   const delivery = task.status?.delivery;
   if (delivery?.reason === PULL_REQUEST_FAILED) return `delivery ${PULL_REQUEST_FAILED}: ${delivery.message}`;
-  if (!delivery?.outcome) return undefined;
-  // A coding CLI on a read-only workspace was denied its write tools: a change means it got round that.
-  const failing = delivery.outcome === "ReadOnlyWorkspaceModified" ? task.spec.type === "agent" : FAILING_OUTCOMES.includes(delivery.outcome);
-  if (!failing) return undefined;
+  if (!delivery?.outcome || !outcomeFails(task, delivery.outcome)) return undefined;
   return `delivery ${delivery.outcome}: ${delivery.message ?? "the change was not published"}`;
 }
 
@@ -60,7 +63,7 @@ export async function deliver(ctx: TaskContext, task: Task): Promise<DeliverySte
   const step = await deliverChange(ctx, task);
   const settledDelivery = step.transition.status?.delivery;
   if (!settledDelivery?.outcome) return step;
-  const failed = FAILING_OUTCOMES.includes(settledDelivery.outcome);
+  const failed = outcomeFails(task, settledDelivery.outcome);
   const summary = `delivery ${settledDelivery.outcome}: ${settledDelivery.message ?? ""}`;
   return { ...step, transition: { ...step.transition, after: (written) => recordEvent(ctx, written, { type: "DeliveryRecorded", severity: failed ? "error" : "info", summary }) } };
 }
@@ -76,7 +79,8 @@ async function deliverChange(ctx: TaskContext, task: Task): Promise<DeliveryStep
   const base = task.status!.workspace!.baseSHA;
   let change: WorkspaceChange;
   try {
-    change = await commitChange(ctx.git, dirs, base, `Orka: the change of task ${name}`);
+    // A read-only workspace counts every file, ignored ones too: a .gitignore must not hide a write.
+    change = await commitChange(ctx.git, dirs, base, `Orka: the change of task ${name}`, { includeIgnored: task.spec.workspace!.intent !== "write" });
   } catch (err) {
     return settled(task, "PublicationOutcomeUnknown", `could not read the workspace's change: ${errorMessage(err)}`);
   }
