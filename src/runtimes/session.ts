@@ -107,8 +107,9 @@ export async function runSession(options: RunSessionOptions): Promise<SessionOut
 /** The host paths a CLI reads besides the system: Node's installation, every absolute path of its command and that path's directory, and the caller's. */
 function readOnlyPaths(command: string[], readPaths: string[]): string[] {
   const commandPaths = command.filter((arg) => isAbsolute(arg) && existsSync(arg)).flatMap((path) => [dirname(path), path]);
-  const paths = [nodeInstallation(), ...commandPaths, ...readPaths].map((path) => resolve(path));
-  return [...new Set(paths)].filter((path) => existsSync(path));
+  const paths = [...new Set([nodeInstallation(), ...commandPaths, ...readPaths].map((path) => resolve(path)))].filter((path) => existsSync(path));
+  // A path inside another is bound with it: binding it again would go through what is inside (a `.bin` link into the package).
+  return paths.filter((path) => !paths.some((other) => other !== path && isInside(other, path)));
 }
 
 /** The directory tree Node is installed in (`<prefix>/bin/node`: the prefix), which a CLI run with it needs whole. */
