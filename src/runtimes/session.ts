@@ -212,6 +212,8 @@ function spawnSession(command: string[], how: Spawned): Promise<SessionOutcome> 
     ],
     env: how.env,
     network: true,
+    // codex confines the commands it runs with bubblewrap of its own.
+    nestedNamespaces: true,
     limits: SESSION_LIMITS,
   });
   // The CLI reads no input: it sees end-of-file, and a pipe it closed early is no failure.

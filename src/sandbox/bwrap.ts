@@ -37,6 +37,11 @@ export interface SandboxRequest {
   tmpDir?: string;
   env: Record<string, string>;
   network: boolean;
+  /**
+   * Whether the command may create user namespaces of its own, nested inside this sandbox and seeing
+   * nothing more of the host (a coding CLI's own sandbox for the commands it runs is bubblewrap too).
+   */
+  nestedNamespaces?: boolean;
   limits: SandboxLimits;
   /** Output kept per stream; the rest is dropped and marked. */
   maxOutputBytes: number;
@@ -119,7 +124,7 @@ export function bwrapArguments(request: SandboxSpawnRequest): string[] {
     "--chdir", request.cwd ?? workDirMount,
     "--unshare-all",
     "--unshare-user",
-    "--disable-userns",
+    ...(request.nestedNamespaces ? [] : ["--disable-userns"]),
     "--cap-drop", "ALL",
     ...(request.network ? ["--share-net"] : []),
     "--die-with-parent",
