@@ -230,7 +230,8 @@ function spawnSession(command: string[], how: Spawned): Promise<SessionOutcome> 
   }
   let killTimer: NodeJS.Timeout | undefined;
   const terminate = () => {
-    void sandbox.signalInside("SIGTERM");
+    // Should /proc not answer, the kill after the grace still ends the sandbox.
+    sandbox.signalInside("SIGTERM").catch(() => undefined);
     killTimer = setTimeout(() => sandbox.kill(), SESSION_KILL_GRACE_MS);
   };
   if (how.signal.aborted) terminate();
