@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
 import { SEARCH_PROVIDERS, type GithubToolSettings, type SearchProvider } from "./tools/settings.ts";
@@ -56,6 +57,8 @@ export interface ServerConfig {
   runtimeCommands: RuntimeCommands;
   /** Where the pinned coding CLIs are installed on first use (`ORKA_RUNTIME_CACHE`, default `<data dir>/runtimes`). */
   runtimeCacheDir: string;
+  /** Host paths every coding CLI's sandbox may read, read-only at the same paths (`ORKA_RUNTIME_READ_PATHS`): what a replacement command needs. */
+  runtimeReadPaths: string[];
 }
 
 export type RuntimeCommands = Partial<Record<RuntimeType, string[]>>;
@@ -120,6 +123,15 @@ const runtimeCommandText = (name: string) =>
     return z.NEVER;
   });
 
+/** Absolute paths of existing files or directories, comma-separated. */
+const readPathsText = z.string().transform((text, ctx) => {
+  const paths = csv(text);
+  const wrong = paths.find((path) => !isAbsolute(path) || !existsSync(path));
+  if (wrong === undefined) return paths.map((path) => resolve(path));
+  ctx.addIssue({ code: "custom", message: `ORKA_RUNTIME_READ_PATHS holds "${wrong}", which is not an existing absolute path: list the absolute paths, comma-separated, of what a runtime's replacement command reads (such as /opt/cli/node_modules)` });
+  return z.NEVER;
+});
+
 function parseJsonOr(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -133,6 +145,7 @@ const envSchema = z.object({
   ORKA_PORT: intText("ORKA_PORT", 0).max(65535, "ORKA_PORT must be at most 65535").default(8080),
   ORKA_DATA_DIR: z.string().min(1).default("./.orka"),
   ORKA_RUNTIME_CACHE: z.string().min(1).optional(),
+  ORKA_RUNTIME_READ_PATHS: readPathsText.default([]),
   ORKA_WORK_DIR: z.string().min(1).optional(),
   ORKA_GIT_HOSTS: z.string().default(DEFAULT_GIT_SETTINGS.allowedHosts.join(",")),
   ORKA_GIT_CONFIG: z.string().min(1).optional(),
@@ -289,6 +302,7 @@ export function serverConfigFrom(env: Record<string, string | undefined>, homeDi
     },
     githubTools: { autoMergePollIntervalMs: parseDuration(parsed.ORKA_GITHUB_AUTO_MERGE_POLL_INTERVAL) },
     runtimeCacheDir: resolve(parsed.ORKA_RUNTIME_CACHE ?? join(parsed.ORKA_DATA_DIR, "runtimes")),
+    runtimeReadPaths: parsed.ORKA_RUNTIME_READ_PATHS,
     runtimeCommands: Object.fromEntries(RUNTIME_TYPES.flatMap((runtime) => {
       const command = parsed[runtimeCommandVariable(runtime)];
       return command ? [[runtime, command]] : [];

@@ -115,6 +115,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     github: config.github,
     runtimeCommands: config.runtimeCommands,
     runtimeCacheDir: config.runtimeCacheDir,
+    runtimeReadPaths: config.runtimeReadPaths,
   });
   const routes: ApiRoute[] = [];
   const app = buildApi(

@@ -47,4 +47,12 @@ describe("server configuration", () => {
       );
     }
   });
+
+  it("reads ORKA_RUNTIME_READ_PATHS as existing absolute paths every coding CLI may read, and refuses anything else at start", () => {
+    expect(serverConfigFrom({}, "/home/someone").runtimeReadPaths).toEqual([]);
+    expect(serverConfigFrom({ ORKA_RUNTIME_READ_PATHS: " /usr/lib , /etc/" }, "/home/someone").runtimeReadPaths).toEqual(["/usr/lib", "/etc"]);
+    for (const bad of ["usr/lib", "/usr/lib,relative", "/no/such/orka-path"]) {
+      expect(() => serverConfigFrom({ ORKA_RUNTIME_READ_PATHS: bad }, "/home/someone")).toThrow(/ORKA_RUNTIME_READ_PATHS holds ".*", which is not an existing absolute path/);
+    }
+  });
 });

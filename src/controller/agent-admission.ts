@@ -27,6 +27,7 @@ export interface AgentAdmissionSettings {
   providers: ProviderSettings;
   runtimeCommands: RuntimeCommands;
   runtimeCacheDir: string;
+  runtimeReadPaths: string[];
 }
 
 /**
@@ -84,7 +85,7 @@ export async function admitAgentRun(
   const refusal = runtimeAdapter(runtimeType).refusal(policy);
   if (refusal) return fail(`the ${runtimeType} runtime cannot enforce this Task's policy exactly: ${refusal}`);
   const command = settings.runtimeCommands[runtimeType];
-  return { run: { runtime: runtimeType, ...(command ? { command } : {}), cliCacheDir: settings.runtimeCacheDir, endpoint, prompt, policy, brokered: classified.brokered } };
+  return { run: { runtime: runtimeType, ...(command ? { command } : {}), cliCacheDir: settings.runtimeCacheDir, readPaths: settings.runtimeReadPaths, endpoint, prompt, policy, brokered: classified.brokered } };
 }
 
 /** The Provider the session's proxy forwards to (the Agent's `model.provider`, in the Agent's namespace), with its key and the pinned model. */

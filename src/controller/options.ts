@@ -57,6 +57,8 @@ export interface ControllerOptions {
   runtimeCommands: RuntimeCommands;
   /** Where a coding-agent attempt's worker installs the pinned CLI it needs. */
   runtimeCacheDir: string;
+  /** Host paths every coding CLI may read (`ORKA_RUNTIME_READ_PATHS`), carried in a coding-agent attempt's run. */
+  runtimeReadPaths: string[];
 }
 
 /** Puts a work-queue key (`Kind/namespace/name`) up for reconciling, now or after a delay. */

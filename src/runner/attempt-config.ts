@@ -73,6 +73,8 @@ export interface AgentRun {
   command?: string[];
   /** Where pinned CLIs are installed on first use (`ORKA_RUNTIME_CACHE`). */
   cliCacheDir: string;
+  /** Host paths the CLI's sandbox shows it read-only besides the system, Node and its command (`ORKA_RUNTIME_READ_PATHS`). */
+  readPaths: string[];
   /** The Provider the session's proxy forwards to, with its key (never given to the CLI); its model is the pinned one. */
   endpoint: ModelEndpoint;
   prompt: string;

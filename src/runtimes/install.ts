@@ -22,7 +22,7 @@ const LOCK_POLL_MS = 250;
  * meanwhile waits on the lock file the first one holds.
  */
 export async function ensureCli(cli: PinnedCli, cacheDir: string, signal?: AbortSignal): Promise<string> {
-  const target = join(cacheDir, `${cli.packageName}@${cli.version}`);
+  const target = cliInstallDir(cli, cacheDir);
   const executable = join(target, "node_modules", ".bin", cli.bin);
   const deadline = Date.now() + INSTALL_TIMEOUT_MS;
   while (!existsSync(target)) {
@@ -41,6 +41,11 @@ export async function ensureCli(cli: PinnedCli, cacheDir: string, signal?: Abort
   }
   if (!existsSync(executable)) throw installFailure(cli, `${executable} is missing; delete ${target} to install it again`);
   return executable;
+}
+
+/** Where the pinned CLI is installed in the cache: the whole tree its executable runs from. */
+export function cliInstallDir(cli: PinnedCli, cacheDir: string): string {
+  return join(cacheDir, `${cli.packageName}@${cli.version}`);
 }
 
 async function install(cli: PinnedCli, target: string, signal?: AbortSignal): Promise<void> {

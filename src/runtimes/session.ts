@@ -1,15 +1,19 @@
-import { spawn } from "node:child_process";
-import { lstat, mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { Readable } from "node:stream";
+import { constants, existsSync } from "node:fs";
+import { access, lstat, mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { commandExit, spawnSandboxed, type SandboxLimits } from "../sandbox/bwrap.ts";
+import { handToSandboxUser } from "../sandbox/ownership.ts";
 import { BoundedText, TailText } from "../util/bounded-text.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { RuntimeAdapter, RuntimeLaunch, SessionFile, SessionPaths } from "./adapter.ts";
 
 /**
- * A coding CLI's session on this machine: a private root it may write to, and the CLI run as its own
- * process group with an environment built from nothing, so it sees none of the worker's variables
- * (attempt token, Provider keys) and leaves no process behind.
+ * A coding CLI's session on this machine: a private root it may write to, and the CLI run in a bubblewrap
+ * sandbox with an environment built from nothing. The sandbox has its own pid namespace (the CLI sees
+ * neither the worker nor the server, and nothing it starts outlives it), the host's network (it reaches
+ * its provider proxy and broker on loopback), and of the host's files only the system read-only, its
+ * private root and workspace read-write, and read-only what it runs: Node, its command, the paths given.
+ * When Orka runs as root, the CLI runs as nobody (uid 65534), and its private root is handed to that user.
  */
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -19,10 +23,16 @@ const PRIVATE_DIR_MODE = 0o700;
 const PRIVATE_FILE_MODE = 0o600;
 export const SESSION_STDOUT_LIMIT_BYTES = 4 * 1024 * 1024;
 const SESSION_STDERR_TAIL_BYTES = 8 * 1024;
-/** How long a CLI has to exit after SIGTERM before its process group is killed. */
+/** How long a CLI has to exit after SIGTERM before its sandbox is killed. */
 const SESSION_KILL_GRACE_MS = 5_000;
-/** How long the launcher waits for the output pipes to close once the CLI has exited (a stray process that left the group may hold them). */
-const PIPE_DRAIN_MS = 1_000;
+/** A session runs for as long as its Task allows: its limits guard the machine, not the Task's time. */
+const SESSION_LIMITS: SandboxLimits = {
+  cpuSeconds: 24 * 3600,
+  memoryBytes: 64 * 1024 ** 3,
+  processes: 1024,
+  fileSizeBytes: 1024 ** 3,
+  openFiles: 4096,
+};
 
 export interface SessionOutcome {
   exitCode: number | null;
@@ -43,7 +53,9 @@ export interface RunSessionOptions {
   cwd: string;
   /** Every chunk the CLI writes on stdout or stderr, as it comes. */
   onOutput?: (chunk: string) => void;
-  /** Aborting ends the session: SIGTERM to its process group, SIGKILL after the grace period. */
+  /** Host paths the CLI may read besides the system, Node and its command's own files (the cached CLI's package, the operator's read paths); bound read-only at the same paths. */
+  readPaths?: string[];
+  /** Aborting ends the session: SIGTERM to every process in its sandbox, SIGKILL to the sandbox after the grace period. */
   signal: AbortSignal;
 }
 
@@ -77,16 +89,42 @@ async function assertRealDirectory(dir: string): Promise<void> {
   if (real !== dir) throw refuse(`must be its real path (${real}), with no symbolic link on the way`);
 }
 
-/** Runs the CLI of one session to its end; resolves once it has exited and its process group is killed. */
+/** Runs the CLI of one session to its end; resolves once it has exited and its sandbox is gone. */
 export async function runSession(options: RunSessionOptions): Promise<SessionOutcome> {
   const { command, adapter, launch, signal } = options;
   const [executable, ...leadingArgs] = command;
   if (!executable) throw new OrkaError("invalid_argument", "the session's command is empty: name the CLI's executable");
   const cwd = await sessionCwd(launch.paths, options.cwd);
   const env = sessionEnvironment(launch, executable, adapter.env(launch), cwd);
+  await findExecutable(executable, env.PATH!.split(":"));
   await writeSessionFiles(launch.paths.root, adapter.files(launch));
+  await handToSandboxUser(launch.paths.root);
   signal.throwIfAborted();
-  return spawnSession(executable, [...leadingArgs, ...adapter.argv(launch)], { cwd, env, signal, onOutput: options.onOutput });
+  const binds: SessionBinds = { writable: [launch.paths.root, launch.paths.workspace], readOnly: readOnlyPaths(command, options.readPaths ?? []) };
+  return spawnSession([executable, ...leadingArgs, ...adapter.argv(launch)], { cwd, env, binds, signal, onOutput: options.onOutput });
+}
+
+/** The host paths a CLI reads besides the system: Node's installation, every absolute path of its command and that path's directory, and the caller's. */
+function readOnlyPaths(command: string[], readPaths: string[]): string[] {
+  const commandPaths = command.filter((arg) => isAbsolute(arg) && existsSync(arg)).flatMap((path) => [dirname(path), path]);
+  const paths = [...new Set([nodeInstallation(), ...commandPaths, ...readPaths].map((path) => resolve(path)))].filter((path) => existsSync(path));
+  // A path inside another is bound with it: binding it again would go through what is inside (a `.bin` link into the package).
+  return paths.filter((path) => !paths.some((other) => other !== path && isInside(other, path)));
+}
+
+/** The directory tree Node is installed in (`<prefix>/bin/node`: the prefix), which a CLI run with it needs whole. */
+function nodeInstallation(): string {
+  const binDir = dirname(process.execPath);
+  return basename(binDir) === "bin" ? dirname(binDir) : binDir;
+}
+
+/** Fails before the sandbox is set up when the command names nothing that can run, as a plain spawn would. */
+async function findExecutable(executable: string, pathDirs: string[]): Promise<void> {
+  const candidates = executable.includes("/") ? [resolve(executable)] : pathDirs.map((dir) => join(dir, executable));
+  for (const candidate of candidates) {
+    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return;
+  }
+  throw new OrkaError("failed_precondition", `the session's CLI ${executable} could not be started: no such executable${executable.includes("/") ? "" : ` on the session's PATH (${pathDirs.join(":")})`}`);
 }
 
 async function sessionCwd(paths: SessionPaths, cwd: string): Promise<string> {
@@ -148,70 +186,64 @@ async function writeSessionFiles(root: string, files: SessionFile[]): Promise<vo
   }
 }
 
+interface SessionBinds {
+  /** The private root, then the workspace (mounted last, so nothing hides it). */
+  writable: [string, string];
+  readOnly: string[];
+}
+
 interface Spawned {
   cwd: string;
   env: Record<string, string>;
+  binds: SessionBinds;
   signal: AbortSignal;
   onOutput?: (chunk: string) => void;
 }
 
-function spawnSession(executable: string, args: string[], how: Spawned): Promise<SessionOutcome> {
-  const child = spawn(executable, args, { cwd: how.cwd, env: how.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+function spawnSession(command: string[], how: Spawned): Promise<SessionOutcome> {
+  const sandbox = spawnSandboxed({
+    command,
+    workDir: how.binds.writable[1],
+    workDirMount: how.binds.writable[1],
+    cwd: how.cwd,
+    extraBinds: [
+      ...how.binds.readOnly.map((path) => ({ host: path, sandbox: path, readOnly: true })),
+      { host: how.binds.writable[0], sandbox: how.binds.writable[0] },
+    ],
+    env: how.env,
+    network: true,
+    // codex confines the commands it runs with bubblewrap of its own.
+    nestedNamespaces: true,
+    limits: SESSION_LIMITS,
+  });
+  // The CLI reads no input: it sees end-of-file, and a pipe it closed early is no failure.
+  sandbox.stdin.on("error", () => undefined);
+  sandbox.stdin.end();
   const stdout = new BoundedText(SESSION_STDOUT_LIMIT_BYTES);
   const stderr = new TailText(SESSION_STDERR_TAIL_BYTES);
-  for (const [stream, sink] of [[child.stdout, stdout], [child.stderr, stderr]] as const) {
+  for (const [stream, sink] of [[sandbox.stdout, stdout], [sandbox.stderr, stderr]] as const) {
     stream.setEncoding("utf8");
     stream.on("data", (chunk: string) => {
       sink.append(chunk);
       how.onOutput?.(chunk);
     });
   }
-  const killGroup = (signalName: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, signalName);
-    } catch {
-      // the group is already gone
-    }
-  };
   let killTimer: NodeJS.Timeout | undefined;
   const terminate = () => {
-    killGroup("SIGTERM");
-    killTimer = setTimeout(() => killGroup("SIGKILL"), SESSION_KILL_GRACE_MS);
+    // Should /proc not answer, the kill after the grace still ends the sandbox.
+    sandbox.signalInside("SIGTERM").catch(() => undefined);
+    killTimer = setTimeout(() => sandbox.kill(), SESSION_KILL_GRACE_MS);
   };
-  return new Promise((resolvePromise, reject) => {
-    const settle = () => {
+  if (how.signal.aborted) terminate();
+  else how.signal.addEventListener("abort", terminate, { once: true });
+  // Once the CLI has exited its sandbox is gone, and with it whatever it left running (its pid namespace ends with it).
+  return sandbox.exited
+    .then((exit) => ({ ...commandExit(exit), stdout: stdout.text(), stdoutTruncated: stdout.truncated, stderrTail: stderr.text() }))
+    .catch((err: Error) => {
+      throw new OrkaError("failed_precondition", `the session's CLI ${command[0]} could not be started: ${err.message}`);
+    })
+    .finally(() => {
       how.signal.removeEventListener("abort", terminate);
       clearTimeout(killTimer);
-    };
-    child.on("error", (err) => {
-      settle();
-      reject(new OrkaError("failed_precondition", `the session's CLI ${executable} could not be started: ${err.message}`));
     });
-    child.on("exit", (exitCode, exitSignal) => {
-      settle();
-      // Whatever the CLI left running in its group (a language server, a shell) ends with it.
-      killGroup("SIGKILL");
-      void whenPipesClosed(child.stdout, child.stderr).then(() =>
-        resolvePromise({ exitCode, signal: exitSignal, stdout: stdout.text(), stdoutTruncated: stdout.truncated, stderrTail: stderr.text() }),
-      );
-    });
-    if (how.signal.aborted) terminate();
-    else how.signal.addEventListener("abort", terminate, { once: true });
-  });
-}
-
-/** Resolves when both pipes are closed, or after a short wait in which a process outside the group still holds them (then they are destroyed). */
-function whenPipesClosed(...streams: Readable[]): Promise<void> {
-  const closed = streams.map((stream) => (stream.closed ? Promise.resolve() : new Promise<void>((done) => stream.once("close", () => done()))));
-  return new Promise((done) => {
-    const timer = setTimeout(() => {
-      for (const stream of streams) stream.destroy();
-      done();
-    }, PIPE_DRAIN_MS);
-    void Promise.all(closed).then(() => {
-      clearTimeout(timer);
-      done();
-    });
-  });
 }

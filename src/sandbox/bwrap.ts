@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { readdir, readlink } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
 import { BoundedText } from "../util/bounded-text.ts";
 import type { Readable, Writable } from "node:stream";
@@ -23,14 +25,23 @@ export const DEFAULT_LIMITS: SandboxLimits = {
 
 export interface SandboxRequest {
   command: string[];
-  /** Host directory mounted read-write at /workspace, the working directory. */
+  /** Host directory mounted read-write at /workspace (or `workDirMount`), the working directory. */
   workDir: string;
-  /** More host paths mounted at the given sandbox paths (read-write unless readOnly). */
+  /** Where `workDir` is seen inside; default /workspace. A CLI given host paths in its config sees it at its own path. */
+  workDirMount?: string;
+  /** The working directory inside, when not `workDir`'s mount itself. */
+  cwd?: string;
+  /** More host paths mounted at the given sandbox paths (read-write unless readOnly), in order, before `workDir`. */
   extraBinds?: { host: string; sandbox: string; readOnly?: boolean }[];
   /** Host directory mounted at /tmp; without one, /tmp is a private tmpfs. */
   tmpDir?: string;
   env: Record<string, string>;
   network: boolean;
+  /**
+   * Whether the command may create user namespaces of its own, nested inside this sandbox and seeing
+   * nothing more of the host (a coding CLI's own sandbox for the commands it runs is bubblewrap too).
+   */
+  nestedNamespaces?: boolean;
   limits: SandboxLimits;
   /** Output kept per stream; the rest is dropped and marked. */
   maxOutputBytes: number;
@@ -53,6 +64,13 @@ const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 9, SI
 /** The exit code, or 128 + the signal number for a process killed by a signal (the shell convention). */
 export function exitCodeOf(result: Pick<SandboxResult, "exitCode" | "signal">): number {
   return result.exitCode ?? 128 + ((result.signal && SIGNAL_NUMBERS[result.signal]) || 0);
+}
+
+/** A command killed by a signal, which bubblewrap reports as exit code 128 + its number, is given back as that signal. */
+export function commandExit(exit: { exitCode: number | null; signal: NodeJS.Signals | null }): { exitCode: number | null; signal: NodeJS.Signals | null } {
+  const signalNumber = (exit.exitCode ?? 0) - 128;
+  const name = Object.entries(osConstants.signals).find(([, number]) => number === signalNumber)?.[0] as NodeJS.Signals | undefined;
+  return name && exit.signal === null ? { exitCode: null, signal: name } : exit;
 }
 
 /** Uid/gid the sandboxed process runs as when Orka itself runs as root (nobody). */
@@ -86,9 +104,13 @@ function systemMounts(): string[] {
   return args;
 }
 
+/** The descriptor on which bubblewrap reports the sandbox's pid namespace. */
+const INFO_FD = 3;
+
 export function bwrapArguments(request: SandboxSpawnRequest): string[] {
   const { limits } = request;
-  const env = Object.entries({ PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/workspace", TMPDIR: "/tmp", ...request.env }).flatMap(
+  const workDirMount = request.workDirMount ?? "/workspace";
+  const env = Object.entries({ PATH: "/usr/local/bin:/usr/bin:/bin", HOME: workDirMount, TMPDIR: "/tmp", ...request.env }).flatMap(
     ([name, value]) => ["--setenv", name, value],
   );
   return [
@@ -96,16 +118,18 @@ export function bwrapArguments(request: SandboxSpawnRequest): string[] {
     "--proc", "/proc",
     "--dev", "/dev",
     ...(request.tmpDir ? ["--bind", request.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]),
-    "--bind", request.workDir, "/workspace",
+    // In this order, so that no extra bind (a parent directory given read-only) hides the work directory.
     ...(request.extraBinds ?? []).flatMap((b) => [b.readOnly ? "--ro-bind" : "--bind", b.host, b.sandbox]),
-    "--chdir", "/workspace",
+    "--bind", request.workDir, workDirMount,
+    "--chdir", request.cwd ?? workDirMount,
     "--unshare-all",
     "--unshare-user",
-    "--disable-userns",
+    ...(request.nestedNamespaces ? [] : ["--disable-userns"]),
     "--cap-drop", "ALL",
     ...(request.network ? ["--share-net"] : []),
     "--die-with-parent",
     "--new-session",
+    "--info-fd", String(INFO_FD),
     "--clearenv",
     ...env,
     "--",
@@ -130,6 +154,11 @@ export interface SandboxedProcess {
   /** Settles when the sandbox has exited and its pipes are closed; rejects when bubblewrap could not be started. */
   exited: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>;
   kill(): void;
+  /**
+   * Sends `signal` to every process in the sandbox but its init, so a command may end gracefully
+   * (bubblewrap itself forwards no signal, and a signal to it ends the sandbox at once).
+   */
+  signalInside(signal: NodeJS.Signals): Promise<void>;
 }
 
 export type SandboxSpawnRequest = Omit<SandboxRequest, "maxOutputBytes" | "signal" | "onOutput">;
@@ -140,7 +169,7 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
   if (!bwrap) throw new SandboxUnavailableError("container runtime not available: bubblewrap (bwrap) is not installed; install it with `apt-get install bubblewrap` (as root)");
   const asRoot = process.getuid?.() === 0;
   const child = spawn(bwrap, bwrapArguments(request), {
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
     detached: true,
     // bwrap is pid 1 of the sandbox, and /proc/1/environ is readable inside: give it nothing to leak.
     env: { PATH: "/usr/bin:/bin" },
@@ -150,6 +179,7 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
     child.on("error", reject);
     child.on("close", (exitCode, signal) => resolve({ exitCode, signal }));
   });
+  const namespace = sandboxNamespace(child.stdio[INFO_FD] as Readable);
   return {
     pid: child.pid,
     stdin: child.stdin,
@@ -165,7 +195,57 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
         // already gone
       }
     },
+    async signalInside(signal) {
+      const sandbox = await namespace;
+      if (sandbox) await signalNamespace(sandbox, signal);
+    },
   };
+}
+
+interface SandboxNamespace {
+  /** The host pid of the sandbox's init. */
+  initPid: number;
+  /** How /proc/<pid>/ns/pid reads for a process in the sandbox. */
+  pidNamespace: string;
+}
+
+/** What bubblewrap reports on its info descriptor once the sandbox is set up; undefined when it could not start. */
+function sandboxNamespace(info: Readable): Promise<SandboxNamespace | undefined> {
+  let text = "";
+  info.setEncoding("utf8");
+  return new Promise((resolve) => {
+    info.on("data", (chunk: string) => {
+      if (text.length < 4096) text += chunk;
+      const report = parseInfo(text);
+      if (report) resolve(report);
+    });
+    info.once("error", () => resolve(undefined));
+    info.once("close", () => resolve(undefined));
+  });
+}
+
+function parseInfo(text: string): SandboxNamespace | undefined {
+  try {
+    const report = JSON.parse(text) as { "child-pid"?: unknown; "pid-namespace"?: unknown };
+    const [initPid, namespace] = [report["child-pid"], report["pid-namespace"]];
+    return typeof initPid === "number" && typeof namespace === "number" ? { initPid, pidNamespace: `pid:[${namespace}]` } : undefined;
+  } catch {
+    return undefined; // not whole yet
+  }
+}
+
+/** Signals every process whose pid namespace is the sandbox's (its init ignores it anyway). */
+async function signalNamespace(sandbox: SandboxNamespace, signal: NodeJS.Signals): Promise<void> {
+  for (const entry of await readdir("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === sandbox.initPid) continue;
+    if ((await readlink(`/proc/${pid}/ns/pid`).catch(() => undefined)) !== sandbox.pidNamespace) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // it exited meanwhile
+    }
+  }
 }
 
 /** Runs a command in a bubblewrap sandbox: new namespaces, read-only system, private /tmp, rlimits. */

@@ -2,7 +2,7 @@ import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { AgentRun, AttemptConfig } from "../runner/attempt-config.ts";
 import { startMcpBroker, type McpBroker } from "../mcp/broker.ts";
 import type { RuntimeAdapter } from "../runtimes/adapter.ts";
-import { ensureCli } from "../runtimes/install.ts";
+import { cliInstallDir, ensureCli } from "../runtimes/install.ts";
 import { startProviderProxy, type ProviderProxy } from "../runtimes/provider-proxy.ts";
 import { runtimeAdapter } from "../runtimes/registry.ts";
 import { prepareSessionPaths, runSession, type SessionOutcome } from "../runtimes/session.ts";
@@ -26,7 +26,9 @@ export async function runAgentAttempt(config: AttemptConfig, client: ControlPlan
   emit({ type: "WorkerStarted", summary: `attempt ${config.attempt}: ${run.runtime} session on ${run.endpoint.name}/${run.policy.model}, ${run.brokered.length} Orka tools` });
   try {
     const command = run.command ?? [await ensureCli(adapter.cli, run.cliCacheDir, io.signal)];
-    const outcome = await launch(config, run, adapter, command, client, io);
+    // The pinned CLI runs from its whole package tree; a replacement command names its own files.
+    const readPaths = [...run.readPaths, ...(run.command ? [] : [cliInstallDir(adapter.cli, run.cliCacheDir)])];
+    const outcome = await launch(config, run, adapter, { command, readPaths }, client, io);
     if (io.signal.aborted) throw io.signal.reason ?? new Error("attempt was stopped");
     if (outcome.exitCode !== 0) return failed(emit, exitReason(run, outcome));
     const answer = adapter.finalAnswer(outcome.stdout);
@@ -39,7 +41,14 @@ export async function runAgentAttempt(config: AttemptConfig, client: ControlPlan
   }
 }
 
-async function launch(config: AttemptConfig, run: AgentRun, adapter: RuntimeAdapter, command: string[], client: ControlPlaneClient, io: AttemptIO): Promise<SessionOutcome> {
+async function launch(
+  config: AttemptConfig,
+  run: AgentRun,
+  adapter: RuntimeAdapter,
+  cli: { command: string[]; readPaths: string[] },
+  client: ControlPlaneClient,
+  io: AttemptIO,
+): Promise<SessionOutcome> {
   const execute = attemptToolExecutor(config, client, io.signal, { allowed: run.brokered.map((t) => t.name), custom: run.brokered.filter((t) => t.digest).map((t) => t.name) });
   const broker = await sharedBroker();
   const session = broker.open({ tools: run.brokered, run: brokeredToolRunner({ config, client, execute }) });
@@ -48,7 +57,7 @@ async function launch(config: AttemptConfig, run: AgentRun, adapter: RuntimeAdap
     proxy = await startProviderProxy({ endpoint: run.endpoint, wire: adapter.wire });
     const paths = { ...(await prepareSessionPaths(config.tmpDir, config.attemptId)), workspace: config.workspaceDir };
     return await runSession({
-      command,
+      ...cli,
       adapter,
       launch: { policy: run.policy, prompt: run.prompt, paths, mcp: { url: session.url, bearer: session.bearer }, provider: { baseURL: proxy.baseURL, token: proxy.token } },
       cwd: config.workspaceDir,

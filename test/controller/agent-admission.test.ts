@@ -143,6 +143,7 @@ describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
       providers: {},
       runtimeCommands: { claude: ["node", "/opt/fake-claude.mjs"] },
       runtimeCacheDir: "/var/cache/orka-runtimes",
+      runtimeReadPaths: ["/opt/fake-claude-modules"],
     });
 
   beforeEach(async () => {
@@ -167,6 +168,7 @@ describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
       runtime: "claude",
       command: ["node", "/opt/fake-claude.mjs"],
       cliCacheDir: "/var/cache/orka-runtimes",
+      readPaths: ["/opt/fake-claude-modules"],
       endpoint: expect.objectContaining({ name: "anthropic-api", type: "anthropic", model: "claude-sonnet-4-5", baseURL: "http://127.0.0.1:9", apiKey: PROVIDER_KEY }),
       prompt: "Fix the bug",
       policy: {

@@ -77,6 +77,7 @@ describe("worker slots", () => {
       github: githubSettings({}),
       runtimeCommands: {},
       runtimeCacheDir: "/nonexistent/runtimes",
+      runtimeReadPaths: [],
     });
     cleanup = async () => {
       await controller.stop();

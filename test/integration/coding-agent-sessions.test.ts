@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
@@ -9,6 +10,8 @@ import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 
 const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
+/** The stand-in CLI imports the MCP SDK from here: its sandbox shows it read-only. */
+const NODE_MODULES = fileURLToPath(new URL("../../node_modules", import.meta.url));
 const PROVIDER_KEY = "sk-ant-peer-key-that-must-stay-out-of-the-cli";
 const REPO = "https://github.com/o/app";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000009";
@@ -25,6 +28,21 @@ function gone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** Host pids of the stand-in CLI whose arguments hold `marker` (not bubblewrap's, which holds them too) and of its children. */
+function cliAndChild(marker: string): number[] {
+  const processes = readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const parent = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+      return [{ pid: Number(pid), parent, argv }];
+    } catch {
+      return [];
+    }
+  });
+  const cli = processes.find((p) => p.argv[1] === FAKE_CLI && p.argv.some((arg) => arg.includes(marker)))?.pid;
+  return cli === undefined ? [] : [cli, ...processes.filter((p) => p.parent === cli).map((p) => p.pid)];
 }
 
 // A coding-agent Task end to end through a real server: the claude runtime's command is replaced by the
@@ -91,7 +109,7 @@ metadata: {name: git-read}
 stringData: {token: ${GIT_TOKEN}}
 ---
 ${ticketTool}`,
-      { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]), ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_MARKER_OF_THE_SERVER: "server-env-marker", ORKA_GIT_CONFIG: git.clientConfigFile },
+      { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]), ORKA_RUNTIME_READ_PATHS: NODE_MODULES, ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_MARKER_OF_THE_SERVER: "server-env-marker", ORKA_GIT_CONFIG: git.clientConfigFile },
     ));
   }, 60_000);
   afterAll(async () => {
@@ -129,6 +147,18 @@ ${ticketTool}`,
     expect(Object.keys(env).filter((name) => name.startsWith("ORKA_") && name !== "ORKA_WORKSPACE")).toEqual([]);
     expect(env.HOME).toMatch(/\/home$/);
     expect(env.HOME).not.toBe(process.env.HOME);
+  });
+
+  it("sandboxes the CLI: it cannot read the data dir's secret.key, nor the server's environment through /proc", async () => {
+    const secretKey = join(orka.dataDir, "state", "secret.key");
+    expect(existsSync(secretKey)).toBe(true);
+    const task = await runTask("sandboxed", { readFiles: [secretKey], procEnviron: true });
+    expect(task.status.phase, task.status.message).toBe("Succeeded");
+    const { read, procEnviron } = await resultOf("sandboxed");
+    expect(read[secretKey]).toEqual({ error: "ENOENT" });
+    const environs = Object.values(procEnviron as Record<string, unknown>).filter((text): text is string => typeof text === "string");
+    expect(environs.some((text) => text.includes("ORKA_WORKSPACE="))).toBe(true);
+    expect(environs.some((text) => text.includes("server-env-marker") || text.includes("ORKA_ADMIN_TOKEN"))).toBe(false);
   });
 
   it("refuses a native name and a tool the session was not given, and nothing runs", async () => {
@@ -174,13 +204,18 @@ ${ticketTool}`,
     expect(hitsOn("/ticket").length).toBe(before + 1);
   });
 
-  it("kills the whole process group when the Task times out", async () => {
-    const task = await runTask("sleepy", { spawnChild: true, sleep: 60 }, { timeout: "4s" });
+  it("kills everything in the session's sandbox when the Task times out", async () => {
+    const script = { spawnChild: "setsid", sleep: 60, print: `sleepy-${Date.now()}` };
+    const running = runTask("sleepy", script, { timeout: "4s" });
+    // The CLI's own pids are its sandbox's: find it on the host by its prompt, and its grandchild by parent.
+    let pids: number[] = [];
+    for (const deadline = Date.now() + 20_000; pids.length < 2; await new Promise((done) => setTimeout(done, 100))) {
+      if (Date.now() > deadline) throw new Error("the CLI and its grandchild were not seen running");
+      pids = cliAndChild(script.print);
+    }
+    const task = await running;
     expect(task.status.phase).toBe("Failed");
     expect(task.status.message).toContain("timed out");
-    const logs: string = (await orka.api("GET", "/api/v1/tasks/sleepy/logs")).body.logs;
-    const pids = [...logs.matchAll(/fake-cli (?:child )?pid (\d+)/g)].map((match) => Number(match[1]));
-    expect(pids).toHaveLength(2);
     for (const deadline = Date.now() + 10_000; !pids.every(gone); await new Promise((done) => setTimeout(done, 100))) {
       if (Date.now() > deadline) throw new Error(`processes still running: ${pids.filter((pid) => !gone(pid))}`);
     }

@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +10,8 @@ import { prepareSessionPaths, runSession, SESSION_STDOUT_LIMIT_BYTES, type Sessi
 
 const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
 const MARKER = "ORKA_SESSION_TEST_MARKER";
+/** The stand-in CLI imports the MCP SDK from the repository's node_modules, which the sandbox shows it read-only. */
+const READ_PATHS = [fileURLToPath(new URL("../../node_modules", import.meta.url))];
 
 const policy: SessionPolicy = { nativeTools: "unrestricted", disallowedTools: [], allowBash: true, maxTurns: 5, brokeredTools: [], intent: "write", model: "test-model" };
 
@@ -33,6 +35,10 @@ function launchFor(paths: SessionPaths, script: Record<string, unknown>): Runtim
 
 interface Answer {
   env?: Record<string, string>;
+  read?: Record<string, string | { error: string }>;
+  procEnviron?: Record<string, string | { error: string }>;
+  uid?: number;
+  gid?: number;
   print?: string;
   tools?: string[];
   calls?: { tool: string; result?: unknown; error?: { code: number; message: string } }[];
@@ -68,10 +74,31 @@ async function signalFailsWithin(pid: number, ms: number): Promise<boolean> {
   return false;
 }
 
-function pidsIn(output: string): { cli?: number; child?: number } {
-  const cli = /fake-cli pid (\d+)/.exec(output)?.[1];
-  const child = /fake-cli child pid (\d+)/.exec(output)?.[1];
-  return { cli: cli ? Number(cli) : undefined, child: child ? Number(child) : undefined };
+/**
+ * The host pid of the process working in `dir` whose command line holds `text`: inside its sandbox the CLI
+ * knows only its own namespace's pids.
+ */
+function hostPidIn(dir: string, text: string): number | undefined {
+  for (const entry of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const [argv0, ...args] = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      // bubblewrap's own init inside the sandbox works there too, with the CLI's command line among its arguments.
+      if (readlinkSync(`/proc/${entry}/cwd`) === dir && !argv0?.endsWith("bwrap") && args.some((arg) => arg.includes(text))) return Number(entry);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return undefined;
+}
+
+async function hostPidWithin(dir: string, text: string): Promise<number> {
+  await until(() => hostPidIn(dir, text) !== undefined, 10_000);
+  return hostPidIn(dir, text)!;
+}
+
+/** The host pids of the stand-in CLI working in `dir` and of the grandchild it started. */
+async function sandboxedPids(dir: string): Promise<{ cli: number; child: number }> {
+  return { cli: await hostPidWithin(dir, FAKE_CLI), child: await hostPidWithin(dir, "setInterval") };
 }
 
 async function until(condition: () => boolean, ms: number): Promise<void> {
@@ -83,6 +110,8 @@ async function until(condition: () => boolean, ms: number): Promise<void> {
 let base: string;
 beforeAll(() => {
   base = realpathSync(mkdtempSync(join(tmpdir(), "orka-sessions-")));
+  // The sandbox user (when the tests run as root) reaches the sessions below it, as it reaches an attempt's tmp directory.
+  chmodSync(base, 0o711);
   process.env[MARKER] = "must-not-reach-the-cli";
 });
 afterAll(() => {
@@ -117,7 +146,7 @@ describe("a session's private root", () => {
 describe("running a session's CLI", () => {
   it("gives the CLI an environment built from nothing: its private directories, a PATH with Node, the adapter's variables", async () => {
     const paths = await prepareSessionPaths(base, "env");
-    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { env: true, print: "hello" }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { env: true, print: "hello" }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
     expect(outcome.exitCode).toBe(0);
     const env = answerOf(outcome).env ?? {};
     expect(env[MARKER]).toBeUndefined();
@@ -132,7 +161,7 @@ describe("running a session's CLI", () => {
   it("writes the adapter's files mode 0600 in directories mode 0700 before the CLI starts", async () => {
     const paths = await prepareSessionPaths(base, "files");
     const settings = join(paths.xdg.config, "fake", "settings.json");
-    await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
     expect(lstatSync(settings).mode & 0o777).toBe(0o600);
     expect(statSync(join(paths.xdg.config, "fake")).mode & 0o777).toBe(0o700);
   });
@@ -142,7 +171,7 @@ describe("running a session's CLI", () => {
     const outside = join(base, "escaped.json");
     const adapter = testAdapter({ files: (launch) => [{ path: join(launch.paths.root, "..", "escaped.json"), content: "{}" }] });
     const output: string[] = [];
-    await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, onOutput: (chunk) => output.push(chunk), signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/outside the session's private root/);
+    await expect(runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter, launch: launchFor(paths, {}), cwd: paths.workspace, onOutput: (chunk) => output.push(chunk), signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/outside the session's private root/);
     expect(() => statSync(outside)).toThrow();
     expect(output).toEqual([]);
   });
@@ -155,7 +184,7 @@ describe("running a session's CLI", () => {
     symlinkSync(join(outsideDir, "target.json"), join(paths.home, "settings.json"));
     for (const path of [join(paths.workspace, ".claude", "settings.json"), join(paths.home, "settings.json")]) {
       const adapter = testAdapter({ files: () => [{ path, content: "{}" }] });
-      await expect(runSession({ command: ["node", FAKE_CLI], adapter, launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/symbolic link/);
+      await expect(runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter, launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/symbolic link/);
     }
     expect(readdirSync(outsideDir)).toEqual([]);
   });
@@ -166,56 +195,54 @@ describe("running a session's CLI", () => {
     [{ HOME: "/root" }, /HOME is set by the launcher/],
   ])("refuses the adapter variables %j", async (env, message) => {
     const paths = await prepareSessionPaths(base, "badenv");
-    await expect(runSession({ command: ["node", FAKE_CLI], adapter: testAdapter({ env }), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(message);
+    await expect(runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter({ env }), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(message);
   });
 
   it("refuses a working directory outside the workspace", async () => {
     const paths = await prepareSessionPaths(base, "cwd");
-    await expect(runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.home, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/inside its workspace/);
+    await expect(runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.home, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/inside its workspace/);
   });
 
-  it("on abort ends the CLI and its grandchild (SIGTERM to the group), and resolves only after the CLI exited", async () => {
+  it("on abort ends the CLI and its setsid grandchild (SIGTERM in the sandbox), and resolves only after the CLI exited", async () => {
     const paths = await prepareSessionPaths(base, "abort");
     const controller = new AbortController();
     let output = "";
-    const running = runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { spawnChild: true, sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
-    await until(() => pidsIn(output).child !== undefined, 10_000);
-    const { cli, child } = pidsIn(output) as { cli: number; child: number };
+    const running = runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { spawnChild: "setsid", sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
+    await until(() => output.includes("fake-cli child pid"), 10_000);
+    const { cli, child } = await sandboxedPids(paths.workspace);
     expect(notRunning(child)).toBe(false);
     controller.abort();
     const outcome = await running;
     expect(outcome.signal).toBe("SIGTERM");
     expect(notRunning(cli)).toBe(true);
-    expect(notRunning(child)).toBe(true);
     expect(await signalFailsWithin(child, 8_000)).toBe(true);
   });
 
-  it("kills the group with SIGKILL when the CLI ignores SIGTERM for the grace period", async () => {
+  it("kills the sandbox when the CLI ignores SIGTERM for the grace period", async () => {
     const paths = await prepareSessionPaths(base, "stubborn");
     const controller = new AbortController();
     let output = "";
-    const running = runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { ignoreSigterm: true, sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
-    await until(() => pidsIn(output).cli !== undefined, 10_000);
+    const running = runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { ignoreSigterm: true, sleep: 60 }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: controller.signal });
+    await until(() => output.includes("fake-cli pid"), 10_000);
+    const cli = await hostPidWithin(paths.workspace, FAKE_CLI);
     controller.abort();
     const outcome = await running;
     expect(output).toContain("fake-cli ignores SIGTERM");
     expect(outcome.signal).toBe("SIGKILL");
-    expect(notRunning(pidsIn(output).cli as number)).toBe(true);
+    expect(await signalFailsWithin(cli, 8_000)).toBe(true);
   });
 
-  it("kills what the CLI left running in its group once it exits", async () => {
+  it("kills what the CLI left running, a setsid grandchild too, once it exits", async () => {
     const paths = await prepareSessionPaths(base, "stray");
-    let output = "";
-    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { spawnChild: true }), cwd: paths.workspace, onOutput: (chunk) => (output += chunk), signal: AbortSignal.timeout(20_000) });
-    expect(outcome.exitCode).toBe(0);
-    const { child } = pidsIn(output);
-    expect(child).toBeTypeOf("number");
-    expect(await signalFailsWithin(child as number, 8_000)).toBe(true);
+    const running = runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { spawnChild: "setsid", sleep: 2 }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    const { child } = await sandboxedPids(paths.workspace);
+    expect((await running).exitCode).toBe(0);
+    expect(await signalFailsWithin(child, 8_000)).toBe(true);
   });
 
   it("keeps at most 4 MiB of stdout and says it cut the rest; keeps the tail of stderr", async () => {
     const paths = await prepareSessionPaths(base, "flood");
-    const outcome = await runSession({ command: ["node", FAKE_CLI], adapter: testAdapter(), launch: launchFor(paths, { flood: SESSION_STDOUT_LIMIT_BYTES + 4096, exitCode: 3 }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { flood: SESSION_STDOUT_LIMIT_BYTES + 4096, exitCode: 3 }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
     expect(outcome.exitCode).toBe(3);
     expect(outcome.stdoutTruncated).toBe(true);
     expect(outcome.stdout).toMatch(/\[truncated after 4194304 bytes; \d+ bytes omitted\]$/);
@@ -226,6 +253,44 @@ describe("running a session's CLI", () => {
   it("rejects when the command cannot be started", async () => {
     const paths = await prepareSessionPaths(base, "missing");
     await expect(runSession({ command: [join(base, "no-such-cli")], adapter: testAdapter(), launch: launchFor(paths, {}), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) })).rejects.toThrow(/could not be started/);
+  });
+});
+
+describe("the session's sandbox", () => {
+  it("shows the CLI none of the host's files but its binds: a file beside its private root cannot be read", async () => {
+    const paths = await prepareSessionPaths(base, "binds");
+    const beside = join(base, "beside-the-session.txt");
+    writeFileSync(beside, "not for the CLI");
+    chmodSync(beside, 0o644);
+    const own = join(paths.workspace, "own.txt");
+    writeFileSync(own, "the workspace's own");
+    const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { readFiles: [beside, own, "/etc/hostname"], writeFile: "made-inside.txt" }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(0);
+    const read = answerOf(outcome).read ?? {};
+    expect(read[beside]).toEqual({ error: "ENOENT" });
+    expect(read[own]).toBe("the workspace's own");
+    expect(readFileSync(join(paths.workspace, "made-inside.txt"), "utf8")).toContain("written by the fake coding CLI");
+  });
+
+  it("hides the worker's processes: no environment the CLI can read through /proc holds the worker's variables", async () => {
+    const paths = await prepareSessionPaths(base, "proc");
+    const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { procEnviron: true }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(0);
+    const environs = Object.values(answerOf(outcome).procEnviron ?? {});
+    const readable = environs.filter((text): text is string => typeof text === "string");
+    // It did read /proc: its own environment is there, and nothing of the test process's.
+    expect(readable.some((text) => text.includes("FAKE_CLI_MODEL=test-model"))).toBe(true);
+    expect(readable.some((text) => text.includes(MARKER))).toBe(false);
+    expect(environs.length).toBeLessThan(5);
+  });
+
+  it.runIf(process.getuid?.() === 0)("runs the CLI as nobody (uid and gid 65534) when Orka runs as root, with its private root its own", async () => {
+    const paths = await prepareSessionPaths(base, "nobody");
+    const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { identity: true, writeFile: "by-nobody.txt" }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    expect(outcome.exitCode).toBe(0);
+    expect(answerOf(outcome)).toMatchObject({ uid: 65534, gid: 65534 });
+    expect(statSync(join(paths.workspace, "by-nobody.txt")).uid).toBe(65534);
+    expect(statSync(join(paths.xdg.config, "fake", "settings.json")).uid).toBe(65534);
   });
 });
 
@@ -245,7 +310,7 @@ describe("the scripted stand-in CLI through a real broker", () => {
       };
       const script = { calls: [{ tool: "web_fetch", arguments: { url: "http://fixture.test/" } }, { tool: "code_exec", arguments: {} }], print: "done" };
       const launch = { ...launchFor(paths, script), mcp: { url: route.url, bearer: route.bearer } };
-      const outcome = await runSession({ command: ["node", FAKE_CLI], adapter, launch, cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+      const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter, launch, cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
       expect(outcome.exitCode).toBe(0);
       const answer = answerOf(outcome);
       expect(answer.tools).toEqual(["web_fetch"]);

@@ -9,7 +9,21 @@ import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, 
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
-const KILL_GRACE_MS = 5_000;
+/** Clearly longer than a coding session's own grace (SIGTERM, then SIGKILL after 5 s), so a CLI slow to stop costs no other attempt. */
+const KILL_GRACE_MS = 10_000;
+
+/**
+ * What a worker reads from its environment: where programs are (bubblewrap, git, npm), its home and temporary
+ * directory (npm's cache, the tools' scratch directories), locale and time zone, Node's and npm's own
+ * settings (CA certificates, proxies, the registry), the log level and the tests' fault switch. Everything
+ * else of the server's environment (its admin token, GitHub token, marker secrets) stays in the server: an
+ * attempt's configuration comes over IPC.
+ */
+const WORKER_VARIABLES = /^(PATH|HOME|TMPDIR|LANG|LC_[A-Z]+|TZ|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_USE_ENV_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|(HTTPS?|NO)_PROXY|(https?|no)_proxy|npm_config_[A-Za-z0-9_]+|NPM_CONFIG_[A-Z0-9_]+|ORKA_LOG_LEVEL|ORKA_FAULT_INJECTION)$/;
+
+export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => WORKER_VARIABLES.test(entry[0]) && entry[1] !== undefined));
+}
 
 interface PooledWorker {
   process: ChildProcess;
@@ -107,7 +121,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   private spawnWorker(): PooledWorker {
-    const child = fork(WORKER_ENTRY, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+    const child = fork(WORKER_ENTRY, [], { execArgv: [], env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     const worker: PooledWorker = { process: child, attempts: new Set(), unsent: [] };
     child.on("message", (message: FromWorker) => this.handle(worker, message));
     child.on("exit", (code, signal) => this.workerExited(worker, code, signal));
