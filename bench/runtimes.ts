@@ -8,7 +8,7 @@
 //   root, proxy, broker route, spawn), beside a bare `node` spawn of the same script.
 // The CLI is the scripted stand-in (test/fixtures/fake-coding-cli.mjs), a real MCP client.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -33,6 +33,8 @@ await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
 const pageURL = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
 
 const dir = mkdtempSync(join(tmpdir(), "orka-bench-runtimes-"));
+// As root, a session's CLI runs as nobody, which must be able to pass through to its directories.
+chmodSync(dir, 0o711);
 const orka = await startOrka({
   ...serverConfigFrom(
     {
@@ -43,6 +45,8 @@ const orka = await startOrka({
       ORKA_LOG_LEVEL: "silent",
       ORKA_ALLOW_LOOPBACK_EGRESS: "true",
       ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]),
+      // The stand-in CLI imports the MCP SDK from the repository's node_modules.
+      ORKA_RUNTIME_READ_PATHS: fileURLToPath(new URL("../node_modules", import.meta.url)),
     },
     dir,
   ),
