@@ -14,6 +14,7 @@ import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 import type { LlmPeer } from "../peers/llm-server.ts";
 import { CODING_CLI_CACHE, installedCli } from "../helpers/coding-clis.ts";
+import { peerProviderYaml } from "../helpers/coding-agents.ts";
 
 const PROVIDER_KEY = "sk-provider-key-of-the-real-cli-tasks-0123";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000042";
@@ -43,25 +44,12 @@ describe("coding-agent Tasks on the real CLIs", () => {
     await git.createRepo("o/app", { files: { "notes.txt": `${NOTES}\n` }, branch: "main" });
     git.addToken(GIT_TOKEN, "reader", { "o/app": "read" });
     ({ orka, peer, stop } = await startOrkaWithPeer(
-      `apiVersion: v1
-kind: Secret
-metadata: {name: provider-key}
-stringData: {api-key: ${PROVIDER_KEY}}
----
+      `${peerProviderYaml("anthropic-peer", "anthropic", PROVIDER_KEY)}---
+${peerProviderYaml("openai-peer", "openai", PROVIDER_KEY)}---
 apiVersion: v1
 kind: Secret
 metadata: {name: git-read}
 stringData: {token: ${GIT_TOKEN}}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: anthropic-peer}
-spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: provider-key}}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: openai-peer}
-spec: {type: openai, baseURL: "PEER_URL/v1", secretRef: {name: provider-key}}
 ---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent

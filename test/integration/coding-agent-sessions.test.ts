@@ -2,16 +2,14 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
 import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import { peerProviderYaml, STAND_IN_CLAUDE_ENV, STAND_IN_CLI } from "../helpers/coding-agents.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
 
-const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
 /** The stand-in CLI imports the MCP SDK from here: its sandbox shows it read-only. */
-const NODE_MODULES = fileURLToPath(new URL("../../node_modules", import.meta.url));
 const PROVIDER_KEY = "sk-ant-peer-key-that-must-stay-out-of-the-cli";
 const REPO = "https://github.com/o/app";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000009";
@@ -41,7 +39,7 @@ function cliAndChild(marker: string): number[] {
       return [];
     }
   });
-  const cli = processes.find((p) => p.argv[1] === FAKE_CLI && p.argv.some((arg) => arg.includes(marker)))?.pid;
+  const cli = processes.find((p) => p.argv[1] === STAND_IN_CLI && p.argv.some((arg) => arg.includes(marker)))?.pid;
   return cli === undefined ? [] : [cli, ...processes.filter((p) => p.parent === cli).map((p) => p.pid)];
 }
 
@@ -81,16 +79,7 @@ spec:
     await git.createRepo("o/app", { files: { "README.md": "hello\n" }, branch: "main" });
     git.addToken(GIT_TOKEN, "reader", { "o/app": "read" });
     ({ orka, peer, stop } = await startOrkaWithPeer(
-      `apiVersion: v1
-kind: Secret
-metadata: {name: anthropic-key}
-stringData: {api-key: ${PROVIDER_KEY}}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: claude-peer}
-spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: anthropic-key}}
----
+      `${peerProviderYaml("claude-peer", "anthropic", PROVIDER_KEY)}---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: coder}
@@ -109,7 +98,7 @@ metadata: {name: git-read}
 stringData: {token: ${GIT_TOKEN}}
 ---
 ${ticketTool}`,
-      { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]), ORKA_RUNTIME_READ_PATHS: NODE_MODULES, ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_MARKER_OF_THE_SERVER: "server-env-marker", ORKA_GIT_CONFIG: git.clientConfigFile },
+      { ...STAND_IN_CLAUDE_ENV, ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_MARKER_OF_THE_SERVER: "server-env-marker", ORKA_GIT_CONFIG: git.clientConfigFile },
     ));
   }, 60_000);
   afterAll(async () => {

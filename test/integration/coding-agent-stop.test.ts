@@ -1,10 +1,7 @@
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
-
-const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
-const NODE_MODULES = fileURLToPath(new URL("../../node_modules", import.meta.url));
+import { peerProviderYaml, STAND_IN_CLAUDE_ENV } from "../helpers/coding-agents.ts";
 
 // One worker process runs both Tasks: a CLI that ignores SIGTERM is killed by its session's own grace,
 // well within the pool's, so the worker (and the other Task on it) lives on.
@@ -14,23 +11,14 @@ describe("a coding CLI slow to stop", () => {
 
   beforeAll(async () => {
     ({ orka, stop } = await startOrkaWithPeer(
-      `apiVersion: v1
-kind: Secret
-metadata: {name: anthropic-key}
-stringData: {api-key: sk-ant-stop-test-key}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Provider
-metadata: {name: claude-peer}
-spec: {type: anthropic, baseURL: "PEER_URL", secretRef: {name: anthropic-key}}
----
+      `${peerProviderYaml("claude-peer", "anthropic", "sk-ant-stop-test-key")}---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
 metadata: {name: coder}
 spec:
   model: {provider: claude-peer, name: claude-test-model}
   runtime: {type: claude, defaultAllowedTools: [Read]}`,
-      { ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]), ORKA_RUNTIME_READ_PATHS: NODE_MODULES, ORKA_WORKER_PROCESSES: "1" },
+      { ...STAND_IN_CLAUDE_ENV, ORKA_WORKER_PROCESSES: "1" },
     ));
   }, 60_000);
   afterAll(async () => {
