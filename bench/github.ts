@@ -6,21 +6,16 @@
 // next model request carrying its result. The no-op's figure is the loop's own cost per turn, so
 // GitHub call − no-op call − bare Octokit is what Orka adds to a GitHub call (worker → control plane,
 // scope, Secret, client).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
-import { serverConfigFrom } from "../src/config.ts";
-import { startOrka } from "../src/server.ts";
 import { startGithubPeers } from "../test/helpers/github-peers.ts";
 import { startLlmPeer, type ScriptedPeerTurn } from "../test/peers/llm-server.ts";
+import { startBenchServer } from "./server.ts";
 import { percentiles } from "./timing.ts";
 
 const TASKS = Number(process.env.BENCH_GITHUB_TASKS ?? 3);
 /** Tool-call turns per Task: within a coordinator's turn budget of 50. */
 const TURNS = 48;
 const WARMUP_TURNS = 2;
-const ADMIN_TOKEN = "bench-admin-token-0000";
 const READ_TOKEN = "bench-read-token-0000";
 const REPO = "acme/bench";
 
@@ -33,25 +28,8 @@ const prNumber = await github.openPullRequest(REPO, { head: "topic", user: "dev"
 await github.addCheckRun(REPO, head, { name: "build" });
 
 const llm = await startLlmPeer();
-const dir = mkdtempSync(join(tmpdir(), "orka-bench-github-"));
-const orka = await startOrka({
-  ...serverConfigFrom(
-    { ORKA_PORT: "0", ORKA_DATA_DIR: join(dir, "state"), ORKA_WORK_DIR: join(dir, "work"), ORKA_ADMIN_TOKEN: ADMIN_TOKEN, ORKA_LOG_LEVEL: "silent", ...peers.orkaEnv },
-    dir,
-  ),
-  cliConfigPath: "",
-});
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${orka.url}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const orka = await startBenchServer("github", peers.orkaEnv);
+const { api } = orka;
 
 await api("POST", "/secrets", { name: "llm-key", stringData: { "api-key": "sk-bench-0000000000000000" } });
 await api("POST", "/secrets", { name: "gh-read", stringData: { token: READ_TOKEN } });
@@ -111,4 +89,3 @@ console.log(
 await orka.close();
 await llm.close();
 await peers.stop();
-rmSync(dir, { recursive: true, force: true });

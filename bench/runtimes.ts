@@ -8,61 +8,32 @@
 //   root, proxy, broker route, spawn), beside a bare `node` spawn of the same script.
 // The CLI is the scripted stand-in (test/fixtures/fake-coding-cli.mjs), a real MCP client.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { serverConfigFrom } from "../src/config.ts";
-import { startOrka } from "../src/server.ts";
 import { toolHarness } from "../test/helpers/tools.ts";
+import { startBenchServer } from "./server.ts";
 import { percentiles } from "./timing.ts";
 
 const CALLS = Number(process.env.BENCH_BROKER_CALLS ?? 200);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10);
-const ADMIN_TOKEN = "bench-admin-token-0000";
 const FAKE_CLI = fileURLToPath(new URL("../test/fixtures/fake-coding-cli.mjs", import.meta.url));
 
 const page = http.createServer((_request, response) => response.end("a small page"));
 await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
 const pageURL = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
 
-const dir = mkdtempSync(join(tmpdir(), "orka-bench-runtimes-"));
-// As root, a session's CLI runs as nobody, which must be able to pass through to its directories.
-chmodSync(dir, 0o711);
-const orka = await startOrka({
-  ...serverConfigFrom(
-    {
-      ORKA_PORT: "0",
-      ORKA_DATA_DIR: join(dir, "state"),
-      ORKA_WORK_DIR: join(dir, "work"),
-      ORKA_ADMIN_TOKEN: ADMIN_TOKEN,
-      ORKA_LOG_LEVEL: "silent",
-      ORKA_ALLOW_LOOPBACK_EGRESS: "true",
-      ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]),
-      // The stand-in CLI imports the MCP SDK from the repository's node_modules.
-      ORKA_RUNTIME_READ_PATHS: fileURLToPath(new URL("../node_modules", import.meta.url)),
-    },
-    dir,
-  ),
-  cliConfigPath: "",
+const orka = await startBenchServer("runtimes", {
+  ORKA_ALLOW_LOOPBACK_EGRESS: "true",
+  ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify([process.execPath, FAKE_CLI]),
+  // The stand-in CLI imports the MCP SDK from the repository's node_modules.
+  ORKA_RUNTIME_READ_PATHS: fileURLToPath(new URL("../node_modules", import.meta.url)),
 });
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${orka.url}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const { api } = orka;
 
 await api("POST", "/secrets", { name: "llm-key", stringData: { "api-key": "sk-bench-0000000000000000" } });
 // The stand-in CLI never calls the model; the Provider only has to be ready.
@@ -144,4 +115,3 @@ console.log(JSON.stringify({ bench: "peer: bare node spawn of the same CLI (spaw
 await new Promise((resolve) => bare.close(resolve));
 await new Promise((resolve) => page.close(resolve));
 await orka.close();
-rmSync(dir, { recursive: true, force: true });
