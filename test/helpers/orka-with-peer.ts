@@ -29,3 +29,12 @@ ${yaml ? `---\n${yaml.replaceAll("PEER_URL", peer.url)}` : ""}`);
     },
   };
 }
+
+/** A Tool's status once its first availability probe has answered (at most `timeoutMs`). */
+export async function probedTool(orka: OrkaUnderTest, name: string, timeoutMs = 15_000): Promise<any> {
+  for (const deadline = Date.now() + timeoutMs; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    const status = (await orka.api("GET", `/api/v1/tools/${name}?namespace=default`)).body.status ?? {};
+    if (status.available !== undefined) return status;
+    if (Date.now() > deadline) throw new Error(`Tool ${name} was not probed within ${timeoutMs} ms`);
+  }
+}

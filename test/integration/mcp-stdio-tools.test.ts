@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResultsOf } from "../peers/llm-server.ts";
-import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import { probedTool, startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import { processesMatching } from "../helpers/orka-server.ts";
 
 /** The checkout whose node_modules holds the reference server and the SDK: the operator's servers directory here. */
@@ -30,15 +30,7 @@ const PROVIDER_KEY = "sk-peer-0000000000000000000";
 describe("MCP Tools over stdio, through a real Orka server", () => {
   let setup: Awaited<ReturnType<typeof startOrkaWithPeer>>;
 
-  const toolStatus = async (name: string) => (await setup.orka.api("GET", `/api/v1/tools/${name}?namespace=default`)).body.status ?? {};
-  async function probed(name: string) {
-    for (let i = 0; i < 150; i++) {
-      const status = await toolStatus(name);
-      if (status.available !== undefined) return status;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`Tool ${name} was not probed within 15 s`);
-  }
+  const probed = (name: string) => probedTool(setup.orka, name);
   const createTool = (name: string, mcp: Record<string, unknown>) => setup.orka.api("POST", "/api/v1/tools", { metadata: { name }, spec: { description: "MCP server over stdio", mcp } });
   async function runTask(name: string, tools: string[], calls: { name: string; arguments: Record<string, unknown> }[]) {
     const { orka, peer } = setup;

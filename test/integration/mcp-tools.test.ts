@@ -6,7 +6,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolResultsOf } from "../peers/llm-server.ts";
-import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
+import { probedTool, startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import { callMcpTool } from "../../src/tools/custom/mcp-tool.ts";
 
 const SERVER_BIN = "node_modules/.bin/mcp-server-everything";
@@ -77,15 +77,7 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
   let downPort = 0;
   let dying: Awaited<ReturnType<typeof startDyingServer>>;
 
-  const toolStatus = async (name: string) => (await setup.orka.api("GET", `/api/v1/tools/${name}?namespace=default`)).body.status ?? {};
-  async function probed(name: string) {
-    for (let i = 0; i < 100; i++) {
-      const status = await toolStatus(name);
-      if (status.available !== undefined) return status;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`Tool ${name} was not probed within 10 s`);
-  }
+  const probed = (name: string) => probedTool(setup.orka, name);
   async function createTool(name: string, mcp: Record<string, unknown>) {
     const created = await setup.orka.api("POST", "/api/v1/tools", { metadata: { name }, spec: { description: "MCP server", mcp } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
