@@ -150,7 +150,7 @@ function brokeredTool(runtime: RuntimeType, name: string, custom: CustomTool | u
     const { description, parameters } = toolDefinition(builtin);
     return { tools: [{ name, description, inputSchema: parameters, effect: READ_ONLY_TOOLS.has(name) ? "read_only" : "consequential" }] };
   }
-  if (BUILTIN_TOOL_NAMES.has(name)) return { error: `"${name}" is not implemented in this Orka build yet: remove it from allowedTools` };
+  if (BUILTIN_TOOL_NAMES.has(name)) return { error: `"${name}" is not built in this Orka build yet: remove it from allowedTools` };
   if (custom) return customBrokeredTools(name, custom);
   return { error: `"${name}" is neither a tool of the ${runtime} CLI (${NATIVE_TOOLS[runtime].join(", ")}), an Orka built-in tool nor a Tool in this namespace: fix or remove it in allowedTools` };
 }

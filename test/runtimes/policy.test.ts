@@ -125,7 +125,7 @@ describe("a session's tools, classified", () => {
 
   it("refuses request_approval and a built-in this build does not implement", () => {
     expect(brokeredNames(sessionTools({ task: { allowedTools: ["request_approval", "list_connections"] } }))).toEqual([
-      '"list_connections" is not implemented in this Orka build yet: remove it from allowedTools',
+      '"list_connections" is not built in this Orka build yet: remove it from allowedTools',
       expect.stringContaining("needs an approval channel"),
     ]);
   });
