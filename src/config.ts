@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { existsSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, resolve, sep } from "node:path";
 import { z } from "zod";
 import { parseWith } from "./resources/validate.ts";
 import { SEARCH_PROVIDERS, type GithubToolSettings, type SearchProvider } from "./tools/settings.ts";
@@ -267,6 +267,33 @@ function parseJson(text: string, name: string): unknown {
 export function serverConfigFrom(env: Record<string, string | undefined>, homeDir: string): ServerConfig {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith("ORKA_") && v !== ""));
   const parsed = parseWith(envSchema, cleaned);
+  const config = serverConfigOf(parsed, env, homeDir);
+  refuseSessionPathsIntoOrkaState(config);
+  return config;
+}
+
+/**
+ * What a coding CLI may read besides the system (ORKA_RUNTIME_READ_PATHS, the files of a replacement
+ * command) must not reach Orka's own state: the data directory (Secret key, database) or the work
+ * directory (every attempt's checkout and transaction token).
+ */
+function refuseSessionPathsIntoOrkaState(config: ServerConfig): void {
+  const guarded = [config.dataDir, config.workDir];
+  const named = [
+    ...config.runtimeReadPaths.map((path) => ({ path, variable: "ORKA_RUNTIME_READ_PATHS" })),
+    ...Object.entries(config.runtimeCommands).flatMap(([runtime, command]) =>
+      (command ?? []).filter((arg) => isAbsolute(arg)).map((path) => ({ path: resolve(path), variable: runtimeCommandVariable(runtime as RuntimeType) })),
+    ),
+  ];
+  for (const { path, variable } of named) {
+    const reached = guarded.find((dir) => isWithin(path, dir) || isWithin(dir, path));
+    if (reached) throw new OrkaError("invalid_argument", `${variable} names ${path}, which would let a coding CLI read Orka's own state in ${reached}: name a path outside the data and work directories`);
+  }
+}
+
+const isWithin = (parent: string, path: string) => path === parent || path.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+
+function serverConfigOf(parsed: z.infer<typeof envSchema>, env: Record<string, string | undefined>, homeDir: string): ServerConfig {
   return {
     host: parsed.ORKA_HOST,
     port: parsed.ORKA_PORT,

@@ -55,4 +55,15 @@ describe("server configuration", () => {
       expect(() => serverConfigFrom({ ORKA_RUNTIME_READ_PATHS: bad }, "/home/someone")).toThrow(/ORKA_RUNTIME_READ_PATHS holds ".*", which is not an existing absolute path/);
     }
   });
+
+  it("refuses session paths that would let a coding CLI read Orka's data or work directory", () => {
+    const dirs = { ORKA_DATA_DIR: "/var/lib/orka", ORKA_WORK_DIR: "/tmp/orka-work" };
+    const refusal = (variable: string, path: string, dir: string) =>
+      `${variable} names ${path}, which would let a coding CLI read Orka's own state in ${dir}: name a path outside the data and work directories`;
+    expect(() => serverConfigFrom({ ...dirs, ORKA_RUNTIME_READ_PATHS: "/" }, "/home/someone")).toThrow(refusal("ORKA_RUNTIME_READ_PATHS", "/", "/var/lib/orka"));
+    expect(() => serverConfigFrom({ ...dirs, ORKA_RUNTIME_READ_PATHS: "/tmp" }, "/home/someone")).toThrow(refusal("ORKA_RUNTIME_READ_PATHS", "/tmp", "/tmp/orka-work"));
+    const inData = { ...dirs, ORKA_RUNTIME_COMMAND_CLAUDE: JSON.stringify(["node", "/var/lib/orka/secret.key"]) };
+    expect(() => serverConfigFrom(inData, "/home/someone")).toThrow(refusal("ORKA_RUNTIME_COMMAND_CLAUDE", "/var/lib/orka/secret.key", "/var/lib/orka"));
+    expect(serverConfigFrom({ ...dirs, ORKA_RUNTIME_READ_PATHS: "/usr/lib" }, "/home/someone").runtimeReadPaths).toEqual(["/usr/lib"]);
+  });
 });

@@ -1,4 +1,4 @@
-import { constants, existsSync } from "node:fs";
+import { constants, existsSync, statSync } from "node:fs";
 import { access, lstat, mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { commandExit, spawnSandboxed, type SandboxLimits } from "../sandbox/bwrap.ts";
@@ -104,18 +104,25 @@ export async function runSession(options: RunSessionOptions): Promise<SessionOut
   return spawnSession([executable, ...leadingArgs, ...adapter.argv(launch)], { cwd, env, binds, signal, onOutput: options.onOutput });
 }
 
-/** The host paths a CLI reads besides the system: Node's installation, every absolute path of its command and that path's directory, and the caller's. */
+/**
+ * The host paths a CLI reads besides the system: Node's installation, the files its command names
+ * (never their directories, which may hold anything), and the caller's.
+ */
 function readOnlyPaths(command: string[], readPaths: string[]): string[] {
-  const commandPaths = command.filter((arg) => isAbsolute(arg) && existsSync(arg)).flatMap((path) => [dirname(path), path]);
+  const commandPaths = command.filter((arg) => isAbsolute(arg) && existsSync(arg) && statSync(arg).isFile());
   const paths = [...new Set([nodeInstallation(), ...commandPaths, ...readPaths].map((path) => resolve(path)))].filter((path) => existsSync(path));
   // A path inside another is bound with it: binding it again would go through what is inside (a `.bin` link into the package).
   return paths.filter((path) => !paths.some((other) => other !== path && isInside(other, path)));
 }
 
-/** The directory tree Node is installed in (`<prefix>/bin/node`: the prefix), which a CLI run with it needs whole. */
+/**
+ * The directory tree Node is installed in (`<prefix>/bin/node` with `<prefix>/include/node`: the
+ * prefix), which a CLI run with it needs whole; a node binary elsewhere (`~/bin/node`) is bound alone.
+ */
 function nodeInstallation(): string {
   const binDir = dirname(process.execPath);
-  return basename(binDir) === "bin" ? dirname(binDir) : binDir;
+  const prefix = dirname(binDir);
+  return basename(binDir) === "bin" && existsSync(join(prefix, "include", "node")) ? prefix : process.execPath;
 }
 
 /** Fails before the sandbox is set up when the command names nothing that can run, as a plain spawn would. */

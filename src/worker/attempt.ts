@@ -1,4 +1,5 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type ToolDefinition, DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
 import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
@@ -154,15 +155,34 @@ async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (e
     return;
   }
   for (const file of files) {
-    const path = join(dir, file);
     try {
-      const info = await stat(path);
-      if (!info.isFile()) continue;
-      if (info.size > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", `${info.size} bytes is over the 10 MB limit`);
-      await client.uploadArtifact(file, await readFile(path));
+      const content = await readArtifact(join(dir, file));
+      if (content) await client.uploadArtifact(file, content);
     } catch (err) {
       emit({ type: "ArtifactUploadFailed", severity: "warning", summary: `artifact ${file} not uploaded: ${errorMessage(err)}` });
     }
+  }
+}
+
+/**
+ * An artifact's bytes, or undefined when it is not a regular file. The worker may be root and the
+ * sandboxed command is not: a link it left there is refused, never followed (it could name any file).
+ */
+async function readArtifact(path: string): Promise<Buffer | undefined> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new OrkaError("permission_denied", "it is a symbolic link; artifacts must be regular files");
+    throw err;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return undefined;
+    if (info.size > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", `${info.size} bytes is over the 10 MB limit`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }
 

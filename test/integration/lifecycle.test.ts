@@ -77,6 +77,22 @@ describe("container Task lifecycle in the bubblewrap sandbox", () => {
     expect((await orka.cli(["task", "artifacts", "identity"])).stdout.trim()).toBe("report.txt\t6");
   });
 
+  it("refuses an artifact that is a link: the worker never follows it to a file of the host", async () => {
+    const secretKey = `${orka.dataDir}/secret.key`;
+    await orka.api("POST", "/api/v1/tasks", {
+      name: "linked-artifact",
+      type: "container",
+      command: ["sh", "-c", `ln -s ${secretKey} "$ORKA_ARTIFACTS_DIR/key.txt"; ln -s /etc/hostname "$ORKA_ARTIFACTS_DIR/host.txt"; printf fine > "$ORKA_ARTIFACTS_DIR/fine.txt"`],
+    });
+    await orka.waitFor("linked-artifact");
+    expect((await orka.api("GET", "/api/v1/tasks/linked-artifact/artifacts")).body.items.map((item: { file: string }) => item.file)).toEqual(["fine.txt"]);
+    const events = (await orka.api("GET", "/api/v1/tasks/linked-artifact/events")).body.events.filter((event: { type: string }) => event.type === "ArtifactUploadFailed");
+    expect(events.map((event: { summary: string }) => event.summary).sort()).toEqual([
+      "artifact host.txt not uploaded: it is a symbolic link; artifacts must be regular files",
+      "artifact key.txt not uploaded: it is a symbolic link; artifacts must be regular files",
+    ]);
+  });
+
   it("follows logs over SSE until the Task ends", async () => {
     await orka.api("POST", "/api/v1/tasks", { name: "chatty", type: "container", command: ["sh", "-c", "echo one; sleep 1; echo two"] });
     await orka.waitFor("chatty", ["Running", "Succeeded"]);

@@ -272,6 +272,28 @@ describe("the session's sandbox", () => {
     expect(readFileSync(join(paths.workspace, "made-inside.txt"), "utf8")).toContain("written by the fake coding CLI");
   });
 
+  it("binds the files a replacement command names, never their directories", async () => {
+    const toolDir = mkdtempSync(join(base, "operator-tools-"));
+    chmodSync(toolDir, 0o755);
+    const script = join(toolDir, "cli.mjs");
+    const beside = join(toolDir, "operator-secret.txt");
+    writeFileSync(beside, "beside the operator's script");
+    // Reads the file its prompt names and answers what it got, in claude's result format.
+    writeFileSync(script, `import { readFileSync } from "node:fs";
+const wanted = process.argv[process.argv.indexOf("-p") + 1];
+let text; try { text = readFileSync(wanted, "utf8"); } catch (error) { text = error.code; }
+console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: text }));
+`);
+    chmodSync(script, 0o644);
+    chmodSync(beside, 0o644);
+    const run = async (prompt: string) => {
+      const paths = await prepareSessionPaths(base, "command-dir");
+      return runSession({ command: ["node", script], adapter: testAdapter(), launch: { ...launchFor(paths, {}), prompt }, cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
+    };
+    expect(testAdapter().finalAnswer((await run(script)).stdout)).toContain("readFileSync");
+    expect(testAdapter().finalAnswer((await run(beside)).stdout)).toBe("ENOENT");
+  });
+
   it("hides the worker's processes: no environment the CLI can read through /proc holds the worker's variables", async () => {
     const paths = await prepareSessionPaths(base, "proc");
     const outcome = await runSession({ command: ["node", FAKE_CLI], readPaths: READ_PATHS, adapter: testAdapter(), launch: launchFor(paths, { procEnviron: true }), cwd: paths.workspace, signal: AbortSignal.timeout(20_000) });
