@@ -20,10 +20,14 @@ const PROVIDER_KEY = "sk-provider-key-of-the-real-cli-tasks-0123";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000042";
 const NOTES = "the launch code is 4711-kestrel";
 
+/** Per CLI: its pinned model, how the model reads notes.txt with the CLI's own tool, and how the CLI names the broker's web_fetch. */
 const runtimes = {
-  claude: { model: "claude-sonnet-4-5", read: (workspace: string) => ({ name: "Read", arguments: { file_path: `${workspace}/notes.txt` } }) },
-  codex: { model: "gpt-5-codex", read: () => ({ name: "exec_command", arguments: { cmd: "cat notes.txt" } }) },
+  claude: { model: "claude-sonnet-4-5", read: (workspace: string) => ({ name: "Read", arguments: { file_path: `${workspace}/notes.txt` } }), fetch: "mcp__orka__web_fetch" },
+  codex: { model: "gpt-5-codex", read: () => ({ name: "exec_command", arguments: { cmd: "cat notes.txt" } }), fetch: "mcp__orka__web_fetch" },
+  copilot: { model: "gpt-4o-mini", read: (workspace: string) => ({ name: "view", arguments: { path: `${workspace}/notes.txt` } }), fetch: "orka-web_fetch" },
+  opencode: { model: "gpt-4.1-mini", read: (workspace: string) => ({ name: "read", arguments: { filePath: `${workspace}/notes.txt` } }), fetch: "orka_web_fetch" },
 } as const;
+const RUNTIMES = Object.keys(runtimes) as (keyof typeof runtimes)[];
 
 describe("coding-agent Tasks on the real CLIs", () => {
   let orka: OrkaUnderTest;
@@ -36,7 +40,7 @@ describe("coding-agent Tasks on the real CLIs", () => {
 
   beforeAll(async () => {
     // Installed before the server starts, so a Task's first start does not wait on npm.
-    await Promise.all([installedCli("claude"), installedCli("codex")]);
+    await Promise.all(RUNTIMES.map(installedCli));
     page = http.createServer((_request, response) => response.end("the page says: kestrels hover"));
     await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
     pageURL = `http://127.0.0.1:${(page.address() as AddressInfo).port}/kestrel`;
@@ -64,6 +68,21 @@ metadata: {name: codex-coder}
 spec:
   model: {provider: openai-peer, name: ${runtimes.codex.model}}
   runtime: {type: codex, defaultAllowedTools: [Glob, Grep, Read, web_fetch]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: copilot-coder}
+spec:
+  model: {provider: openai-peer, name: ${runtimes.copilot.model}}
+  # Copilot cannot turn its web search off, so its list must allow it.
+  runtime: {type: copilot, defaultAllowedTools: [Read, WebSearch, web_fetch]}
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: opencode-coder}
+spec:
+  model: {provider: openai-peer, name: ${runtimes.opencode.model}, contextWindow: 128000, maxTokens: 8192}
+  runtime: {type: opencode, defaultAllowedTools: [Read, web_fetch]}
 `,
       { ORKA_WORK_DIR: workDir, ORKA_RUNTIME_CACHE: CODING_CLI_CACHE, ORKA_GIT_CONFIG: git.clientConfigFile, ORKA_ALLOW_LOOPBACK_EGRESS: "true" },
     ));
@@ -75,12 +94,12 @@ spec:
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it.each(["claude", "codex"] as const)("%s reads a file with its own tool, fetches a page through Orka's broker, and its answer is the Task's result", async (runtime) => {
-    const { model, read } = runtimes[runtime];
+  it.each(RUNTIMES)("%s reads a file with its own tool, fetches a page through Orka's broker, and its answer is the Task's result", async (runtime) => {
+    const { model, read, fetch } = runtimes[runtime];
     const workspaceOf = (request: Record<string, unknown>) => JSON.stringify(request).match(new RegExp(`${workDir}/[A-Za-z0-9._-]+/workspace`))?.[0] ?? "";
     const turns: ((request: Record<string, unknown>) => PeerTurn)[] = [
       (request) => ({ toolCalls: [read(workspaceOf(request))] }),
-      () => ({ toolCalls: [{ name: "mcp__orka__web_fetch", arguments: { url: pageURL } }] }),
+      () => ({ toolCalls: [{ name: fetch, arguments: { url: pageURL } }] }),
       (request) => {
         const results = toolResultsOf(request).join("\n");
         return { text: `notes: ${results.includes(NOTES) ? "seen" : "missing"}; page: ${results.includes("kestrels hover") ? "seen" : "missing"}` };
