@@ -32,6 +32,7 @@ const SESSION_LIMITS: SandboxLimits = {
   processes: 1024,
   fileSizeBytes: 1024 ** 3,
   openFiles: 4096,
+  tmpBytes: 1024 ** 3,
 };
 
 export interface SessionOutcome {

@@ -13,6 +13,8 @@ export interface SandboxLimits {
   processes: number;
   fileSizeBytes: number;
   openFiles: number;
+  /** What a private /tmp (a tmpfs, held in the host's memory) may hold in all. */
+  tmpBytes: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -21,6 +23,7 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   processes: 256,
   fileSizeBytes: 256 * 1024 ** 2,
   openFiles: 1024,
+  tmpBytes: 1024 ** 3,
 };
 
 export interface SandboxRequest {
@@ -117,10 +120,12 @@ export function bwrapArguments(request: SandboxSpawnRequest): string[] {
     ...systemMounts(),
     "--proc", "/proc",
     "--dev", "/dev",
-    ...(request.tmpDir ? ["--bind", request.tmpDir, "/tmp"] : ["--tmpfs", "/tmp"]),
+    ...(request.tmpDir ? ["--bind", request.tmpDir, "/tmp"] : ["--size", String(limits.tmpBytes), "--tmpfs", "/tmp"]),
     // In this order, so that no extra bind (a parent directory given read-only) hides the work directory.
     ...(request.extraBinds ?? []).flatMap((b) => [b.readOnly ? "--ro-bind" : "--bind", b.host, b.sandbox]),
     "--bind", request.workDir, workDirMount,
+    // The root bubblewrap builds is a tmpfs too: once everything is mounted on it, nothing more is written there.
+    "--remount-ro", "/",
     "--chdir", request.cwd ?? workDirMount,
     "--unshare-all",
     "--unshare-user",

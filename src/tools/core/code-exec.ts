@@ -10,13 +10,14 @@ export const OUTPUT_LIMIT_BYTES = 65_536;
 const DEFAULT_TIMEOUT_S = 30;
 const MAX_TIMEOUT_S = 60;
 
-/** Limits: CPU 60 s, 2 GiB address space, 256 processes, 64 MiB files, 256 open files. */
+/** Limits: CPU 60 s, 2 GiB address space, 256 processes, 64 MiB files, 256 open files (its /tmp is the attempt's, on disk). */
 export const CODE_EXEC_LIMITS: SandboxLimits = {
   cpuSeconds: 60,
   memoryBytes: 2 * 1024 ** 3,
   processes: 256,
   fileSizeBytes: 64 * 1024 ** 2,
   openFiles: 256,
+  tmpBytes: 128 * 1024 ** 2,
 };
 
 const INTERPRETERS: Record<string, { canonical: string; command: string[] }> = {

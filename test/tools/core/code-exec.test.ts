@@ -182,13 +182,14 @@ describe("code_exec", () => {
         code: [
           "touch /usr/pwned 2>/dev/null && echo usr-writable",
           "touch /etc/pwned 2>/dev/null && echo etc-writable",
+          "touch /pwned 2>/dev/null && echo root-writable",
           "cat /proc/1/environ 2>/dev/null | grep -a ORKA && echo saw-env",
           "python3 -c 'b = bytearray(4 * 1024**3)' 2>/dev/null; echo alloc=$?",
           "head -c 209715200 /dev/zero > big 2>/dev/null; echo write=$?; stat -c %s big",
         ].join("\n"),
         timeout: 20,
       });
-      expect(run.output).not.toMatch(/usr-writable|etc-writable|saw-env/);
+      expect(run.output).not.toMatch(/usr-writable|etc-writable|root-writable|saw-env/);
       expect(run.output).toMatch(/alloc=[1-9]/);
       expect(run.output).toMatch(/write=[1-9]/);
       expect(Number(run.output.trim().split("\n").at(-1))).toBeLessThanOrEqual(64 * 1024 * 1024);
