@@ -108,6 +108,7 @@ function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number
   return [header, header.map(() => "---"), ...rows.map(cells)].map((line) => `| ${line.join(" | ")} |`).join("\n");
 }
 
+const loadAtStart = loadavg()[0];
 const model = await startModelProcess();
 try {
   const peersDir = await preparePeers().catch((err: Error) => err);
@@ -116,7 +117,7 @@ try {
   const after = await measurePeers(peersDir, model.port, "after Orka");
   const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
-    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadavg()[0].toFixed(1)} at the end.\n`);
+    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started.\n`);
   console.log(table(rows, orka.row, orka.latency));
 } finally {
   model.close();
