@@ -66,8 +66,7 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
     /** Creates a Task and follows its event stream to the end (no polling). */
     const runTask = async (name: string, agent: string): Promise<void> => {
       await orka.api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
-      const response = await fetch(`${orka.url}/api/v1/tasks/${name}/stream`, { headers: { authorization: "Bearer bench-admin-token-0000" } });
-      const end = /event: stream_complete\ndata: (.*)\n/.exec(await response.text());
+      const end = /event: stream_complete\ndata: (.*)\n/.exec(await orka.stream(`/tasks/${name}/stream`));
       const phase = end ? JSON.parse(end[1]).type : "unknown";
       if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
     };
