@@ -28,6 +28,11 @@ export async function startBenchServer(name: string, env: Record<string, string>
       if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
       return json;
     },
+    /** Reads `/api/v1<path>` (an event stream) to its end as the admin. */
+    async stream(path: string): Promise<string> {
+      const response = await fetch(`${orka.url}/api/v1${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return response.text();
+    },
     async close(): Promise<void> {
       await orka.close();
       rmSync(dir, { recursive: true, force: true });

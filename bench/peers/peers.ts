@@ -1,0 +1,43 @@
+// The in-process agent frameworks Orka is measured beside. Their packages are no dependency of Orka:
+// they are installed on first use, at pinned versions, into the git-ignored .cache/bench-peers/.
+import { execFile } from "node:child_process";
+import { copyFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { sha256Hex } from "../../src/util/hash.ts";
+import { ensureNpmPackages } from "../../src/util/npm-install.ts";
+
+const run = promisify(execFile);
+const HERE = import.meta.dirname;
+const CACHE = resolve(HERE, "../../.cache/bench-peers");
+const PACKAGES = ["@openai/agents@0.20.0", "openai@7.60.0", "@mastra/core@1.71.0", "@ai-sdk/openai@4.0.118", "zod@4.6.7"];
+const SCRIPTS = ["measure.mjs", "oa.mjs", "ma.mjs"];
+
+export const PEERS = [
+  { name: "@openai/agents", script: "oa.mjs" },
+  { name: "@mastra/core", script: "ma.mjs" },
+] as const;
+
+export interface PeerFigure {
+  peer: string;
+  runs: number;
+  concurrency: number;
+  runs_per_s: number;
+}
+
+/**
+ * The folder the peers run from: the pinned packages, with the peer scripts copied beside them so
+ * their imports resolve there (a script resolves packages from where it lies).
+ */
+export async function preparePeers(): Promise<string> {
+  const dir = join(CACHE, sha256Hex(PACKAGES.join(" ")).slice(0, 12));
+  await ensureNpmPackages({ what: "the benchmark's peer frameworks", specs: PACKAGES, expects: { path: "node_modules/@mastra/core/package.json", missing: "@mastra/core is not in node_modules" } }, dir);
+  for (const script of SCRIPTS) await copyFile(join(HERE, script), join(dir, script));
+  return dir;
+}
+
+/** Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`. */
+export async function runPeer(dir: string, script: string, modelPort: string, pairs: { runs: number; concurrency: number }[]): Promise<PeerFigure[]> {
+  const { stdout } = await run(process.execPath, [join(dir, script), modelPort, ...pairs.map((p) => `${p.runs}:${p.concurrency}`)], { cwd: dir, timeout: 600_000 });
+  return stdout.trim().split("\n").map((line) => JSON.parse(line) as PeerFigure);
+}
