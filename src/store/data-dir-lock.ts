@@ -1,6 +1,7 @@
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OrkaError } from "../util/errors.ts";
+import { isRunning } from "../util/process.ts";
 
 /**
  * One server per data dir: two would run two controllers over the same SQLite file. The holder's
@@ -59,16 +60,6 @@ function holderOf(file: string): number | undefined {
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process runs, as another user.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

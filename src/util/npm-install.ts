@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { redact } from "../policy/redact.ts";
 import { OrkaError } from "./errors.ts";
+import { isRunning } from "./process.ts";
 
 const run = promisify(execFile);
 
@@ -109,17 +110,8 @@ async function tryLock(path: string): Promise<(() => Promise<void>) | undefined>
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
   const holder = Number(await readFile(path, "utf8").catch(() => ""));
-  if (Number.isInteger(holder) && holder > 0 && !isAlive(holder)) await rm(path, { force: true });
+  if (Number.isInteger(holder) && holder > 0 && !isRunning(holder)) await rm(path, { force: true });
   return undefined;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** The line of npm's error output that says why: not its error code fields, nor where its log is. */
