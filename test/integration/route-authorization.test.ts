@@ -83,6 +83,8 @@ describe("every route is authorized", () => {
 
   it("keeps an audit record of every refusal, without the presented token", async () => {
     await call("GET", "/api/v1/tasks", "orka_made_up_token_value_123456");
+    // The audit lists by the time of each row's latest refusal, in milliseconds: two in the same one have no order.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await call("GET", "/api/v1/agents", teamToken);
     const audit = await fetch(`${orka.url}/api/v1/audit?limit=5`, { headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` } });
     const { items } = (await audit.json()) as { items: any[] };
