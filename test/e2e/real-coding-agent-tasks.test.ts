@@ -20,12 +20,18 @@ const PROVIDER_KEY = "sk-provider-key-of-the-real-cli-tasks-0123";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000042";
 const NOTES = "the launch code is 4711-kestrel";
 
-/** Per CLI: its pinned model, how the model reads notes.txt with the CLI's own tool, and how the CLI names the broker's web_fetch. */
+/**
+ * Per CLI: its Agent's model (on the Provider of the wire it speaks) and tools, how the model reads
+ * notes.txt with the CLI's own tool, and how the CLI names the broker's web_fetch.
+ */
 const runtimes = {
-  claude: { model: "claude-sonnet-4-5", read: (workspace: string) => ({ name: "Read", arguments: { file_path: `${workspace}/notes.txt` } }), fetch: "mcp__orka__web_fetch" },
-  codex: { model: "gpt-5-codex", read: () => ({ name: "exec_command", arguments: { cmd: "cat notes.txt" } }), fetch: "mcp__orka__web_fetch" },
-  copilot: { model: "gpt-4o-mini", read: (workspace: string) => ({ name: "view", arguments: { path: `${workspace}/notes.txt` } }), fetch: "orka-web_fetch" },
-  opencode: { model: "gpt-4.1-mini", read: (workspace: string) => ({ name: "read", arguments: { filePath: `${workspace}/notes.txt` } }), fetch: "orka_web_fetch" },
+  claude: { model: "claude-sonnet-4-5", provider: "anthropic-peer", tools: "Read, web_fetch", read: (workspace: string) => ({ name: "Read", arguments: { file_path: `${workspace}/notes.txt` } }), fetch: "mcp__orka__web_fetch" },
+  // Codex on a read-only workspace takes exactly Glob, Grep and Read.
+  codex: { model: "gpt-5-codex", provider: "openai-peer", tools: "Glob, Grep, Read, web_fetch", read: () => ({ name: "exec_command", arguments: { cmd: "cat notes.txt" } }), fetch: "mcp__orka__web_fetch" },
+  // Copilot cannot turn its web search off, so its list must allow it.
+  copilot: { model: "gpt-4o-mini", provider: "openai-peer", tools: "Read, WebSearch, web_fetch", read: (workspace: string) => ({ name: "view", arguments: { path: `${workspace}/notes.txt` } }), fetch: "orka-web_fetch" },
+  // OpenCode must be told the model's limits.
+  opencode: { model: "gpt-4.1-mini", limits: ", contextWindow: 128000, maxTokens: 8192", provider: "openai-peer", tools: "Read, web_fetch", read: (workspace: string) => ({ name: "read", arguments: { filePath: `${workspace}/notes.txt` } }), fetch: "orka_web_fetch" },
 } as const;
 const RUNTIMES = Object.keys(runtimes) as (keyof typeof runtimes)[];
 
@@ -54,36 +60,14 @@ apiVersion: v1
 kind: Secret
 metadata: {name: git-read}
 stringData: {token: ${GIT_TOKEN}}
----
+${RUNTIMES.map((runtime) => `---
 apiVersion: core.orka.ai/v1alpha1
 kind: Agent
-metadata: {name: claude-coder}
+metadata: {name: ${runtime}-coder}
 spec:
-  model: {provider: anthropic-peer, name: ${runtimes.claude.model}}
-  runtime: {type: claude, defaultAllowedTools: [Read, web_fetch]}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Agent
-metadata: {name: codex-coder}
-spec:
-  model: {provider: openai-peer, name: ${runtimes.codex.model}}
-  runtime: {type: codex, defaultAllowedTools: [Glob, Grep, Read, web_fetch]}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Agent
-metadata: {name: copilot-coder}
-spec:
-  model: {provider: openai-peer, name: ${runtimes.copilot.model}}
-  # Copilot cannot turn its web search off, so its list must allow it.
-  runtime: {type: copilot, defaultAllowedTools: [Read, WebSearch, web_fetch]}
----
-apiVersion: core.orka.ai/v1alpha1
-kind: Agent
-metadata: {name: opencode-coder}
-spec:
-  model: {provider: openai-peer, name: ${runtimes.opencode.model}, contextWindow: 128000, maxTokens: 8192}
-  runtime: {type: opencode, defaultAllowedTools: [Read, web_fetch]}
-`,
+  model: {provider: ${runtimes[runtime].provider}, name: ${runtimes[runtime].model}${"limits" in runtimes[runtime] ? runtimes[runtime].limits : ""}}
+  runtime: {type: ${runtime}, defaultAllowedTools: [${runtimes[runtime].tools}]}
+`).join("")}`,
       { ORKA_WORK_DIR: workDir, ORKA_RUNTIME_CACHE: CODING_CLI_CACHE, ORKA_GIT_CONFIG: git.clientConfigFile, ORKA_ALLOW_LOOPBACK_EGRESS: "true" },
     ));
   }, 300_000);

@@ -197,6 +197,20 @@ export function processesMatching(marker: string): number[] {
   return pids;
 }
 
+/** Whether a process no longer runs: gone, or a zombie waiting for init to reap it. */
+export function notRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
+  } catch {
+    return true;
+  }
+}
+
 /** CPU time (user + system, in clock ticks of 10 ms) a process has used so far. */
 export function cpuTicksOf(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");

@@ -7,26 +7,12 @@ import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
 import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 import { startOrkaWithPeer } from "../helpers/orka-with-peer.ts";
 import { peerProviderYaml, STAND_IN_CLAUDE_ENV, STAND_IN_CLI } from "../helpers/coding-agents.ts";
-import type { OrkaUnderTest } from "../helpers/orka-server.ts";
+import { notRunning, type OrkaUnderTest } from "../helpers/orka-server.ts";
 
 /** The stand-in CLI imports the MCP SDK from here: its sandbox shows it read-only. */
 const PROVIDER_KEY = "sk-ant-peer-key-that-must-stay-out-of-the-cli";
 const REPO = "https://github.com/o/app";
 const GIT_TOKEN = "ghp_readerTOKEN0000000000000000000000009";
-
-/** Whether a process is gone (or a zombie nobody has reaped yet). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
-}
 
 /** Host pids of the stand-in CLI whose arguments hold `marker` (not bubblewrap's, which holds them too) and of its children. */
 function cliAndChild(marker: string): number[] {
@@ -205,8 +191,8 @@ ${ticketTool}`,
     const task = await running;
     expect(task.status.phase).toBe("Failed");
     expect(task.status.message).toContain("timed out");
-    for (const deadline = Date.now() + 10_000; !pids.every(gone); await new Promise((done) => setTimeout(done, 100))) {
-      if (Date.now() > deadline) throw new Error(`processes still running: ${pids.filter((pid) => !gone(pid))}`);
+    for (const deadline = Date.now() + 10_000; !pids.every(notRunning); await new Promise((done) => setTimeout(done, 100))) {
+      if (Date.now() > deadline) throw new Error(`processes still running: ${pids.filter((pid) => !notRunning(pid))}`);
     }
   });
 

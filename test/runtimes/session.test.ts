@@ -7,6 +7,7 @@ import type { RuntimeAdapter, RuntimeLaunch, SessionFile, SessionPaths, SessionP
 import { startMcpBroker } from "../../src/mcp/broker.ts";
 import type { BrokerCall } from "../../src/mcp/calls.ts";
 import { prepareSessionPaths, runSession, SESSION_STDOUT_LIMIT_BYTES, type SessionOutcome } from "../../src/runtimes/session.ts";
+import { notRunning } from "../helpers/orka-server.ts";
 
 const FAKE_CLI = fileURLToPath(new URL("../fixtures/fake-coding-cli.mjs", import.meta.url));
 const MARKER = "ORKA_SESSION_TEST_MARKER";
@@ -46,20 +47,6 @@ interface Answer {
 
 function answerOf(outcome: SessionOutcome): Answer {
   return JSON.parse(testAdapter().finalAnswer(outcome.stdout)) as Answer;
-}
-
-/** Not running: gone, or a zombie waiting for init to reap it. */
-function notRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? true;
-  } catch {
-    return true;
-  }
 }
 
 /** Waits (bounded) until `process.kill(pid, 0)` fails: init reaps an orphaned zombie within a few seconds. */
