@@ -75,6 +75,11 @@ export interface RuntimeLaunch {
   provider: { baseURL: string; token: string };
 }
 
+/** The session's broker as an `mcpServers` entry of the JSON form claude and copilot read. */
+export function brokerServerEntry(launch: RuntimeLaunch) {
+  return { type: "http", url: launch.mcp.url, headers: { Authorization: `Bearer ${launch.mcp.bearer}` } };
+}
+
 /** A file to write before launch, at `path` (absolute, inside the session's private root), mode 0600. */
 export interface SessionFile {
   path: string;

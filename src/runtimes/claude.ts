@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import type { RuntimeAdapter, RuntimeLaunch } from "./adapter.ts";
-import { adapterRefusal, NATIVE_TOOLS } from "./policy.ts";
+import { brokerServerEntry, type RuntimeAdapter, type RuntimeLaunch } from "./adapter.ts";
+import { adapterRefusal, baseName, NATIVE_TOOLS } from "./policy.ts";
 import { lastJsonObject } from "./cli-output.ts";
 import { PINNED_CLIS } from "./versions.ts";
 import { OrkaError } from "../util/errors.ts";
@@ -9,9 +9,6 @@ import { OrkaError } from "../util/errors.ts";
 const claudeMcpToolName = (tool: string) => `mcp__orka__${tool}`;
 
 const mcpConfigPath = (launch: RuntimeLaunch) => join(launch.paths.xdg.config, "claude", "mcp.json");
-
-/** `Bash(git:*)` is granted through `--allowedTools`; `--tools` takes the tool it scopes, `Bash`. */
-const baseName = (name: string) => name.replace(/\(.*\)$/s, "");
 
 /**
  * Claude Code in print mode (`-p`), answering one JSON object. Permissions are `dontAsk`: a tool not
@@ -27,7 +24,7 @@ export const claudeAdapter: RuntimeAdapter = {
   files: (launch) => [
     {
       path: mcpConfigPath(launch),
-      content: JSON.stringify({ mcpServers: { orka: { type: "http", url: launch.mcp.url, headers: { Authorization: `Bearer ${launch.mcp.bearer}` } } } }),
+      content: JSON.stringify({ mcpServers: { orka: brokerServerEntry(launch) } }),
     },
   ],
   argv(launch) {

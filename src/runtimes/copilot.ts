@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import type { RuntimeAdapter, RuntimeLaunch } from "./adapter.ts";
+import { brokerServerEntry, type RuntimeAdapter, type RuntimeLaunch } from "./adapter.ts";
 import { lastJsonObject } from "./cli-output.ts";
-import { adapterRefusal } from "./policy.ts";
+import { adapterRefusal, baseName } from "./policy.ts";
 import { PINNED_CLIS } from "./versions.ts";
 import { OrkaError } from "../util/errors.ts";
 
@@ -28,7 +28,7 @@ function permissionsOf(name: string): string[] {
 }
 
 function availableOf(name: string): string[] {
-  return COPILOT_TOOLS[name.replace(/\(.*\)$/s, "")] ?? [];
+  return COPILOT_TOOLS[baseName(name)] ?? [];
 }
 
 /**
@@ -45,7 +45,7 @@ export const copilotAdapter: RuntimeAdapter = {
   files: (launch) => [
     {
       path: mcpConfigPath(launch),
-      content: JSON.stringify({ mcpServers: { orka: { type: "http", url: launch.mcp.url, headers: { Authorization: `Bearer ${launch.mcp.bearer}` }, tools: ["*"] } } }),
+      content: JSON.stringify({ mcpServers: { orka: { ...brokerServerEntry(launch), tools: ["*"] } } }),
     },
   ],
   argv(launch) {

@@ -40,8 +40,8 @@ export interface RuntimeAllowance {
 }
 
 const lower = (name: string) => name.toLowerCase();
-/** `Bash(git:*)` is a scoped form of `Bash`. */
-const baseName = (name: string) => name.replace(/\(.*\)$/s, "");
+/** The tool a name scopes: `Bash(git:*)` is a scoped form of `Bash`. */
+export const baseName = (name: string) => name.replace(/\(.*\)$/s, "");
 const isBash = (name: string) => lower(baseName(name)) === "bash";
 
 /**
