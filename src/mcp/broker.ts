@@ -18,7 +18,7 @@ import { BrokerRefusal, type BrokeredCallRunner } from "./calls.ts";
  * session's `run`, which rechecks the Task's policy; the broker itself only knows which tools it lists.
  */
 
-export const BROKER_ROUTE_PREFIX = "/_orka/mcp/";
+const BROKER_ROUTE_PREFIX = "/_orka/mcp/";
 export const BROKER_LIMITS = {
   bodyBytes: 320 * 1024,
   argumentBytes: 256 * 1024,
@@ -243,7 +243,7 @@ function withSpokenProtocolVersion(message: JsonRpcMessage): JsonRpcMessage {
  * The request id when it is a usable call id, else a digest of it with the call: clients number their
  * requests from 0 again after a reconnect, so a bare number would make a new call look like a replay.
  */
-export function callIdOf(id: RequestId, name: string, args: Record<string, unknown>): string {
+function callIdOf(id: RequestId, name: string, args: Record<string, unknown>): string {
   return typeof id === "string" && id.length <= 256 && !/\s/.test(id) ? id : `rpc-${sha256Hex(JSON.stringify([id, name, args]))}`;
 }
 

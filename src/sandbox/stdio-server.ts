@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS, spawnSandboxed, type SandboxedProcess } from "./bwrap.t
 import { handToSandboxUser } from "./ownership.ts";
 
 /** Where the operator's MCP servers directory (`ORKA_MCP_SERVERS_DIR`) is seen inside the sandbox, read-only. */
-export const MCP_SERVERS_MOUNT = "/mcp-servers";
+const MCP_SERVERS_MOUNT = "/mcp-servers";
 
 /** Executables of packages installed there (`npm install --prefix`) are found by name. */
 const SERVER_PATH = `${MCP_SERVERS_MOUNT}/node_modules/.bin:${MCP_SERVERS_MOUNT}/bin:/usr/local/bin:/usr/bin:/bin`;
