@@ -10,6 +10,7 @@ import { GrantGate } from "./auth/grant-gate.ts";
 import { OidcAuthenticator } from "./auth/oidc.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
+import type { InjectOptions } from "fastify";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { sandboxedStdioLauncher } from "./sandbox/stdio-server.ts";
 import { CompatAttempts } from "./api/compat/attempts.ts";
@@ -149,6 +150,11 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     logger,
     routes,
   );
+  // Local workers reach the worker API over their IPC channel: the same routes and checks as over HTTP, without a socket.
+  runner.serveControlPlane(async (call) => {
+    const response = await app.inject({ method: call.method as InjectOptions["method"], url: `/internal/v1/${call.path}`, headers: call.headers, payload: call.body });
+    return { status: response.statusCode, text: response.body };
+  });
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

@@ -1,7 +1,10 @@
-/** What a worker gives an attempt: where its output goes and the signal that stops it. */
+import type { ControlPlaneTransport } from "./transport.ts";
+
+/** What a worker gives an attempt: where its output goes, the signal that stops it, and its way to the control plane. */
 export interface AttemptIO {
   log: (text: string) => void;
   signal: AbortSignal;
+  transport: ControlPlaneTransport;
 }
 
 /** How an attempt ended, as the controller learns it: the exit code and, when it failed, why. */

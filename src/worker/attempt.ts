@@ -28,7 +28,7 @@ const SANDBOX_TOKEN_FILE = "/run/orka/transaction-token";
 /** Runs one attempt of a Task to its end; the controller learns the outcome from the exit code. */
 export async function runAttempt(config: AttemptConfig, io: AttemptIO): Promise<AttemptOutcome> {
   const client = new ControlPlaneClient({
-    controllerURL: config.controllerURL,
+    transport: io.transport,
     token: config.token,
     namespace: config.task.namespace,
     task: config.task.name,

@@ -1,14 +1,23 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
+import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
 const CONTROL_PLANE_TIMEOUT_MS = 10_000;
 
-/** The worker's only way to the control plane: /internal/v1 over HTTP with the attempt's bearer token. */
-export class ControlPlaneClient implements ControlPlane {
-  private readonly options: { controllerURL: string; token: string; namespace: string; task: string; idempotencyKey?: string };
+interface ClientOptions {
+  transport: ControlPlaneTransport;
+  token: string;
+  namespace: string;
+  task: string;
+  idempotencyKey?: string;
+}
 
-  constructor(options: { controllerURL: string; token: string; namespace: string; task: string; idempotencyKey?: string }) {
+/** The worker's only way to the control plane: /internal/v1 with the attempt's bearer token, over its transport. */
+export class ControlPlaneClient implements ControlPlane {
+  private readonly options: ClientOptions;
+
+  constructor(options: ClientOptions) {
     this.options = options;
   }
 
@@ -60,34 +69,30 @@ export class ControlPlaneClient implements ControlPlane {
 
   private async send(method: string, path: string, body?: string | Buffer, contentType?: string, options: CallOptions = {}): Promise<unknown> {
     const timeoutMs = options.timeoutMs ?? CONTROL_PLANE_TIMEOUT_MS;
-    let response: Response;
-    let text: string;
+    let reply: ControlPlaneReply;
     try {
-      response = await fetch(`${`${this.options.controllerURL}/internal/v1`}/${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.options.token}`,
-          ...(contentType ? { "content-type": contentType } : {}),
-          ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
-        },
-        body,
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])]),
-      });
-      text = await response.text();
+      const headers = {
+        authorization: `Bearer ${this.options.token}`,
+        ...(contentType ? { "content-type": contentType } : {}),
+        ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
+      };
+      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])]);
+      reply = await this.options.transport({ method, path, headers, body }, signal);
     } catch (err) {
       // An abort's DOMException has a read-only message; the caller gets an error it can report.
       if (options.signal?.aborted) throw new OrkaError("deadline_exceeded", "the call was cancelled before the control plane answered");
       if (err instanceof Error && err.name === "TimeoutError") throw new OrkaError("deadline_exceeded", `the control plane did not answer within ${timeoutMs / 1000}s`);
       throw err;
     }
-    if (!response.ok) {
+    const { status, text } = reply;
+    if (status < 200 || status > 299) {
       let message = text;
       try {
         message = JSON.parse(text).error?.message ?? text;
       } catch {
         // not JSON: keep the text
       }
-      throw new OrkaError(errorCodeOfStatus(response.status), message || `control plane answered HTTP ${response.status}`);
+      throw new OrkaError(errorCodeOfStatus(status), message || `control plane answered HTTP ${status}`);
     }
     return text ? JSON.parse(text) : undefined;
   }

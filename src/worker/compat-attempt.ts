@@ -15,7 +15,7 @@ import { toolExecutor } from "./tool-executor.ts";
  * outcome go back to it over /internal/v1, so the same code runs in a worker process or a Job.
  */
 export async function runCompatAttempt(config: CompatAttemptConfig, io: AttemptIO): Promise<AttemptOutcome> {
-  const channel = new CompatChannel(new ControlPlaneClient({ controllerURL: config.controllerURL, token: config.token, namespace: config.namespace, task: config.attemptId }), config.attemptId);
+  const channel = new CompatChannel(new ControlPlaneClient({ transport: io.transport, token: config.token, namespace: config.namespace, task: config.attemptId }), config.attemptId);
   const progress = (note: string) => {
     if (config.progress) channel.progress(note);
   };

@@ -16,6 +16,7 @@ import type { RunningOrka } from "../../src/server.ts";
 import { createToolContext } from "../../src/tools/context.ts";
 import { brokeredToolRunner } from "../../src/worker/brokered-calls.ts";
 import { ControlPlaneClient } from "../../src/worker/client.ts";
+import { httpTransport } from "../../src/worker/transport.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";
 import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";
 import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
@@ -126,7 +127,7 @@ describe("brokered tool calls", () => {
     expect((await admin("POST", "tasks/blocker/cancel?namespace=default", {})).status).toBe(200);
     await waitForPhase("session-task", "Running");
 
-    const client = new ControlPlaneClient({ controllerURL: orka.url, token: SESSION_TOKEN, namespace: "default", task: "session-task" });
+    const client = new ControlPlaneClient({ transport: httpTransport(orka.url), token: SESSION_TOKEN, namespace: "default", task: "session-task" });
     const attemptsDir = join(tmpdir(), "orka-broker-tests");
     const attemptId = `b-${process.pid}-${Date.now()}`;
     const dirs = await prepareAttemptDirs(attemptsDir, attemptId);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import type { AttemptConfig } from "../../src/runner/attempt-config.ts";
+import { httpTransport } from "../../src/worker/transport.ts";
 
 // The worker against a stand-in control plane whose memory store is down .
 describe("AI attempt with the memory store down", () => {
@@ -56,7 +57,7 @@ describe("AI attempt with the memory store down", () => {
       approvalRequiredTools: [],
     };
     try {
-      const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal });
+      const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
       expect(outcome).toEqual({ exitCode: 0 });
       expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("answered without memory");
       // Events go on their own, or along with a journal step.

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrkaError } from "../../src/util/errors.ts";
 import { ControlPlaneClient } from "../../src/worker/client.ts";
+import { httpTransport } from "../../src/worker/transport.ts";
 
 // The control plane's refusal keeps its meaning in the worker: a code, not only a message.
 describe("the worker's control-plane client", () => {
@@ -24,7 +25,7 @@ describe("the worker's control-plane client", () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const client = () => new ControlPlaneClient({ controllerURL: url, token: "t", namespace: "ns", task: "task" });
+  const client = () => new ControlPlaneClient({ transport: httpTransport(url), token: "t", namespace: "ns", task: "task" });
   const refusal = (name: string) => client().callTool(name, {}).then(() => undefined, (err: unknown) => err);
 
   it("keeps the server's error as a code and message", async () => {

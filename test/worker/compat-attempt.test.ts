@@ -8,6 +8,7 @@ import type { ScriptedTurn } from "../../src/resources/provider.ts";
 import { compatAttemptEnv, readWorkerEnv, type CompatAttemptConfig } from "../../src/runner/attempt-config.ts";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runCompatAttempt } from "../../src/worker/compat-attempt.ts";
+import { httpTransport } from "../../src/worker/transport.ts";
 
 // A compat request's tool loop in the worker, against a stand-in for the API server that waits for it.
 describe("compat attempt", () => {
@@ -51,7 +52,7 @@ describe("compat attempt", () => {
       progress,
     };
   }
-  const run = (config: CompatAttemptConfig) => runCompatAttempt(config, { log: () => undefined, signal: new AbortController().signal });
+  const run = (config: CompatAttemptConfig) => runCompatAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(config.controllerURL) });
 
   it("travels as its ORKA_* environment and is read back as a compat assignment", async () => {
     const config = await configFor("compat-env", [{ text: "x" }], true);

@@ -1,9 +1,25 @@
 /** The IPC protocol between the local runner and its worker processes. */
-export type ToWorker =
-  | { type: "start"; attemptId: string; env: Record<string, string> }
-  | { type: "kill"; attemptId: string; reason: string };
+
+/** A worker's request to the control plane's worker API (path under `/internal/v1`), answered by a `reply` with its id. */
+export interface ControlPlaneCall {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export interface ControlPlaneAnswer {
+  status: number;
+  text: string;
+}
+
+/** What the runner tells a worker about one of its attempts. */
+export type AttemptOrder = { type: "start"; attemptId: string; env: Record<string, string> } | { type: "kill"; attemptId: string; reason: string };
+
+export type ToWorker = AttemptOrder | ({ type: "reply"; id: number } & ControlPlaneAnswer);
 
 export type FromWorker =
   | { type: "ready" }
   | { type: "log"; attemptId: string; chunk: string }
-  | { type: "exit"; attemptId: string; exitCode: number; reason?: string };
+  | { type: "exit"; attemptId: string; exitCode: number; reason?: string }
+  | ({ type: "call"; id: number } & ControlPlaneCall);

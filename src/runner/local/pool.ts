@@ -6,7 +6,8 @@ import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import type { GitDirs, GitSettings } from "../../workspace/git.ts";
 import { attemptGitDirs, checkOutBeside, prepareAttemptDirs } from "./dirs.ts";
 import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
-import type { FromWorker, ToWorker } from "./messages.ts";
+import { errorMessage } from "../../util/errors.ts";
+import type { AttemptOrder, ControlPlaneAnswer, ControlPlaneCall, FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 /** Clearly longer than a coding session's own grace (SIGTERM, then SIGKILL after 5 s), so a CLI slow to stop costs no other attempt. */
@@ -29,7 +30,7 @@ interface PooledWorker {
   process: ChildProcess;
   attempts: Set<string>;
   /** Messages held until the process says it is ready: one sent while its modules load is dropped. */
-  unsent?: ToWorker[];
+  unsent?: AttemptOrder[];
 }
 
 /**
@@ -44,6 +45,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
   private readonly attemptsDir: string;
   private readonly git: GitSettings;
+  private controlPlane: (call: ControlPlaneCall) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
 
   constructor(options: { size: number; attemptsDir: string; git: GitSettings }) {
@@ -98,6 +100,11 @@ export class LocalWorkerPool implements WorkloadRunner {
     await rm(join(this.attemptsDir, attemptId), { recursive: true, force: true });
   }
 
+  /** Who answers the workers' requests to the control plane (the worker API's routes, without a socket). */
+  serveControlPlane(answer: (call: ControlPlaneCall) => Promise<ControlPlaneAnswer>): void {
+    this.controlPlane = answer;
+  }
+
   onLog(listener: (attemptId: string, chunk: string) => void): void {
     this.logListeners.push(listener);
   }
@@ -135,8 +142,17 @@ export class LocalWorkerPool implements WorkloadRunner {
 
   private handle(worker: PooledWorker, message: FromWorker): void {
     if (message.type === "ready") this.flushUnsent(worker);
+    if (message.type === "call") this.answerCall(worker, message);
     if (message.type === "log") for (const listener of this.logListeners) listener(message.attemptId, message.chunk);
     if (message.type === "exit") this.finish(worker, { attemptId: message.attemptId, exitCode: message.exitCode, reason: message.reason });
+  }
+
+  private answerCall(worker: PooledWorker, { id, type: _, body, ...call }: Extract<FromWorker, { type: "call" }>): void {
+    const bytes = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : body;
+    void this.controlPlane({ ...call, body: bytes })
+      .catch((err: unknown) => ({ status: 500, text: JSON.stringify({ error: { message: `the control plane failed the call: ${errorMessage(err)}` } }) }))
+      // A worker gone meanwhile has nobody waiting for the answer.
+      .then((answer) => worker.process.connected && worker.process.send({ type: "reply", id, ...answer } satisfies ToWorker, () => undefined));
   }
 
   private finish(worker: PooledWorker, exit: AttemptExit): void {
@@ -156,7 +172,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   /** A message the worker cannot take (it is dying: EPIPE, closed channel) loses that attempt only. */
-  private send(worker: PooledWorker, message: ToWorker): void {
+  private send(worker: PooledWorker, message: AttemptOrder): void {
     const lose = (reason: string) => this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason });
     if (!worker.process.connected) return lose("worker process is not running");
     if (worker.unsent) return void worker.unsent.push(message);

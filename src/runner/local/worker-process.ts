@@ -1,15 +1,20 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
 import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
+import { ControlPlaneChannel } from "./control-plane-channel.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const running = new Map<string, AbortController>();
 // A message the runner can no longer take (it exited first) is dropped: "disconnect" below stops the attempts.
-const send = (message: FromWorker) => {
-  if (process.connected) process.send?.(message, () => undefined);
+const send = (message: FromWorker): boolean => {
+  if (!process.connected) return false;
+  process.send?.(message, () => undefined);
+  return true;
 };
+const controlPlane = new ControlPlaneChannel(send);
 
 process.on("message", (message: ToWorker) => {
+  if (message.type === "reply") return controlPlane.answer(message);
   if (message.type === "kill") {
     running.get(message.attemptId)?.abort(new OrkaError("unavailable", message.reason));
     return;
@@ -18,7 +23,7 @@ process.on("message", (message: ToWorker) => {
   running.set(message.attemptId, controller);
   const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
   Promise.resolve()
-    .then(() => runFromEnv(message.env, { log, signal: controller.signal }))
+    .then(() => runFromEnv(message.env, { log, signal: controller.signal, transport: controlPlane.transport }))
     .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
     .then((outcome) => {
       running.delete(message.attemptId);
@@ -28,6 +33,7 @@ process.on("message", (message: ToWorker) => {
 
 // The runner is our parent: without it there is nobody to report to, so stop everything.
 process.on("disconnect", () => {
+  controlPlane.close("runner went away");
   for (const controller of running.values()) controller.abort(new OrkaError("unavailable", "runner went away"));
   setTimeout(() => process.exit(0), 1000).unref();
 });

@@ -1,0 +1,27 @@
+/** One request to the control plane's worker API, with its path under `/internal/v1`. */
+export interface ControlPlaneRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface ControlPlaneReply {
+  status: number;
+  text: string;
+}
+
+/**
+ * How a worker reaches the control plane. Every transport carries the same requests to the same
+ * routes, with the same checks: over HTTP from a Job, over the pool's IPC channel from a local worker
+ * process (no socket, no HTTP parsing on either side).
+ */
+export type ControlPlaneTransport = (request: ControlPlaneRequest, signal: AbortSignal) => Promise<ControlPlaneReply>;
+
+/** The control plane at `controllerURL`, over HTTP. */
+export function httpTransport(controllerURL: string): ControlPlaneTransport {
+  return async (request, signal) => {
+    const response = await fetch(`${controllerURL}/internal/v1/${request.path}`, { method: request.method, headers: request.headers, body: request.body, signal });
+    return { status: response.status, text: await response.text() };
+  };
+}
