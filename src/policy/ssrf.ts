@@ -137,34 +137,46 @@ export async function guardedRequest<T>(
   egress: EgressRequest,
   read: (response: EgressResponse, url: URL) => Promise<T>,
 ): Promise<T> {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(policy) }, pipelining: 0 }).compose(interceptors.decompress());
+  const dispatcher = guardedDispatcher(policy);
   const deadline = AbortSignal.timeout(egress.timeoutMs);
   const signal = egress.signal ? AbortSignal.any([deadline, egress.signal]) : deadline;
-  try {
-    let url = checkEgressUrl(rawUrl, policy);
-    for (let hop = 0; ; hop++) {
-      const response = await request(url, { method: egress.method ?? "GET", headers: egress.headers, body: egress.body, dispatcher, signal }).catch(
-        (err: unknown) => Promise.reject(describeFetchError(err, egress.timeoutMs)),
-      );
-      const location = headerOf(response, "location");
-      if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
-        await response.body.dump();
-        if (hop >= egress.maxRedirects) throw new OrkaError("unavailable", `too many redirects (max ${egress.maxRedirects})`);
-        url = checkEgressUrl(new URL(location, url).toString(), policy);
-        continue;
-      }
-      try {
-        return await read(response, url);
-      } catch (err) {
-        throw describeFetchError(err, egress.timeoutMs);
-      } finally {
-        // Whatever `read` left unread is dropped; undici reports that as an error nobody needs.
-        response.body.on("error", () => undefined).destroy();
-      }
+  let url = checkEgressUrl(rawUrl, policy);
+  for (let hop = 0; ; hop++) {
+    const response = await request(url, { method: egress.method ?? "GET", headers: egress.headers, body: egress.body, dispatcher, signal }).catch(
+      (err: unknown) => Promise.reject(describeFetchError(err, egress.timeoutMs)),
+    );
+    const location = headerOf(response, "location");
+    if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
+      await response.body.dump();
+      if (hop >= egress.maxRedirects) throw new OrkaError("unavailable", `too many redirects (max ${egress.maxRedirects})`);
+      url = checkEgressUrl(new URL(location, url).toString(), policy);
+      continue;
     }
-  } finally {
-    await dispatcher.close().catch(() => undefined);
+    try {
+      return await read(response, url);
+    } catch (err) {
+      throw describeFetchError(err, egress.timeoutMs);
+    } finally {
+      // Whatever `read` left unread is dropped; undici reports that as an error nobody needs.
+      response.body.on("error", () => undefined).destroy();
+    }
   }
+}
+
+const dispatchers = new Map<boolean, Dispatcher>();
+
+/**
+ * One pool of kept-alive connections per policy, so repeated calls to an endpoint do not each open a
+ * connection. Every connection's address was checked by the guarded lookup when it was opened, and a
+ * connection only ever carries requests to the origin it was opened for.
+ */
+function guardedDispatcher(policy: EgressPolicy): Dispatcher {
+  let dispatcher = dispatchers.get(policy.allowLoopback);
+  if (!dispatcher) {
+    dispatcher = new Agent({ connect: { lookup: guardedLookup(policy) } }).compose(interceptors.decompress());
+    dispatchers.set(policy.allowLoopback, dispatcher);
+  }
+  return dispatcher;
 }
 
 const isTimeout = (err: unknown) => (err as Error | undefined)?.name === "TimeoutError";
