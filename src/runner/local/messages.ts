@@ -1,4 +1,4 @@
-/** The IPC protocol between the local runner and its worker processes. */
+/** The IPC protocol between the local runner and its worker processes; each IPC message is an array of these, in order. */
 
 /** A worker's request to the control plane's worker API (path under `/internal/v1`), answered by a `reply` with its id. */
 export interface ControlPlaneCall {

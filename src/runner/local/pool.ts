@@ -7,6 +7,7 @@ import type { GitDirs, GitSettings } from "../../workspace/git.ts";
 import { attemptGitDirs, checkOutBeside, prepareAttemptDirs } from "./dirs.ts";
 import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
 import { errorMessage } from "../../util/errors.ts";
+import { BatchedSender } from "./batched-sender.ts";
 import type { AttemptOrder, ControlPlaneAnswer, ControlPlaneCall, FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
@@ -28,6 +29,7 @@ export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<
 
 interface PooledWorker {
   process: ChildProcess;
+  outgoing: BatchedSender<ToWorker>;
   attempts: Set<string>;
   /** Messages held until the process says it is ready: one sent while its modules load is dropped. */
   unsent?: AttemptOrder[];
@@ -129,8 +131,17 @@ export class LocalWorkerPool implements WorkloadRunner {
 
   private spawnWorker(): PooledWorker {
     const child = fork(WORKER_ENTRY, [], { execArgv: [], env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
-    const worker: PooledWorker = { process: child, attempts: new Set(), unsent: [] };
-    child.on("message", (message: FromWorker) => this.handle(worker, message));
+    const outgoing = new BatchedSender<ToWorker>({
+      write: (batch, done) => child.send(batch, done),
+      // A batch the worker cannot take (it is dying: EPIPE, closed channel) loses only the attempts it was about.
+      failed: (batch, err) => {
+        for (const message of batch) if (message.type !== "reply") this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: `worker process unreachable: ${err.message}` });
+      },
+    });
+    const worker: PooledWorker = { process: child, outgoing, attempts: new Set(), unsent: [] };
+    child.on("message", (batch: FromWorker[]) => {
+      for (const message of batch) this.handle(worker, message);
+    });
     child.on("exit", (code, signal) => this.workerExited(worker, code, signal));
     // The process could not be reached or signalled: cut it off. Without its runner it stops its
     // attempts and exits, and its exit loses them and brings a replacement.
@@ -152,7 +163,7 @@ export class LocalWorkerPool implements WorkloadRunner {
     void this.controlPlane({ ...call, body: bytes })
       .catch((err: unknown) => ({ status: 500, text: JSON.stringify({ error: { message: `the control plane failed the call: ${errorMessage(err)}` } }) }))
       // A worker gone meanwhile has nobody waiting for the answer.
-      .then((answer) => worker.process.connected && worker.process.send({ type: "reply", id, ...answer } satisfies ToWorker, () => undefined));
+      .then((answer) => worker.process.connected && worker.outgoing.push({ type: "reply", id, ...answer }));
   }
 
   private finish(worker: PooledWorker, exit: AttemptExit): void {
@@ -171,14 +182,10 @@ export class LocalWorkerPool implements WorkloadRunner {
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();
   }
 
-  /** A message the worker cannot take (it is dying: EPIPE, closed channel) loses that attempt only. */
   private send(worker: PooledWorker, message: AttemptOrder): void {
-    const lose = (reason: string) => this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason });
-    if (!worker.process.connected) return lose("worker process is not running");
+    if (!worker.process.connected) return this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: "worker process is not running" });
     if (worker.unsent) return void worker.unsent.push(message);
-    worker.process.send(message, (err) => {
-      if (err) lose(`worker process unreachable: ${err.message}`);
-    });
+    worker.outgoing.push(message);
   }
 
   private flushUnsent(worker: PooledWorker): void {

@@ -1,19 +1,29 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
 import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
+import { BatchedSender } from "./batched-sender.ts";
 import { ControlPlaneChannel } from "./control-plane-channel.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 const running = new Map<string, AbortController>();
 // A message the runner can no longer take (it exited first) is dropped: "disconnect" below stops the attempts.
+const outgoing = new BatchedSender<FromWorker>({
+  write: (batch, done) => (process.connected ? process.send?.(batch, done) : done(null)),
+  // An attempt's output written in one turn is stored as one chunk.
+  merge: (last, next) => (last.type === "log" && next.type === "log" && last.attemptId === next.attemptId ? { ...last, chunk: last.chunk + next.chunk } : undefined),
+});
 const send = (message: FromWorker): boolean => {
   if (!process.connected) return false;
-  process.send?.(message, () => undefined);
+  outgoing.push(message);
   return true;
 };
 const controlPlane = new ControlPlaneChannel(send);
 
-process.on("message", (message: ToWorker) => {
+process.on("message", (batch: ToWorker[]) => {
+  for (const message of batch) receive(message);
+});
+
+function receive(message: ToWorker): void {
   if (message.type === "reply") return controlPlane.answer(message);
   if (message.type === "kill") {
     running.get(message.attemptId)?.abort(new OrkaError("unavailable", message.reason));
@@ -29,7 +39,7 @@ process.on("message", (message: ToWorker) => {
       running.delete(message.attemptId);
       send({ type: "exit", attemptId: message.attemptId, ...outcome });
     });
-});
+}
 
 // The runner is our parent: without it there is nobody to report to, so stop everything.
 process.on("disconnect", () => {
