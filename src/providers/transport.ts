@@ -12,7 +12,19 @@ const TRANSPORT_SLACK_MS = 5_000;
  */
 export function sdkTransport(timeoutMs: number) {
   const limitMs = timeoutMs + TRANSPORT_SLACK_MS;
-  const dispatcher = new Agent({ headersTimeout: limitMs, bodyTimeout: limitMs });
+  const dispatcher = dispatcherWithin(limitMs);
   const limitedFetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => fetch(input, { ...init, dispatcher });
   return { timeout: limitMs + TRANSPORT_SLACK_MS, fetch: limitedFetch as unknown as typeof globalThis.fetch };
+}
+
+const dispatchers = new Map<number, Agent>();
+
+/** One pool of kept-alive connections per limit, shared by the clients of every attempt a worker process runs. */
+function dispatcherWithin(limitMs: number): Agent {
+  let dispatcher = dispatchers.get(limitMs);
+  if (!dispatcher) {
+    dispatcher = new Agent({ headersTimeout: limitMs, bodyTimeout: limitMs });
+    dispatchers.set(limitMs, dispatcher);
+  }
+  return dispatcher;
 }

@@ -98,7 +98,15 @@ export function defineTool<Params extends z.ZodObject>(tool: BuiltinTool<Params>
 }
 
 export function toolDefinition(tool: BuiltinTool): ToolDefinition {
-  const schema = z.toJSONSchema(tool.parameters, { io: "input" }) as Record<string, unknown>;
-  delete schema.$schema;
-  return { name: tool.name, description: tool.description, parameters: schema };
+  let definition = definitions.get(tool);
+  if (!definition) {
+    const schema = z.toJSONSchema(tool.parameters, { io: "input" }) as Record<string, unknown>;
+    delete schema.$schema;
+    definition = { name: tool.name, description: tool.description, parameters: schema };
+    definitions.set(tool, definition);
+  }
+  return definition;
 }
+
+/** A declaration's definition is the same every time: it is worked out once per process. */
+const definitions = new WeakMap<BuiltinTool, ToolDefinition>();
