@@ -11,18 +11,31 @@ import type { AttemptDirs, AttemptFiles } from "../runner.ts";
  * and writes its files beside them.
  */
 export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
-  // Traversable but not listable: one attempt cannot discover another's directory name.
-  await mkdir(attemptsDir, { recursive: true, mode: 0o711 });
-  await chmod(attemptsDir, 0o711);
+  await ensureAttemptsDir(attemptsDir);
   const root = join(attemptsDir, attemptId);
   const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts"), tmpDir: join(root, "tmp") };
-  for (const dir of Object.values(dirs)) {
-    await mkdir(dir, { recursive: true, mode: 0o755 });
-    if (runsAsRoot()) await chown(dir, SANDBOX_UID, SANDBOX_UID);
-  }
+  await Promise.all(
+    Object.values(dirs).map(async (dir) => {
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      if (runsAsRoot()) await chown(dir, SANDBOX_UID, SANDBOX_UID);
+    }),
+  );
   if (files.checkout) await checkOutOnce(git, attemptGitDirs(attemptsDir, attemptId), files.checkout);
   if (files.transactionToken === undefined) return dirs;
   return { ...dirs, transactionTokenFile: await writeReadOnly(join(root, "transaction-token"), files.transactionToken) };
+}
+
+const readyAttemptsDirs = new Set<string>();
+
+/**
+ * Traversable but not listable: one attempt cannot discover another's directory name. A directory made
+ * here gets that mode; one that was there already is set to it once per process.
+ */
+async function ensureAttemptsDir(attemptsDir: string): Promise<void> {
+  await mkdir(attemptsDir, { recursive: true, mode: 0o711 });
+  if (readyAttemptsDirs.has(attemptsDir)) return;
+  await chmod(attemptsDir, 0o711);
+  readyAttemptsDirs.add(attemptsDir);
 }
 
 /** A file readable by the attempt alone. */
