@@ -8,7 +8,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 interface EventRow {
   seq: number;
@@ -115,10 +115,10 @@ export class SqliteTaskDataStore implements TaskDataStore {
       where.push("type = ?");
       params.push(options.type);
     }
-    const limit = options.limit && options.limit > 0 ? `LIMIT ${Math.floor(options.limit)}` : "";
-    return this.db
-      .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq ${limit}`)
-      .all(...params)
+    // A negative LIMIT is none.
+    const limit = options.limit && options.limit > 0 ? Math.floor(options.limit) : -1;
+    return prepared<unknown[], EventRow>(this.db, `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
+      .all(...params, limit)
       .map((row) => ({
         seq: row.seq,
         type: row.type,
@@ -201,7 +201,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   deleteTaskData(namespace: string, task: string): void {
     this.db.transaction(() => {
       for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
-        this.db.prepare(`DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
+        prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
     })();
   }
