@@ -11,12 +11,14 @@ export async function startBenchServer(name: string, env: Record<string, string>
   const dir = mkdtempSync(join(tmpdir(), `orka-bench-${name}-`));
   // As root, sandboxed code and coding CLIs run as nobody, which must be able to pass through to their directories.
   chmodSync(dir, 0o711);
+  const dataDir = join(dir, "state");
   const orka = await startOrka({
-    ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: join(dir, "state"), ORKA_WORK_DIR: join(dir, "work"), ORKA_ADMIN_TOKEN: ADMIN_TOKEN, ORKA_LOG_LEVEL: "silent", ...env }, dir),
+    ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: dataDir, ORKA_WORK_DIR: join(dir, "work"), ORKA_ADMIN_TOKEN: ADMIN_TOKEN, ORKA_LOG_LEVEL: "silent", ...env }, dir),
     cliConfigPath: "",
   });
   return {
     url: orka.url,
+    dataDir,
     /** Calls `/api/v1<path>` as the admin; a refusal throws with its answer. */
     async api(method: string, path: string, body?: unknown): Promise<any> {
       const response = await fetch(`${orka.url}/api/v1${path}`, {

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
-import type { Db } from "../store/sqlite/db.ts";
+import { prepared, type Db } from "../store/sqlite/db.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Principal, TokenRole } from "./principal.ts";
 
@@ -19,7 +19,7 @@ export class TokenAuthenticator {
     if (timingSafeEqual(Buffer.from(sha256Hex(token), "hex"), this.adminHash)) {
       return { name: "admin", admin: true, role: "admin", requestedBy: { username: "admin", roles: ["admin"] } };
     }
-    const row = this.db.prepare<[string], { name: string; namespace: string | null; role: string }>(
+    const row = prepared<[string], { name: string; namespace: string | null; role: string }>(this.db,
       "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
     ).get(sha256Hex(token));
     if (!row) return undefined;
@@ -38,10 +38,10 @@ export class TokenAuthenticator {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
     // Names are how tokens are listed and revoked, so one name means one token.
     this.db.transaction(() => {
-      if (this.db.prepare("SELECT 1 FROM api_tokens WHERE name = ?").get(name)) {
+      if (prepared(this.db, "SELECT 1 FROM api_tokens WHERE name = ?").get(name)) {
         throw new OrkaError("conflict", `a token named "${name}" exists; revoke it first (orka token revoke ${name}) or choose another name`);
       }
-      this.db.prepare("INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
+      prepared(this.db, "INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
         sha256Hex(token), name, namespace, role, new Date().toISOString(),
       );
     })();
@@ -50,14 +50,13 @@ export class TokenAuthenticator {
 
   /** The tokens the admin created, oldest first; never their values or hashes. */
   listTokens(): ApiTokenInfo[] {
-    return this.db
-      .prepare<[], ApiTokenInfo>("SELECT name, namespace, role, created_at AS createdAt FROM api_tokens ORDER BY created_at, name")
+    return prepared<[], ApiTokenInfo>(this.db, "SELECT name, namespace, role, created_at AS createdAt FROM api_tokens ORDER BY created_at, name")
       .all();
   }
 
   /** Revokes the token with this name; the next request that presents it is refused. */
   revokeToken(name: string): void {
-    const { changes } = this.db.prepare("DELETE FROM api_tokens WHERE name = ?").run(name);
+    const { changes } = prepared(this.db, "DELETE FROM api_tokens WHERE name = ?").run(name);
     if (changes === 0) throw new OrkaError("not_found", `no token named "${name}"; orka token list shows the names`);
   }
 }

@@ -85,8 +85,12 @@ export interface TaskDataStore {
   appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[];
   listEvents(namespace: string, task: string, options?: { after?: number; limit?: number; type?: string }): ExecutionEvent[];
   latestEventSeq(namespace: string, task: string): number;
-  /** Called after every event append for that Task; returns an unsubscribe function. */
-  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent) => void): () => void;
+  /**
+   * Called after every committed event append for that Task, in order, with the seq of the Task's
+   * event before it (0 for its first): a listener that has seen up to that seq has missed nothing.
+   * Returns an unsubscribe function.
+   */
+  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent, previousSeq: number) => void): () => void;
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void;
   readLogs(namespace: string, task: string, afterId?: number): { text: string; lastId: number };

@@ -31,6 +31,11 @@ export type WatchListener = (event: WatchEvent) => void;
 export interface ResourceStore {
   get<S = unknown, T = unknown>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined>;
   list<S = unknown, T = unknown>(kind: KindName, options?: ListOptions): Promise<ListResult<Resource<S, T>>>;
+  /**
+   * How many objects of a kind in a namespace have this status.phase, answered from an index
+   * (a field selector on status.phase where the store is Kubernetes), without reading the objects.
+   */
+  countInPhase(kind: KindName, namespace: string, phase: string): Promise<number>;
   create<S, T>(object: Resource<S, T>): Promise<Resource<S, T>>;
   /** Replaces metadata and spec; status is kept. A given resourceVersion must match. */
   update<S, T>(object: Resource<S, T>): Promise<Resource<S, T>>;
@@ -62,25 +67,5 @@ export function parseLabelSelector(selector: string | undefined): LabelRequireme
     if (part.startsWith("!") && labelKey.test(part.slice(1))) return { key: part.slice(1), op: "!exists", values: [] };
     if (labelKey.test(part)) return { key: part, op: "exists", values: [] };
     throw new OrkaError("invalid_argument", `invalid label selector "${selector}": use key=value, key!=value, key or !key`);
-  });
-}
-
-export function matchesLabels(labels: Record<string, string> | undefined, requirements: LabelRequirement[]): boolean {
-  return requirements.every(({ key, op, values }) => {
-    const value = labels?.[key];
-    switch (op) {
-      case "=":
-        return value === values[0];
-      case "!=":
-        return value !== values[0];
-      case "exists":
-        return value !== undefined;
-      case "!exists":
-        return value === undefined;
-      case "in":
-        return value !== undefined && values.includes(value);
-      case "notin":
-        return value === undefined || !values.includes(value);
-    }
   });
 }

@@ -12,6 +12,7 @@ import { OrkaError } from "../../util/errors.ts";
 import { listResponse, nameFromBody, namespaceField, namespaceOf, pageLimit, principalOf, requiredBody, type ApiContext, type ListQuery } from "../context.ts";
 import { openSse } from "../sse.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
+import type { ExecutionEvent } from "../../store/data-store.ts";
 import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
@@ -267,11 +268,12 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     await load(namespace, name);
     const stream = openSse(request, reply);
     let lastSeq = Number(request.headers["last-event-id"] ?? request.query.after ?? 0) || 0;
+    const send = (event: ExecutionEvent) => {
+      stream.send("execution_event", event, event.seq);
+      lastSeq = event.seq;
+    };
     const flush = () => {
-      for (const event of ctx.data.listEvents(namespace, name, { after: lastSeq })) {
-        stream.send("execution_event", event, event.seq);
-        lastSeq = event.seq;
-      }
+      for (const event of ctx.data.listEvents(namespace, name, { after: lastSeq })) send(event);
     };
     const finishIfDone = async () => {
       const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
@@ -281,8 +283,11 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       stream.close();
     };
     flush();
-    const unsubscribe = ctx.data.onEvent(namespace, name, () => {
-      flush();
+    // An event that follows on from the last one sent goes out as notified; after a gap (a resumed
+    // stream), the events table fills it; one sent already is not sent again.
+    const unsubscribe = ctx.data.onEvent(namespace, name, (event, previousSeq) => {
+      if (previousSeq === lastSeq) send(event);
+      else if (event.seq > lastSeq) flush();
       void finishIfDone();
     });
     const poll = setInterval(() => void finishIfDone(), 1000);

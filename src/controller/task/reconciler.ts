@@ -83,11 +83,9 @@ export class TaskReconciler {
       case "session":
         world.session = this.takeSession(task);
         return;
-      case "runningInNamespace": {
-        const tasks = await this.ctx.store.list<TaskSpec, TaskStatus>("Task", { namespace });
-        world.runningInNamespace = tasks.items.filter((t) => t.status?.phase === "Running").length;
+      case "runningInNamespace":
+        world.runningInNamespace = await this.ctx.store.countInPhase("Task", namespace, "Running");
         return;
-      }
       case "admission":
         world.admission = await admit(this.ctx.store, task, this.ctx);
         return;

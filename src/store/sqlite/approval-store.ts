@@ -1,5 +1,5 @@
 import type { Approval, ApprovalStatus, ApprovalStore } from "../approval-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 
@@ -33,8 +33,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   request(approval: Omit<Approval, "status" | "createdAt">): Approval {
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
       )
@@ -46,13 +45,12 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   get(namespace: string, id: string): Approval | undefined {
-    const row = this.db.prepare<[string, string], Row>("SELECT * FROM approvals WHERE namespace = ? AND id = ?").get(namespace, id);
+    const row = prepared<[string, string], Row>(this.db, "SELECT * FROM approvals WHERE namespace = ? AND id = ?").get(namespace, id);
     return row && toApproval(row);
   }
 
   listForTask(namespace: string, task: string, taskUID?: string): Approval[] {
-    return this.db
-      .prepare<[string, string], Row>("SELECT * FROM approvals WHERE namespace = ? AND task = ? ORDER BY created_at, id")
+    return prepared<[string, string], Row>(this.db, "SELECT * FROM approvals WHERE namespace = ? AND task = ? ORDER BY created_at, id")
       .all(namespace, task)
       .map(toApproval)
       .filter((a) => !taskUID || a.taskUID === taskUID);
@@ -61,32 +59,30 @@ export class SqliteApprovalStore implements ApprovalStore {
   list(namespace: string, status?: ApprovalStatus, limit = 200): Approval[] {
     const sql = `SELECT * FROM approvals WHERE namespace = ?${status ? " AND status = ?" : ""} ORDER BY created_at DESC, id LIMIT ?`;
     const params = status ? [namespace, status, limit] : [namespace, limit];
-    return this.db.prepare<unknown[], Row>(sql).all(...params).map(toApproval);
+    return prepared<unknown[], Row>(this.db, sql).all(...params).map(toApproval);
   }
 
   decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval {
-    this.db
-      .prepare("UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
+    prepared(this.db, "UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
       .run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id);
     return this.get(namespace, id)!;
   }
 
   markExecuted(namespace: string, id: string, attemptId: string): boolean {
-    const result = this.db
-      .prepare("UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)")
+    const result = prepared(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)")
       .run(attemptId, namespace, id, attemptId);
     return result.changes > 0;
   }
 
   expirePending(namespace: string, task: string, before: string): Approval[] {
     const expired = this.listForTask(namespace, task).filter((a) => a.status === "pending" && a.createdAt < before);
-    const statement = this.db.prepare("UPDATE approvals SET status = 'expired', decision_time = ?, decision_actor = 'orka' WHERE namespace = ? AND id = ? AND status = 'pending'");
+    const statement = prepared(this.db, "UPDATE approvals SET status = 'expired', decision_time = ?, decision_actor = 'orka' WHERE namespace = ? AND id = ? AND status = 'pending'");
     const at = new Date().toISOString();
     for (const approval of expired) statement.run(at, namespace, approval.id);
     return expired.map((a) => this.get(namespace, a.id)!);
   }
 
   cancelPending(namespace: string, task: string): void {
-    this.db.prepare("UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
+    prepared(this.db, "UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
   }
 }

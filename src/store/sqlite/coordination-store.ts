@@ -1,5 +1,5 @@
 import type { CoordinationStore, Message, Plan } from "../coordination-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -27,8 +27,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   putPlan(plan: Omit<Plan, "createdAt" | "updatedAt">): Plan {
     const at = now();
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO plans (namespace, task, iteration, summary, progress_pct, goal_complete, plan_document, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (namespace, task) DO UPDATE SET iteration = excluded.iteration, summary = excluded.summary,
@@ -40,18 +39,17 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   getPlan(namespace: string, task: string): Plan | undefined {
-    const row = this.db.prepare<[string, string], Row>("SELECT * FROM plans WHERE namespace = ? AND task = ?").get(namespace, task);
+    const row = prepared<[string, string], Row>(this.db, "SELECT * FROM plans WHERE namespace = ? AND task = ?").get(namespace, task);
     return row && toPlan(row);
   }
 
   deletePlan(namespace: string, task: string): void {
-    this.db.prepare("DELETE FROM plans WHERE namespace = ? AND task = ?").run(namespace, task);
+    prepared(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?").run(namespace, task);
   }
 
   sendMessage(message: Pick<Message, "namespace" | "fromTask" | "toTask" | "parentTask" | "content">): Message {
     const createdAt = now();
-    const { id } = this.db
-      .prepare<unknown[], { id: number }>(
+    const { id } = prepared<unknown[], { id: number }>(this.db,
         "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
       )
       .get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!;
@@ -60,14 +58,13 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   readMessages(namespace: string, parentTask: string, reader: string, markRead: boolean): Message[] {
     return this.db.transaction(() => {
-      const rows = this.db
-        .prepare<[string, string, string, string, string], Row>(
+      const rows = prepared<[string, string, string, string, string], Row>(this.db,
           `SELECT * FROM messages m WHERE m.namespace = ? AND m.parent_task = ? AND m.from_task != ? AND m.to_task IN (?, '*')
            AND NOT EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.reader = ?) ORDER BY m.id`,
         )
         .all(namespace, parentTask, reader, reader, reader);
       if (markRead) {
-        const mark = this.db.prepare("INSERT OR IGNORE INTO message_reads (message_id, reader) VALUES (?, ?)");
+        const mark = prepared(this.db, "INSERT OR IGNORE INTO message_reads (message_id, reader) VALUES (?, ?)");
         for (const row of rows) mark.run(row.id, reader);
       }
       return rows.map((row) => ({
@@ -84,6 +81,6 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   deleteMessagesOf(namespace: string, task: string): void {
-    this.db.prepare("DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)").run(namespace, task, task, task);
+    prepared(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)").run(namespace, task, task, task);
   }
 }

@@ -8,7 +8,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 interface EventRow {
   seq: number;
@@ -93,19 +93,22 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendEvent(namespace: string, task: string, input: ExecutionEventInput): ExecutionEvent {
-    const createdAt = now();
-    const severity = input.severity ?? "info";
-    const { seq } = this.statements.insertEvent.get(
-      namespace, task, input.type, severity, input.toolName ?? null, input.toolCallID ?? null, input.summary, input.content ?? null,
-      input.journalRun ?? null, input.journalStep ?? null, createdAt,
-    )!;
-    const event: ExecutionEvent = { seq, createdAt, ...input, severity };
-    this.notifications.emit(topic("event", namespace, task), event);
-    return event;
+    return this.appendEvents(namespace, task, [input])[0];
   }
 
-  appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[] {
-    return this.db.transaction(() => events.map((event) => this.appendEvent(namespace, task, event)))();
+  appendEvents(namespace: string, task: string, inputs: ExecutionEventInput[]): ExecutionEvent[] {
+    const appended = this.db.transaction(() => {
+      let previousSeq = this.latestEventSeq(namespace, task);
+      return inputs.map((input) => {
+        const event = this.insertEvent(namespace, task, input);
+        const link = { event, previousSeq };
+        previousSeq = event.seq;
+        return link;
+      });
+    })();
+    // Listeners hear only what is committed, in order, each event with the one before it.
+    for (const { event, previousSeq } of appended) this.notifications.emit(topic("event", namespace, task), event, previousSeq);
+    return appended.map(({ event }) => event);
   }
 
   listEvents(namespace: string, task: string, options: { after?: number; limit?: number; type?: string } = {}): ExecutionEvent[] {
@@ -115,29 +118,18 @@ export class SqliteTaskDataStore implements TaskDataStore {
       where.push("type = ?");
       params.push(options.type);
     }
-    const limit = options.limit && options.limit > 0 ? `LIMIT ${Math.floor(options.limit)}` : "";
-    return this.db
-      .prepare<unknown[], EventRow>(`SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq ${limit}`)
-      .all(...params)
-      .map((row) => ({
-        seq: row.seq,
-        type: row.type,
-        severity: row.severity,
-        toolName: row.tool_name ?? undefined,
-        toolCallID: row.tool_call_id ?? undefined,
-        summary: row.summary,
-        content: row.content ?? undefined,
-        journalRun: row.journal_run ?? undefined,
-        journalStep: row.journal_step ?? undefined,
-        createdAt: row.created_at,
-      }));
+    // A negative LIMIT is none.
+    const limit = options.limit && options.limit > 0 ? Math.floor(options.limit) : -1;
+    return prepared<unknown[], EventRow>(this.db, `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
+      .all(...params, limit)
+      .map(toEvent);
   }
 
   latestEventSeq(namespace: string, task: string): number {
     return this.statements.latestSeq.get(namespace, task)?.seq ?? 0;
   }
 
-  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent) => void): () => void {
+  onEvent(namespace: string, task: string, listener: (event: ExecutionEvent, previousSeq: number) => void): () => void {
     return this.subscribe(topic("event", namespace, task), listener);
   }
 
@@ -201,15 +193,49 @@ export class SqliteTaskDataStore implements TaskDataStore {
   deleteTaskData(namespace: string, task: string): void {
     this.db.transaction(() => {
       for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
-        this.db.prepare(`DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
+        prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
     })();
   }
 
-  private subscribe<T>(name: string, listener: (value: T) => void): () => void {
+  /** Stores one event; it has the shape a read of it returns. */
+  private insertEvent(namespace: string, task: string, input: ExecutionEventInput): ExecutionEvent {
+    const row: Omit<EventRow, "seq"> = {
+      type: input.type,
+      severity: input.severity ?? "info",
+      tool_name: input.toolName ?? null,
+      tool_call_id: input.toolCallID ?? null,
+      summary: input.summary,
+      content: input.content ?? null,
+      journal_run: input.journalRun ?? null,
+      journal_step: input.journalStep ?? null,
+      created_at: now(),
+    };
+    const { seq } = this.statements.insertEvent.get(
+      namespace, task, row.type, row.severity, row.tool_name, row.tool_call_id, row.summary, row.content, row.journal_run, row.journal_step, row.created_at,
+    )!;
+    return toEvent({ seq, ...row });
+  }
+
+  private subscribe<A extends unknown[]>(name: string, listener: (...args: A) => void): () => void {
     this.notifications.on(name, listener);
     return () => this.notifications.off(name, listener);
   }
+}
+
+function toEvent(row: EventRow): ExecutionEvent {
+  return {
+    seq: row.seq,
+    type: row.type,
+    severity: row.severity,
+    toolName: row.tool_name ?? undefined,
+    toolCallID: row.tool_call_id ?? undefined,
+    summary: row.summary,
+    content: row.content ?? undefined,
+    journalRun: row.journal_run ?? undefined,
+    journalStep: row.journal_step ?? undefined,
+    createdAt: row.created_at,
+  };
 }
 
 function toAttempt(row: AttemptRow): Attempt {

@@ -15,6 +15,28 @@ export function openDatabase(path: string): Db {
   return db;
 }
 
+/** Statements already compiled, per connection and SQL text: compiling one costs more than most queries run. */
+const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
+/** Bounds the cache when a caller's input shapes the SQL (a selector with many `in` values); the oldest goes first. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * The connection's statement for `sql`, compiled on first use. Every store prepares through this,
+ * so SQL assembled per call (a list's optional filters) is compiled once per distinct text; such
+ * text keeps values in parameters, never in the SQL. A cached statement is shared: run it to
+ * completion (run, get, all), never hold one open with iterate().
+ */
+export function prepared<Params extends unknown[] = unknown[], Row = unknown>(db: Db, sql: string): Database.Statement<Params, Row> {
+  let statements = statementCache.get(db);
+  if (!statements) statementCache.set(db, (statements = new Map()));
+  let statement = statements.get(sql);
+  if (!statement) {
+    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+    statements.set(sql, (statement = db.prepare(sql)));
+  }
+  return statement as Database.Statement<Params, Row>;
+}
+
 function migrate(db: Db): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   for (let version = current; version < migrations.length; version++) {

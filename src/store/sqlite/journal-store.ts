@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 
 export class SqliteJournalStore implements JournalStore {
@@ -16,34 +16,31 @@ export class SqliteJournalStore implements JournalStore {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
       const detail = canonicalJson(step.detail);
-      const existing = this.db
-        .prepare<[string, number, number], { kind: string; segments: string; detail: string }>("SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
+      const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
         .get(owner.taskUid, step.run, step.seq);
       if (existing) {
         if (existing.kind === step.kind && existing.segments === JSON.stringify(hashes) && existing.detail === detail) return { storedBytes: 0 };
         throw new OrkaError("conflict", `journal step ${step.seq} of run ${step.run} is already written`);
       }
-      const last = this.db.prepare<[string, number], { seq: number }>("SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
+      const last = prepared<[string, number], { seq: number }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
       if (step.seq !== last + 1) throw new OrkaError("conflict", `journal step ${step.seq} does not follow step ${last}`);
-      const insertSegment = this.db.prepare("INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
+      const insertSegment = prepared(this.db, "INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
       let storedBytes = detail.length;
       bodies.forEach((body, i) => {
         if (insertSegment.run(owner.namespace, owner.task, hashes[i], body).changes > 0) storedBytes += body.length;
       });
-      this.db
-        .prepare("INSERT INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      prepared(this.db, "INSERT INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, JSON.stringify(hashes), detail, owner.attempt, new Date().toISOString());
       return { storedBytes };
     })();
   }
 
   steps(taskUid: string, run: number): JournalStep[] {
-    const rows = this.db
-      .prepare<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(
+    const rows = prepared<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(this.db,
         "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = ? AND run = ? ORDER BY seq",
       )
       .all(taskUid, run);
-    const segment = this.db.prepare<[string, string, string], { body: string }>("SELECT body FROM journal_segments WHERE namespace = ? AND task = ? AND hash = ?");
+    const segment = prepared<[string, string, string], { body: string }>(this.db, "SELECT body FROM journal_segments WHERE namespace = ? AND task = ? AND hash = ?");
     return rows.map((row) => ({
       run,
       seq: row.seq,
@@ -57,17 +54,15 @@ export class SqliteJournalStore implements JournalStore {
 
   copyRun(from: { taskUid: string; run: number; upTo: number }, to: StepOwner, toRun: number): void {
     this.db.transaction(() => {
-      const source = this.db.prepare<[string, number], { namespace: string; task: string }>("SELECT namespace, task FROM journal_steps WHERE task_uid = ? AND run = ? LIMIT 1").get(from.taskUid, from.run);
+      const source = prepared<[string, number], { namespace: string; task: string }>(this.db, "SELECT namespace, task FROM journal_steps WHERE task_uid = ? AND run = ? LIMIT 1").get(from.taskUid, from.run);
       if (!source) return;
-      this.db
-        .prepare(
+      prepared(this.db,
           `INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body)
            SELECT ?, ?, g.hash, g.body FROM journal_segments g
            WHERE g.namespace = ? AND g.task = ? AND g.hash IN (SELECT j.value FROM journal_steps s, json_each(s.segments) j WHERE s.task_uid = ? AND s.run = ? AND s.seq <= ?)`,
         )
         .run(to.namespace, to.task, source.namespace, source.task, from.taskUid, from.run, from.upTo);
-      this.db
-        .prepare(
+      prepared(this.db,
           `INSERT OR IGNORE INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at)
            SELECT ?, ?, ?, ?, seq, kind, segments, detail, ?, created_at FROM journal_steps WHERE task_uid = ? AND run = ? AND seq <= ?`,
         )
@@ -76,8 +71,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   effect(key: string): Effect | undefined {
-    const row = this.db
-      .prepare<[string], { key: string; tool: string; state: string; result: string | null; payload_digest: string | null }>("SELECT key, tool, state, result, payload_digest FROM effects WHERE key = ?")
+    const row = prepared<[string], { key: string; tool: string; state: string; result: string | null; payload_digest: string | null }>(this.db, "SELECT key, tool, state, result, payload_digest FROM effects WHERE key = ?")
       .get(key);
     if (!row) return undefined;
     return { key: row.key, tool: row.tool, state: row.state as EffectState, result: row.result ?? undefined, payloadDigest: row.payload_digest ?? undefined };
@@ -86,19 +80,18 @@ export class SqliteJournalStore implements JournalStore {
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean {
     const at = new Date().toISOString();
     return (
-      this.db
-        .prepare("INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")
+      prepared(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")
         .run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0
     );
   }
 
   finishEffect(key: string, result: string): void {
-    this.db.prepare("UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
+    prepared(this.db, "UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
   }
 
   deleteTask(namespace: string, task: string): void {
     this.db.transaction(() => {
-      for (const table of ["journal_steps", "journal_segments", "effects"]) this.db.prepare(`DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
+      for (const table of ["journal_steps", "journal_segments", "effects"]) prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
     })();
   }
 }

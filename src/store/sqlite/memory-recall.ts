@@ -1,5 +1,5 @@
 import type { RecallFilter } from "../memory-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 import { normalizeTags } from "./memory-tags.ts";
 import { ftsString, likeEscape, parseQuery, rankedSearch, TRIGRAM } from "./term-search.ts";
 
@@ -14,8 +14,7 @@ export function recallMemoryRows(db: Db, namespace: string, filter: RecallFilter
   const query = filter.query?.trim();
   if (!query) {
     // Rowid order is updatedAt order (see moveToNewest in memory-store.ts): newest first.
-    return db
-      .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`)
+    return prepared<unknown[], Row>(db, `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`)
       .all(...params, filter.limit);
   }
   const ranked = rankedSearch<Row>(db, { index: "memories_words", table: "memories", alias: "m", where, params, limit: filter.limit }, parseQuery(query));
@@ -48,12 +47,10 @@ function recallFilters(namespace: string, filter: RecallFilter): { where: string
 /** The query as one case-insensitive substring (part of a word or an identifier), newest first. */
 function recallBySubstring(db: Db, query: string, where: string[], params: unknown[], limit: number): Row[] {
   if (query.length < TRIGRAM) {
-    return db
-      .prepare<unknown[], Row>(`SELECT m.* FROM memories m WHERE ${where.join(" AND ")} AND (lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\') ORDER BY m.rowid DESC LIMIT ?`)
+    return prepared<unknown[], Row>(db, `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} AND (lower(m.content) LIKE ? ESCAPE '\\' OR m.tags LIKE ? ESCAPE '\\') ORDER BY m.rowid DESC LIMIT ?`)
       .all(...params, likeEscape(query), likeEscape(query), limit);
   }
   // Walk the trigram index newest first and stop at the limit.
-  return db
-    .prepare<unknown[], Row>(`SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`)
+  return prepared<unknown[], Row>(db, `SELECT m.* FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND ${where.join(" AND ")} ORDER BY f.rowid DESC LIMIT ?`)
     .all(ftsString(query), ...params, limit);
 }

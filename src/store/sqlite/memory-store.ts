@@ -12,7 +12,7 @@ import type {
   TranscriptSearch,
   TranscriptSearchResult,
 } from "../memory-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 import { recallMemoryRows } from "./memory-recall.ts";
 import { packTags, tagsLine, unpackTags } from "./memory-tags.ts";
 import { likeEscape } from "./term-search.ts";
@@ -83,15 +83,14 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   getMemory(namespace: string, id: string): Memory | undefined {
-    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
+    const row = prepared<[string, string], Row>(this.db, "SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
     return row && toMemory(row);
   }
 
   createMemory(namespace: string, memory: NewMemory & { sourceProposalId?: string }): Memory {
     const id = `mem-${randomUUID()}`;
     const at = now();
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -103,8 +102,7 @@ export class SqliteMemoryStore implements MemoryStore {
     const current = this.getMemory(namespace, id);
     if (!current || current.deleted) throw new OrkaError("not_found", "memory not found");
     this.db.transaction(() => {
-      this.db
-      .prepare(
+      prepared(this.db,
         `UPDATE memories SET content = ?, tags = ?, agent_name = ?, task_name = ?, source = ?, disabled = ?, deleted = ?, updated_at = ? WHERE namespace = ? AND id = ?`,
       )
       .run(
@@ -129,23 +127,23 @@ export class SqliteMemoryStore implements MemoryStore {
    * the FTS index newest first and stop at its limit.
    */
   private moveToNewest(namespace: string, id: string): void {
-    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
+    const row = prepared<[string, string], Row>(this.db, "SELECT * FROM memories WHERE namespace = ? AND id = ?").get(namespace, id);
     if (!row) return;
-    this.db.prepare("DELETE FROM memories WHERE namespace = ? AND id = ?").run(namespace, id);
+    prepared(this.db, "DELETE FROM memories WHERE namespace = ? AND id = ?").run(namespace, id);
     const columns = Object.keys(row);
-    this.db.prepare(`INSERT INTO memories (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...columns.map((c) => row[c]));
+    prepared(this.db, `INSERT INTO memories (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...columns.map((c) => row[c]));
   }
 
   setMemoryDisabled(namespace: string, id: string, disabled: boolean): void {
     this.db.transaction(() => {
-      const result = this.db.prepare("UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
+      const result = prepared(this.db, "UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
       if (result.changes === 0) throw new OrkaError("not_found", "memory not found");
       this.moveToNewest(namespace, id);
     })();
   }
 
   markRecalled(namespace: string, ids: string[]): void {
-    const statement = this.db.prepare("UPDATE memories SET last_recalled_at = ?, recalled_count = recalled_count + 1 WHERE namespace = ? AND id = ?");
+    const statement = prepared(this.db, "UPDATE memories SET last_recalled_at = ?, recalled_count = recalled_count + 1 WHERE namespace = ? AND id = ?");
     const at = now();
     this.db.transaction(() => ids.forEach((id) => statement.run(at, namespace, id)))();
   }
@@ -153,8 +151,7 @@ export class SqliteMemoryStore implements MemoryStore {
   createProposal(namespace: string, proposal: NewProposal): MemoryProposal {
     const id = `mprop-${randomUUID()}`;
     const at = now();
-    this.db
-      .prepare(
+    prepared(this.db,
         `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       )
@@ -163,7 +160,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   getProposal(namespace: string, id: string): MemoryProposal | undefined {
-    const row = this.db.prepare<[string, string], Row>("SELECT * FROM memory_proposals WHERE namespace = ? AND id = ?").get(namespace, id);
+    const row = prepared<[string, string], Row>(this.db, "SELECT * FROM memory_proposals WHERE namespace = ? AND id = ?").get(namespace, id);
     return row && toProposal(row);
   }
 
@@ -181,7 +178,7 @@ export class SqliteMemoryStore implements MemoryStore {
       params.push(likeEscape(filter.query), likeEscape(filter.query), likeEscape(filter.query));
     }
     params.push(filter.limit);
-    return this.db.prepare<unknown[], Row>(`SELECT * FROM memory_proposals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params).map(toProposal);
+    return prepared<unknown[], Row>(this.db, `SELECT * FROM memory_proposals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params).map(toProposal);
   }
 
   reviewProposal(namespace: string, id: string, review: { status: string; reviewer: string; reviewNote?: string }): void {
@@ -191,8 +188,7 @@ export class SqliteMemoryStore implements MemoryStore {
       const proposal = this.requireProposal(namespace, id);
       if (proposal.status !== "pending") throw new OrkaError("invalid_argument", `proposal status "${proposal.status}" cannot be reviewed`);
       const at = now();
-      this.db
-        .prepare("UPDATE memory_proposals SET status = ?, reviewer = ?, review_note = ?, reviewed_at = ?, updated_at = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
+      prepared(this.db, "UPDATE memory_proposals SET status = ?, reviewer = ?, review_note = ?, reviewed_at = ?, updated_at = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
         .run(review.status, review.reviewer, review.reviewNote ?? null, at, at, namespace, id);
     })();
   }
@@ -213,8 +209,7 @@ export class SqliteMemoryStore implements MemoryStore {
         tags: tagsLine(proposal.description),
       });
       const at = now();
-      this.db
-        .prepare("UPDATE memory_proposals SET status = 'applied', applied_memory_id = ?, applied_by = ?, applied_at = ?, updated_at = ? WHERE namespace = ? AND id = ?")
+      prepared(this.db, "UPDATE memory_proposals SET status = 'applied', applied_memory_id = ?, applied_by = ?, applied_at = ?, updated_at = ? WHERE namespace = ? AND id = ?")
         .run(memory.id, appliedBy, at, at, namespace, id);
       return memory;
     })();
@@ -225,33 +220,31 @@ export class SqliteMemoryStore implements MemoryStore {
       const proposal = this.requireProposal(namespace, id);
       if (proposal.status === "applied") throw new OrkaError("invalid_argument", "applied proposal cannot be archived");
       if (proposal.status === "archived") return;
-      this.db.prepare("UPDATE memory_proposals SET status = 'archived', updated_at = ? WHERE namespace = ? AND id = ?").run(now(), namespace, id);
+      prepared(this.db, "UPDATE memory_proposals SET status = 'archived', updated_at = ? WHERE namespace = ? AND id = ?").run(now(), namespace, id);
     })();
   }
 
   ensureSession(namespace: string, name: string): void {
-    this.db.prepare("INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)").run(namespace, name, now());
+    prepared(this.db, "INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)").run(namespace, name, now());
   }
 
   sessionExists(namespace: string, name: string): boolean {
-    return this.db.prepare("SELECT 1 FROM sessions WHERE namespace = ? AND name = ?").get(namespace, name) !== undefined;
+    return prepared(this.db, "SELECT 1 FROM sessions WHERE namespace = ? AND name = ?").get(namespace, name) !== undefined;
   }
 
   lockSession(namespace: string, name: string, task: string): boolean {
-    const result = this.db
-      .prepare("UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)")
+    const result = prepared(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)")
       .run(task, namespace, name, task);
     return result.changes > 0;
   }
 
   unlockSession(namespace: string, name: string, task: string): void {
-    this.db.prepare("UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?").run(namespace, name, task);
+    prepared(this.db, "UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?").run(namespace, name, task);
   }
 
   appendTranscript(namespace: string, session: string, message: { role: string; name?: string; content: string; taskName?: string }): TranscriptMessage {
     const createdAt = now();
-    const { id } = this.db
-      .prepare<unknown[], { id: number }>(
+    const { id } = prepared<unknown[], { id: number }>(this.db,
         "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
       )
       .get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!;
@@ -259,16 +252,14 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   transcript(namespace: string, session: string, limit: number): TranscriptMessage[] {
-    return this.db
-      .prepare<[string, string, number], Row>("SELECT * FROM transcript_messages WHERE namespace = ? AND session_name = ? ORDER BY id DESC LIMIT ?")
+    return prepared<[string, string, number], Row>(this.db, "SELECT * FROM transcript_messages WHERE namespace = ? AND session_name = ? ORDER BY id DESC LIMIT ?")
       .all(namespace, session, limit)
       .reverse()
       .map((row) => ({ id: row.id as number, sessionName: session, role: row.role as string, ...(row.name ? { name: row.name as string } : {}), content: row.content as string, createdAt: row.created_at as string }));
   }
 
   listSessions(namespace: string) {
-    return this.db
-      .prepare<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(
+    return prepared<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(this.db,
         `SELECT s.name, s.lock_task, s.created_at, (SELECT count(*) FROM transcript_messages t WHERE t.namespace = s.namespace AND t.session_name = s.name) AS messages
          FROM sessions s WHERE s.namespace = ? ORDER BY s.name`,
       )

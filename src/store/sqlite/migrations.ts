@@ -209,4 +209,17 @@ export const migrations: string[] = [
   // A coding-agent session's brokered tools as frozen when its attempt started (effect, custom Tool digest),
   // and the digest of what a brokered call was reserved with, so a call id reused with other arguments is refused.
   `ALTER TABLE attempts ADD COLUMN session_tools TEXT; ALTER TABLE effects ADD COLUMN payload_digest TEXT;`,
+  // An object's labels as rows, written in the same transaction as the object, so a label selector is
+  // answered from an index instead of by reading every object of the kind; and the phase of a status,
+  // indexed, so the active Tasks of a namespace are counted without reading them.
+  `
+  CREATE TABLE resource_labels (
+    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (kind, namespace, name, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX resource_labels_by_value ON resource_labels (kind, key, value, namespace, name);
+  INSERT INTO resource_labels (kind, namespace, name, key, value)
+    SELECT r.kind, r.namespace, r.name, label.key, label.value FROM resources r, json_each(r.body, '$.metadata.labels') label;
+  CREATE INDEX resources_by_phase ON resources (kind, namespace, json_extract(body, '$.status.phase'));
+  `,
 ];

@@ -5,7 +5,6 @@ import type { Resource } from "../../resources/meta.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { SecretCipher } from "../secret-cipher.ts";
 import {
-  matchesLabels,
   parseLabelSelector,
   type ListOptions,
   type ListResult,
@@ -13,7 +12,8 @@ import {
   type WatchEvent,
   type WatchListener,
 } from "../resource-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
+import { resourceQuery, type ListPosition } from "./resource-query.ts";
 
 interface Row {
   kind: string;
@@ -49,6 +49,12 @@ export class SqliteResourceStore implements ResourceStore {
       owned: db.prepare<[string], { kind: string; namespace: string; name: string }>(
         "SELECT kind, namespace, name FROM owner_refs WHERE owner_uid = ?",
       ),
+      addLabel: db.prepare("INSERT INTO resource_labels (kind, namespace, name, key, value) VALUES (?, ?, ?, ?, ?)"),
+      removeLabels: db.prepare("DELETE FROM resource_labels WHERE kind = ? AND namespace = ? AND name = ?"),
+      // The expression is the resources_by_phase index's, so the count reads that index only.
+      countInPhase: db.prepare<[string, string, string], { count: number }>(
+        "SELECT count(*) AS count FROM resources WHERE kind = ? AND namespace = ? AND json_extract(body, '$.status.phase') = ?",
+      ),
     };
   }
 
@@ -58,37 +64,28 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
-    const selector = parseLabelSelector(options.labelSelector);
-    const after = options.continue ? decodeContinue(options.continue) : undefined;
-    const where = ["kind = ?"];
-    const params: unknown[] = [kind];
-    if (options.namespace !== undefined) {
-      where.push("namespace = ?");
-      params.push(options.namespace);
-    }
-    if (after) {
-      where.push("(namespace, name) > (?, ?)");
-      params.push(after.namespace, after.name);
-    }
-    // Equality requirements are answered by SQLite, so a selective list does not parse every object.
-    for (const requirement of selector) {
-      if (requirement.op !== "=" || requirement.key.includes('"')) continue;
-      where.push(`json_extract(body, '$.metadata.labels."${requirement.key}"') = ?`);
-      params.push(requirement.values[0]);
-    }
-    const rows = this.db
-      .prepare<unknown[], Row>(`SELECT * FROM resources WHERE ${where.join(" AND ")} ORDER BY namespace, name`)
-      .all(...params);
-    const matching = rows.map((row) => this.decode(row) as Resource<S, T>).filter((o) => matchesLabels(o.metadata.labels, selector));
-    const limit = options.limit ?? 0;
-    if (limit <= 0 || matching.length <= limit) return { items: matching };
-    const items = matching.slice(0, limit);
-    const last = items[items.length - 1].metadata;
-    return {
-      items,
-      continue: encodeContinue({ namespace: last.namespace, name: last.name }),
-      remainingItemCount: matching.length - limit,
+    const filter = {
+      kind,
+      namespace: options.namespace,
+      after: options.continue ? decodeContinue(options.continue) : undefined,
+      selector: parseLabelSelector(options.labelSelector),
     };
+    const limit = options.limit ?? 0;
+    const query = resourceQuery(filter);
+    // One row past the page says whether another page follows.
+    const page = limit > 0 ? ` LIMIT ${limit + 1}` : "";
+    const rows = prepared<unknown[], Row>(this.db, `SELECT r.* FROM ${query.from} WHERE ${query.where} ORDER BY ${query.orderBy}${page}`).all(...query.params);
+    const items = rows.slice(0, limit > 0 ? limit : undefined).map((row) => this.decode(row) as Resource<S, T>);
+    if (rows.length === items.length) return { items };
+    const last = items[items.length - 1].metadata;
+    const position = { namespace: last.namespace, name: last.name };
+    const rest = resourceQuery({ ...filter, after: position });
+    const remaining = prepared<unknown[], { count: number }>(this.db, `SELECT count(*) AS count FROM ${rest.from} WHERE ${rest.where}`).get(...rest.params)!;
+    return { items, continue: encodeContinue(position), remainingItemCount: remaining.count };
+  }
+
+  async countInPhase(kind: KindName, namespace: string, phase: string): Promise<number> {
+    return this.statements.countInPhase.get(kind, namespace, phase)!.count;
   }
 
   async create<S, T>(object: Resource<S, T>): Promise<Resource<S, T>> {
@@ -110,6 +107,7 @@ export class SqliteResourceStore implements ResourceStore {
       };
       this.statements.insert.run(object.kind, meta.namespace, meta.name, stored.metadata.uid, Number(stored.metadata.resourceVersion), this.encode(stored));
       this.indexOwners(stored);
+      this.indexLabels(stored);
       return stored;
     })();
     this.emit({ type: "ADDED", object: created });
@@ -169,6 +167,10 @@ export class SqliteResourceStore implements ResourceStore {
       }
       this.statements.replace.run(Number(next.metadata.resourceVersion), this.encode(next), object.kind, meta.namespace, meta.name);
       this.indexOwners(next);
+      if (!sameLabels(current.metadata.labels, next.metadata.labels)) {
+        this.statements.removeLabels.run(object.kind, meta.namespace, meta.name);
+        this.indexLabels(next);
+      }
       emitted.push({ type: "MODIFIED", object: next });
       return next;
     })();
@@ -195,6 +197,7 @@ export class SqliteResourceStore implements ResourceStore {
     }
     this.statements.remove.run(kind, namespace, name);
     this.statements.removeOwned.run(kind, namespace, name);
+    this.statements.removeLabels.run(kind, namespace, name);
     emitted.push({ type: "DELETED", object: current });
     for (const child of this.statements.owned.all(row.uid)) {
       this.deleteInTransaction(child.kind as KindName, child.namespace, child.name, emitted, true);
@@ -204,6 +207,12 @@ export class SqliteResourceStore implements ResourceStore {
   private indexOwners(object: Resource): void {
     for (const owner of object.metadata.ownerReferences ?? []) {
       this.statements.addOwner.run(owner.uid, object.kind, object.metadata.namespace, object.metadata.name);
+    }
+  }
+
+  private indexLabels(object: Resource): void {
+    for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
+      this.statements.addLabel.run(object.kind, object.metadata.namespace, object.metadata.name, key, value);
     }
   }
 
@@ -227,11 +236,16 @@ export class SqliteResourceStore implements ResourceStore {
   }
 }
 
-function encodeContinue(position: { namespace: string; name: string }): string {
+function sameLabels(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const entries = Object.entries(a ?? {});
+  return entries.length === Object.keys(b ?? {}).length && entries.every(([key, value]) => b?.[key] === value);
+}
+
+function encodeContinue(position: ListPosition): string {
   return Buffer.from(JSON.stringify(position)).toString("base64url");
 }
 
-function decodeContinue(token: string): { namespace: string; name: string } {
+function decodeContinue(token: string): ListPosition {
   try {
     const position = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
     if (typeof position.namespace === "string" && typeof position.name === "string") return position;

@@ -1,4 +1,4 @@
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 
 /**
  * Ranked full-text search over a word index (FTS5, porter + unicode61), shared by memory recall
@@ -79,13 +79,12 @@ export function rankedSearch<Row>(db: Db, search: RankedSearch, query: ParsedQue
   const required = query.phrases.map(ftsString);
   const terms = query.words.length > 0 ? query.words.map((word) => [ftsString(word), ...required].join(" AND ")) : [required.join(" AND ")];
   if (terms[0] === "") return [];
-  const matching = db
-    .prepare<unknown[], number>(
+  const matching = prepared<unknown[], number>(db,
       `SELECT f.rowid FROM ${index} f JOIN ${table} ${alias} ON ${alias}.rowid = f.rowid
        WHERE ${[`${index} MATCH ?`, ...where].join(" AND ")} ORDER BY f.rowid DESC LIMIT ${ROWS_PER_WORD}`,
     )
     .pluck();
-  const rows = Number(db.prepare(`SELECT max(rowid) FROM ${table}`).pluck().get() ?? 0);
+  const rows = Number(prepared(db, `SELECT max(rowid) FROM ${table}`).pluck().get() ?? 0);
   const scores = new Map<number, number>();
   let everyWord = 0;
   for (const term of terms) {
@@ -100,8 +99,7 @@ export function rankedSearch<Row>(db: Db, search: RankedSearch, query: ParsedQue
   const best = [...scores].sort(([rowidA, a], [rowidB, b]) => b - a || rowidB - rowidA).slice(0, search.limit);
   if (best.length === 0) return [];
   const byRowid = new Map(
-    db
-      .prepare<unknown[], Row & { _rowid: number }>(`SELECT rowid AS _rowid, * FROM ${table} WHERE rowid IN (${best.map(() => "?").join(",")})`)
+    prepared<unknown[], Row & { _rowid: number }>(db, `SELECT rowid AS _rowid, * FROM ${table} WHERE rowid IN (${best.map(() => "?").join(",")})`)
       .all(...best.map(([rowid]) => rowid))
       .map((row) => [row._rowid, row] as const),
   );

@@ -1,5 +1,5 @@
 import type { TranscriptSearch, TranscriptSearchResult } from "../memory-store.ts";
-import type { Db } from "./db.ts";
+import { prepared, type Db } from "./db.ts";
 import { ftsString, likeEscape, parseQuery, rankedSearch, TRIGRAM } from "./term-search.ts";
 
 type Row = Record<string, unknown>;
@@ -49,8 +49,7 @@ function searchBySubstring(db: Db, terms: string[], filters: string[], filterPar
     where.push("lower(t.content) LIKE ? ESCAPE '\\'");
     params.push(likeEscape(term));
   }
-  return db
-    .prepare<unknown[], Row>(`SELECT t.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${long.length > 0 ? "f.rowid" : "t.id"} DESC LIMIT ?`)
+  return prepared<unknown[], Row>(db, `SELECT t.* FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${long.length > 0 ? "f.rowid" : "t.id"} DESC LIMIT ?`)
     .all(...params, limit);
 }
 
