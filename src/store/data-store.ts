@@ -76,6 +76,13 @@ export interface ArtifactInfo {
   createdAt: string;
 }
 
+export interface LogChunk {
+  namespace: string;
+  task: string;
+  attempt: number;
+  chunk: string;
+}
+
 export interface TaskDataStore {
   putResult(namespace: string, task: string, body: string): void;
   getResult(namespace: string, task: string): string | undefined;
@@ -93,6 +100,8 @@ export interface TaskDataStore {
   onEvent(namespace: string, task: string, listener: (event: ExecutionEvent, previousSeq: number) => void): () => void;
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void;
+  /** Several chunks, in order, written together (one commit for a burst of output). */
+  appendLogs(chunks: readonly LogChunk[]): void;
   readLogs(namespace: string, task: string, afterId?: number): { text: string; lastId: number };
   onLog(namespace: string, task: string, listener: (chunk: string) => void): () => void;
 

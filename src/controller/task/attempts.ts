@@ -1,5 +1,5 @@
 import { LOST_EXIT_CODE, type AttemptExit, type WorkloadRunner } from "../../runner/runner.ts";
-import type { TaskDataStore } from "../../store/data-store.ts";
+import type { LogChunk, TaskDataStore } from "../../store/data-store.ts";
 import { DEFAULT_PRIORITY, type Task } from "../../resources/task.ts";
 import type { Wake } from "../options.ts";
 import { keyOf, taskKey } from "./keys.ts";
@@ -25,6 +25,7 @@ export class Attempts {
   /** Tasks taken from the run queue whose attempt is being set up: each holds a worker slot already. */
   private readonly starting = new Set<string>();
   private readonly owners = new Map<string, AttemptOwner>();
+  private unwrittenLogs: LogChunk[] = [];
   /** Set by halt(): nothing starts after it. */
   private halted = false;
 
@@ -135,6 +136,7 @@ export class Attempts {
   private exited(exit: AttemptExit): void {
     // The runner also runs attempts that are not Tasks' (compat requests): those are not ours to record.
     if (!this.owners.has(exit.attemptId) && !this.active.has(exit.attemptId)) return;
+    this.writeLogs(); // an attempt's output is all stored before its end is
     this.data.finishAttempt(exit.attemptId, { state: exit.exitCode === 0 ? "succeeded" : "failed", exitCode: exit.exitCode, reason: exit.reason });
     this.active.delete(exit.attemptId);
     const owner = this.owners.get(exit.attemptId);
@@ -142,9 +144,18 @@ export class Attempts {
     this.pokeQueue();
   }
 
+  /** Output is written once per turn of the event loop, all attempts' chunks in one commit. */
   private logged(attemptId: string, chunk: string): void {
     const owner = this.owners.get(attemptId);
-    if (owner) this.data.appendLog(owner.namespace, owner.task, owner.number, chunk);
+    if (!owner) return;
+    if (this.unwrittenLogs.length === 0) setImmediate(() => this.writeLogs());
+    this.unwrittenLogs.push({ namespace: owner.namespace, task: owner.task, attempt: owner.number, chunk });
+  }
+
+  private writeLogs(): void {
+    const chunks = this.unwrittenLogs;
+    this.unwrittenLogs = [];
+    if (chunks.length > 0) this.data.appendLogs(chunks);
   }
 
   /** Wakes the Tasks at the head of the run queue when a slot may have come free. */

@@ -5,6 +5,7 @@ import type {
   AttemptState,
   ExecutionEvent,
   ExecutionEventInput,
+  LogChunk,
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
@@ -136,6 +137,12 @@ export class SqliteTaskDataStore implements TaskDataStore {
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
     this.statements.appendLog.run(namespace, task, attempt, chunk);
     this.notifications.emit(topic("log", namespace, task), chunk);
+  }
+
+  appendLogs(chunks: readonly LogChunk[]): void {
+    this.db.transaction(() => {
+      for (const { namespace, task, attempt, chunk } of chunks) this.appendLog(namespace, task, attempt, chunk);
+    })();
   }
 
   readLogs(namespace: string, task: string, afterId = 0): { text: string; lastId: number } {
