@@ -68,11 +68,15 @@ function requestFor(ctx: ApiContext, task: Task, tool: Resource<ToolSpec, unknow
 /**
  * The gate in front of custom Tool calls: a Tool listed in `approvalRequiredTools`, or
  * an exact call someone asked approval for, runs once per attempt after a person approved it;
- * otherwise it is parked or refused.
+ * otherwise it is parked or refused. `task` is the attempt's Task, as the call's authorization read it.
  */
-export async function approvalGate(ctx: ApiContext, attempt: Attempt, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): Promise<{ run: Record<string, unknown> } | { parked: string }> {
-  const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
-  if (!task) throw new OrkaError("not_found", "task not found");
+export async function approvalGate(
+  ctx: ApiContext,
+  attempt: Attempt,
+  task: Resource<TaskSpec, TaskStatus>,
+  tool: Resource<ToolSpec, unknown>,
+  args: Record<string, unknown>,
+): Promise<{ run: Record<string, unknown> } | { parked: string }> {
   const gated = (await coordinationOf(ctx, task))?.approvalRequiredTools?.includes(tool.metadata.name) ?? false;
   const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
   const existing = ctx.approvals.get(task.metadata.namespace, binding.id);

@@ -82,10 +82,10 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     const attempt = attemptOf(request);
     const { ns, name } = request.params;
     const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
-    const mcp = await mcpToolCalled(ctx, ns, name);
+    const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
+    const mcp = tool ? undefined : await mcpToolCalled(ctx, ns, name);
     if (mcp) return callMcpToolFor(ctx, attempt, mcp, args);
     const task = await authorizeToolUse(ctx, attempt, [name], "/internal/v1/tools/:ns/:task/:name");
-    const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
     if (!tool?.spec.http) throw new OrkaError("not_found", `tool "${name}" is not an HTTP Tool in namespace ${ns}`);
     let authValue: string | undefined;
     const ref = tool.spec.http.authSecretRef;
@@ -96,7 +96,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
       authValue = secret?.spec.data[ref.key];
       if (authValue === undefined) throw new OrkaError("invalid_argument", `tool "${name}": auth secret ${ref.name}/${ref.key} not found`);
     }
-    const gate = await approvalGate(ctx, attempt, tool, args);
+    const gate = await approvalGate(ctx, attempt, task, tool, args);
     if ("parked" in gate) return { result: gate.parked, parked: true };
     // What the Tool answers goes to the model and into events: an endpoint that echoes the credential must not leak it.
     const known = authValue ? [authValue] : [];
@@ -111,9 +111,8 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   });
 }
 
-/** The MCP Tool and server tool a model tool name stands for, when it is one an MCP Tool's probe found. */
+/** The MCP Tool and server tool a model tool name stands for, when it is no Tool's own name but one an MCP Tool's probe found. */
 export async function mcpToolCalled(ctx: ApiContext, namespace: string, modelName: string) {
-  if (await ctx.store.get("Tool", namespace, modelName)) return undefined;
   const tools = await ctx.store.list<ToolSpec, ToolStatus>("Tool", { namespace });
   for (const tool of tools.items) {
     const found = tool.spec.mcp ? tool.status?.mcpTools?.find((t) => t.modelName === modelName) : undefined;
@@ -134,9 +133,9 @@ async function callMcpToolFor(
 ) {
   const { tool, mcpTool } = called;
   const modelName = mcpModelToolName(tool.metadata.name, mcpTool);
-  await authorizeToolUse(ctx, attempt, [modelName], "/internal/v1/tools/:ns/:task/:name", tool.metadata.name);
+  const task = await authorizeToolUse(ctx, attempt, [modelName], "/internal/v1/tools/:ns/:task/:name", tool.metadata.name);
   validateArguments(called.inputSchema, args);
-  const gate = await approvalGate(ctx, attempt, tool, args);
+  const gate = await approvalGate(ctx, attempt, task, tool, args);
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
     // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.
