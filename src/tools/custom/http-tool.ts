@@ -73,12 +73,26 @@ function isDotSegment(text: string): boolean {
 
 /** A model's arguments checked against a Tool's JSON Schema, refused with what is wrong; a schema zod cannot read is left to the endpoint. */
 export function validateArguments(parameters: Record<string, unknown>, args: Record<string, unknown>): void {
-  let schema: z.ZodType;
+  const schema = argumentSchema(parameters);
+  if (!schema) return; // a schema zod cannot read is still offered to the model; the endpoint validates
+  const result = schema.safeParse(args);
+  if (!result.success) throw new OrkaError("invalid_argument", `invalid arguments: ${describeZodError(result.error).message}`);
+}
+
+const MAX_CACHED_SCHEMAS = 256;
+const argumentSchemas = new Map<string, z.ZodType | undefined>();
+
+/** A Tool's parameters as a zod schema, converted once per distinct schema (the newest few hundred kept); undefined when zod cannot read it. */
+function argumentSchema(parameters: Record<string, unknown>): z.ZodType | undefined {
+  const key = JSON.stringify(parameters);
+  if (argumentSchemas.has(key)) return argumentSchemas.get(key);
+  let schema: z.ZodType | undefined;
   try {
     schema = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
   } catch {
-    return; // a schema zod cannot read is still offered to the model; the endpoint validates
+    schema = undefined;
   }
-  const result = schema.safeParse(args);
-  if (!result.success) throw new OrkaError("invalid_argument", `invalid arguments: ${describeZodError(result.error).message}`);
+  if (argumentSchemas.size >= MAX_CACHED_SCHEMAS) argumentSchemas.delete(argumentSchemas.keys().next().value!);
+  argumentSchemas.set(key, schema);
+  return schema;
 }
