@@ -3,14 +3,13 @@
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
 // machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints one table;
 // asserts nothing.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
 import { startFakeModel } from "./peers/fake-model.ts";
 import { startBenchServer } from "./server.ts";
+import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -23,15 +22,6 @@ interface Row {
   system: string;
   runsPerSecond: Partial<Record<number, number>>;
   note?: string;
-}
-
-/** The fake model in a child process, so that serving it costs neither Orka's process nor a peer's. */
-async function startModelProcess() {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "peers", "fake-model.ts")], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
-  const port = /^port (\d+)$/.exec(line)?.[1];
-  if (!port) throw new Error(`the fake model did not start: ${line}`);
-  return { port, url: `http://127.0.0.1:${port}`, close: () => child.kill() };
 }
 
 /** Each peer at each concurrency; a peer that cannot be installed or run is a row that says why. */
@@ -63,20 +53,12 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
       await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
       await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
     }
-    /** Creates a Task and follows its event stream to the end (no polling). */
-    const runTask = async (name: string, agent: string): Promise<void> => {
-      await orka.api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
-      const end = /event: stream_complete\ndata: (.*)\n/.exec(await orka.stream(`/tasks/${name}/stream`));
-      const phase = end ? JSON.parse(end[1]).type : "unknown";
-      if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
-    };
-
     // One untimed Task first: the worker processes load their modules on their first attempt.
-    await runTask("warm-up", "watched");
+    await orka.runTask("warm-up", "watched");
     const latencies: number[] = [];
     for (let i = 0; i < LATENCY_SAMPLES; i++) {
       const created = performance.now();
-      await runTask(`latency-${i}`, "watched");
+      await orka.runTask(`latency-${i}`, "watched");
       latencies.push(firstRequest.get(`latency-${i}`)! - created);
     }
     const runsPerSecond: Record<number, number> = {};
@@ -84,7 +66,7 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
       let started = 0;
       const t0 = performance.now();
       await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (started < runs) await runTask(`loop-${concurrency}-${started++}`, "loop");
+        while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
       }));
       runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
     }
@@ -101,14 +83,14 @@ function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number
     row.system,
     ...CONCURRENCIES.map((c) => String(row.runsPerSecond[c] ?? "–")),
     ...CONCURRENCIES.map((c) => ratio(row, c)),
-    row === orka ? `${latency.p50_ms.toFixed(1)} / ${latency.p95_ms.toFixed(1)}` : (row.note ?? ""),
+    row === orka ? p50p95(latency) : (row.note ?? ""),
   ];
   const header = ["system", ...CONCURRENCIES.map((c) => `runs/s at ${c}`), ...CONCURRENCIES.map((c) => `Orka ÷ this at ${c}`), "create → first model request p50 / p95 ms"];
-  return [header, header.map(() => "---"), ...rows.map(cells)].map((line) => `| ${line.join(" | ")} |`).join("\n");
+  return markdownTable(header, rows.map(cells));
 }
 
 const loadAtStart = loadavg()[0];
-const model = await startModelProcess();
+const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"));
 try {
   const peersDir = await preparePeers().catch((err: Error) => err);
   const before = await measurePeers(peersDir, model.port, "before Orka");
