@@ -1,8 +1,11 @@
 // npm run bench (`npm run bench -- --quick`: a reduced run, under a minute): Orka beside in-process agent
 // frameworks on the 3-tool-call loop of bench/peers/ (three `noop` tool calls, then "done"), all against
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
-// machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints one table;
-// asserts nothing.
+// machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints that table,
+// then runs the other figure groups of the performance issue, each in its own process and printing its
+// own table (FIGURE_GROUPS); asserts nothing.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
@@ -16,6 +19,8 @@ const QUICK = process.argv.includes("--quick");
 const CONCURRENCIES = [1, 50] as const;
 const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 20, 50: 100 } : { 1: 100, 50: 400 };
 const LATENCY_SAMPLES = QUICK ? 15 : 50;
+/** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model. */
+const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
 
 interface Row {
@@ -89,6 +94,13 @@ function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number
   return markdownTable(header, rows.map(cells));
 }
 
+/** One figure group in its own process, one after the other so that they do not disturb each other. */
+async function runFigureGroup(script: string): Promise<void> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, script), ...(QUICK ? ["--quick"] : [])], { stdio: "inherit" });
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) console.log(`\nbench/${script} failed (exit ${code}): its table is missing.`);
+}
+
 const loadAtStart = loadavg()[0];
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"));
 try {
@@ -98,8 +110,11 @@ try {
   const after = await measurePeers(peersDir, model.port, "after Orka");
   const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
-    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started.\n`);
+    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
+    `Then ${FIGURE_GROUPS.map((script) => `bench/${script}`).join(", ")}${QUICK ? ", each reduced too" : ""}.\n`);
   console.log(table(rows, orka.row, orka.latency));
 } finally {
   model.close();
 }
+for (const script of FIGURE_GROUPS) await runFigureGroup(script);
+console.log(`\nLoad average ${loadavg()[0].toFixed(1)} when the run ended.`);
