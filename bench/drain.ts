@@ -90,7 +90,7 @@ try {
   const firstCreate = Date.now();
   await Promise.all(Array.from({ length: TASKS }, (_, i) => orka.api("POST", "/tasks", { name: `drain-${i}`, type: "ai", agentRef: "slow", prompt: `drain-${i}` })));
   const allCreated = Date.now();
-  let tasks: { status?: { phase?: string; completionTime?: string; message?: string } }[] = [];
+  let tasks: { metadata: { name: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = [];
   let allEnded = false;
   for (const deadline = firstCreate + DRAIN_DEADLINE_MS; !allEnded && Date.now() < deadline; await sleep(POLL_EVERY_MS)) {
     tasks = (await orka.api("GET", "/tasks?limit=0")).items;
@@ -115,7 +115,10 @@ try {
   ]]));
   const unsuccessful = tasks.filter((task) => task.status?.phase !== "Succeeded");
   for (const [message, group] of Object.entries(Object.groupBy(unsuccessful, (task) => `${task.status?.phase ?? "Pending"}: ${task.status?.message ?? "no message"}`))) {
-    console.log(`\n${group!.length} × ${message}`);
+    // Where one of them stopped: its events in order, with the seconds since the first create.
+    const { events } = await orka.api("GET", `/tasks/${group![0].metadata.name}/events?limit=500`);
+    const trail = events.map((event: { type: string; createdAt: string }) => `${event.type} ${((Date.parse(event.createdAt) - firstCreate) / 1000).toFixed(1)}`);
+    console.log(`\n${group!.length} × ${message}\n  events of ${group![0].metadata.name} (s after the first create): ${trail.join(", ")}`);
   }
 } finally {
   clearInterval(sampler);
