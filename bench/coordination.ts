@@ -11,7 +11,7 @@ import { childPrompt, takeNoted, type Noted } from "./timed-model.ts";
 import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
-const PARENTS = QUICK ? 5 : 20;
+const PARENTS = QUICK ? 3 : 20;
 
 interface Wake {
   /** Child's final answer sent → the parent's request carrying wait_for_tasks' result arrived. */

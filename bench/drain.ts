@@ -17,7 +17,7 @@ import { adminClient, BENCH_ADMIN_TOKEN, benchDirectory } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
-const TASKS = QUICK ? 200 : 1000;
+const TASKS = QUICK ? 100 : 1000;
 const ANSWER_DELAY_MS = 1000;
 const IDEAL_MS = 4 * ANSWER_DELAY_MS;
 const SAMPLE_EVERY_MS = 100;

@@ -17,8 +17,8 @@ import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const CONCURRENCIES = [1, 50] as const;
-const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 20, 50: 100 } : { 1: 100, 50: 400 };
-const LATENCY_SAMPLES = QUICK ? 15 : 50;
+const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 10, 50: 50 } : { 1: 100, 50: 400 };
+const LATENCY_SAMPLES = QUICK ? 10 : 50;
 /** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model. */
 const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
@@ -117,4 +117,4 @@ try {
   model.close();
 }
 for (const script of FIGURE_GROUPS) await runFigureGroup(script);
-console.log(`\nLoad average ${loadavg()[0].toFixed(1)} when the run ended.`);
+console.log(`\nThe run took ${(performance.now() / 1000).toFixed(0)} s; load average ${loadavg()[0].toFixed(1)} when it ended.`);

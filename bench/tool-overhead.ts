@@ -15,7 +15,7 @@ import { takeNoted, type Noted } from "./timed-model.ts";
 import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
-const LOOPS = QUICK ? 10 : 50;
+const LOOPS = QUICK ? 5 : 50;
 const CALLS_PER_LOOP = 3;
 
 interface Gaps {
