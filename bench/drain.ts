@@ -11,6 +11,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { processTreeUsage } from "./process-tree.ts";
 import { adminClient, BENCH_ADMIN_TOKEN, benchDirectory } from "./server.ts";
@@ -72,11 +73,11 @@ const phasesOf = (tasks: { status?: { phase?: string } }[]) =>
 const dir = benchDirectory("drain");
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
 const server = await startServerProcess(dir);
-let peakRss = 0;
+const peak = { rssBytes: 0, processes: 0 };
 let treePids: number[] = [];
 const sampler = setInterval(() => {
   const usage = processTreeUsage(server.pid);
-  peakRss = Math.max(peakRss, usage.rssBytes);
+  if (usage.rssBytes > peak.rssBytes) Object.assign(peak, { rssBytes: usage.rssBytes, processes: usage.pids.length });
   treePids = usage.pids;
 }, SAMPLE_EVERY_MS);
 try {
@@ -88,13 +89,15 @@ try {
 
   const cpuBefore = processTreeUsage(server.pid).cpuSeconds;
   const firstCreate = Date.now();
-  await Promise.all(Array.from({ length: TASKS }, (_, i) => orka.api("POST", "/tasks", { name: `drain-${i}`, type: "ai", agentRef: "slow", prompt: `drain-${i}` })));
+  const creates = await Promise.allSettled(Array.from({ length: TASKS }, (_, i) => orka.api("POST", "/tasks", { name: `drain-${i}`, type: "ai", agentRef: "slow", prompt: `drain-${i}` })));
   const allCreated = Date.now();
+  const refused = creates.filter((create) => create.status === "rejected");
+  if (refused.length > 0) console.log(`\n${refused.length} creates failed; the first: ${(refused[0].reason as Error).message}`);
   let tasks: { metadata: { name: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = [];
   let allEnded = false;
   for (const deadline = firstCreate + DRAIN_DEADLINE_MS; !allEnded && Date.now() < deadline; await sleep(POLL_EVERY_MS)) {
     tasks = (await orka.api("GET", "/tasks?limit=0")).items;
-    allEnded = tasks.length === TASKS && tasks.every((task) => ["Succeeded", "Failed", "Cancelled"].includes(task.status?.phase ?? ""));
+    allEnded = tasks.length === TASKS - refused.length && tasks.every((task) => isTerminalPhase(task.status?.phase));
   }
   const ended = Date.now();
   const cpu = processTreeUsage(server.pid).cpuSeconds - cpuBefore;
@@ -104,13 +107,13 @@ try {
   console.log(`\n${TASKS} concurrent Tasks${QUICK ? " (quick run; the full run has 1,000)" : ""}, each the 3-tool-call loop against a model that answers in ${ANSWER_DELAY_MS} ms: ` +
     `ideal drain ${IDEAL_MS / 1000} s (four model answers per Task). Orka server in its own process, freshly started, ORKA_WORKER_SLOTS=${TASKS}; ` +
     `all ${TASKS} created through the API at once (the last create answered ${((allCreated - firstCreate) / 1000).toFixed(1)} s after the first was sent). ` +
-    `Peak RSS and CPU: the server's process tree from /proc every ${SAMPLE_EVERY_MS} ms (not the fake model, not this driver); CPU over first create → all ended (${((ended - firstCreate) / 1000).toFixed(1)} s), in % of one core.\n`);
+    `Peak RSS and CPU: the server's process tree from /proc every ${SAMPLE_EVERY_MS} ms (not the fake model, not this driver; RSS summed over its processes, so pages they share count once each); CPU over first create → all ended (${((ended - firstCreate) / 1000).toFixed(1)} s), in % of one core.\n`);
   console.log(markdownTable(["Tasks", "ended by phase", "drain: first create → last Succeeded", "÷ ideal 4 s", "peak RSS of Orka's process tree", "Orka's CPU during the drain"], [[
     String(TASKS),
     phasesOf(tasks).map(([phase, count]) => `${phase} ${count}`).join(", ") + (allEnded ? "" : ` (not all ended after ${DRAIN_DEADLINE_MS / 1000} s)`),
     succeeded.length ? `${(drainMs / 1000).toFixed(1)} s${drained ? "" : " (not all Succeeded)"}` : "–",
     drained ? `${(drainMs / IDEAL_MS).toFixed(2)}×` : "–",
-    `${(peakRss / 2 ** 20).toFixed(0)} MiB (${treePids.length} processes)`,
+    `${(peak.rssBytes / 2 ** 20).toFixed(0)} MiB (${peak.processes} processes)`,
     `${cpu.toFixed(1)} s, ${((cpu / ((ended - firstCreate) / 1000)) * 100).toFixed(0)}% of one core`,
   ]]));
   const unsuccessful = tasks.filter((task) => task.status?.phase !== "Succeeded");

@@ -16,12 +16,13 @@ export function benchDirectory(name: string): string {
 
 /** The admin's REST client of the Orka server at `url`. */
 export function adminClient(url: string) {
-  /** Calls `/api/v1<path>` as the admin; a refusal throws with its answer. */
+  /** Calls `/api/v1<path>` as the admin; a refusal throws with its answer, and so does no answer within 2 minutes. */
   async function api(method: string, path: string, body?: unknown): Promise<any> {
     const response = await fetch(`${url}/api/v1${path}`, {
       method,
       headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(120_000),
     });
     const json = await response.json();
     if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
