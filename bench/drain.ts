@@ -107,7 +107,7 @@ try {
   console.log(`\n${TASKS} concurrent Tasks${QUICK ? " (quick run; the full run has 1,000)" : ""}, each the 3-tool-call loop against a model that answers in ${ANSWER_DELAY_MS} ms: ` +
     `ideal drain ${IDEAL_MS / 1000} s (four model answers per Task). Orka server in its own process, freshly started, ORKA_WORKER_SLOTS=${TASKS}; ` +
     `all ${TASKS} created through the API at once (the last create answered ${((allCreated - firstCreate) / 1000).toFixed(1)} s after the first was sent). ` +
-    `Peak RSS and CPU: the server's process tree from /proc every ${SAMPLE_EVERY_MS} ms (not the fake model, not this driver; RSS summed over its processes, so pages they share count once each); CPU over first create → all ended (${((ended - firstCreate) / 1000).toFixed(1)} s), in % of one core.\n`);
+    `Peak RSS and CPU: the server's process tree from /proc every ${SAMPLE_EVERY_MS} ms (not the fake model, not this driver; RSS summed over its processes, so a page they share counts in each); CPU over first create → all ended (${((ended - firstCreate) / 1000).toFixed(1)} s), in % of one core.\n`);
   console.log(markdownTable(["Tasks", "ended by phase", "drain: first create → last Succeeded", "÷ ideal 4 s", "peak RSS of Orka's process tree", "Orka's CPU during the drain"], [[
     String(TASKS),
     phasesOf(tasks).map(([phase, count]) => `${phase} ${count}`).join(", ") + (allEnded ? "" : ` (not all ended after ${DRAIN_DEADLINE_MS / 1000} s)`),
