@@ -1,62 +1,53 @@
-// Delegate + wait round trip: how soon a coordinator's wait_for_tasks returns after its child ends
-// (child completionTime → the coordinator's next model request). Prints p50/p95; asserts nothing.
-import { mkdtempSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+// delegate → child end → parent wake: a parent Task whose model calls delegate_task (a child whose model
+// answers at once), then wait_for_tasks on that child; measured from the child's final answer (its last
+// model answer sent) to the parent's next model request (arrived), which carries wait_for_tasks' result,
+// both on the timed model's clock. Parents one at a time, created through the API.
+// `node bench/coordination.ts [--quick]` prints one table; asserts nothing.
 import { join } from "node:path";
-import { serverConfigFrom } from "../src/config.ts";
-import { startOrka } from "../src/server.ts";
+import { startChildServer } from "./child-server.ts";
+import { startBenchServer } from "./server.ts";
+import { markdownTable, p50p95 } from "./table.ts";
+import { childPrompt, takeNoted, type Noted } from "./timed-model.ts";
+import { percentiles } from "./timing.ts";
 
-const RUNS = Number(process.env.BENCH_COORDINATION_RUNS ?? 20);
-const wakes = new Map<string, number>();
+const QUICK = process.argv.includes("--quick");
+const PARENTS = QUICK ? 3 : 20;
 
-/** A coordinator that delegates, waits, and answers; a child that answers at once. */
-const model = http.createServer((req, res) => {
-  let raw = "";
-  req.on("data", (c) => (raw += c));
-  req.on("end", () => {
-    const body = JSON.parse(raw);
-    const messages: { role: string; content?: string }[] = body.messages;
-    const prompt = messages.find((m) => m.role === "user")?.content ?? "";
-    const turn = messages.filter((m) => m.role === "assistant").length;
-    const tools = messages.filter((m) => m.role === "tool").map((m) => m.content ?? "");
-    let message: Record<string, unknown> = { role: "assistant", content: "done" };
-    if (body.model === "boss" && turn === 0) message = call("delegate_task", { agent: "child", prompt: `child of ${prompt}` });
-    if (body.model === "boss" && turn === 1) message = call("wait_for_tasks", { tasks: [JSON.parse(tools[0]).taskName] });
-    if (body.model === "boss" && turn === 2) wakes.set(prompt, Date.now());
-    const out = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-    res.writeHead(200, { "content-type": "application/json" }).end(out);
-  });
-});
-const call = (name: string, args: unknown) => ({ role: "assistant", content: null, tool_calls: [{ id: `c-${name}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
-await new Promise<void>((r) => model.listen(0, "127.0.0.1", r));
-const modelURL = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
-
-const dir = mkdtempSync(join(tmpdir(), "orka-bench-coord-"));
-const token = "bench-admin-token-0000";
-const orka = await startOrka({ ...serverConfigFrom({ ORKA_PORT: "0", ORKA_DATA_DIR: dir, ORKA_ADMIN_TOKEN: token, ORKA_LOG_LEVEL: "silent" }, dir), cliConfigPath: "" });
-const api = async (method: string, path: string, body?: unknown): Promise<any> =>
-  (await fetch(`${orka.url}/api/v1/${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json();
-await api("POST", "secrets", { name: "key", stringData: { "api-key": "k" } });
-await api("POST", "providers", { metadata: { name: "fake" }, spec: { type: "openai", baseURL: modelURL, secretRef: { name: "key" } } });
-await api("POST", "agents", { metadata: { name: "boss" }, spec: { providerRef: { name: "fake" }, model: { name: "boss" }, coordination: { enabled: true, allowedAgents: [{ name: "child" }] } } });
-await api("POST", "agents", { metadata: { name: "child" }, spec: { providerRef: { name: "fake" }, model: { name: "child" } } });
-
-const delays: number[] = [];
-for (let i = 0; i < RUNS; i++) {
-  const name = `boss-${i}`;
-  await api("POST", "tasks", { name, type: "ai", agentRef: "boss", prompt: name });
-  let task: any;
-  do {
-    await new Promise((r) => setTimeout(r, 20));
-    task = await api("GET", `tasks/${name}`);
-  } while (!["Succeeded", "Failed"].includes(task.status?.phase));
-  const child = (await api("GET", `tasks/${name}/children`)).items[0];
-  delays.push(wakes.get(name)! - Date.parse(child.status.completionTime));
+interface Wake {
+  /** Child's final answer sent → the parent's request carrying wait_for_tasks' result arrived. */
+  ms: number;
+  /** The parent's wait_for_tasks had been asked for before the child's final answer left. */
+  waitingFirst: boolean;
 }
-delays.sort((a, b) => a - b);
-console.log(JSON.stringify({ bench: "delegate + wait: child end → coordinator wakes", runs: RUNS, p50_ms: delays[Math.floor(RUNS / 2)], p95_ms: delays[Math.floor(RUNS * 0.95)] }));
-await orka.close();
-model.close();
-rmSync(dir, { recursive: true, force: true });
+
+function wakeOf(noted: Noted[], parent: string): Wake {
+  const turn = (n: number) => noted.find((note) => note.kind === "model" && note.conversation === parent && note.turn === n);
+  const childAnswers = noted.filter((note) => note.kind === "model" && note.conversation.includes(childPrompt(parent)));
+  const [askedToWait, woken] = [turn(1), turn(2)];
+  if (!askedToWait || !woken || childAnswers.length === 0) throw new Error(`${parent}: the timed model did not see its child's answer and its wake`);
+  const childEnd = Math.max(...childAnswers.map((note) => note.answeredAt));
+  return { ms: woken.arrivedAt - childEnd, waitingFirst: askedToWait.answeredAt < childEnd };
+}
+
+const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
+const orka = await startBenchServer("coordination", { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+try {
+  await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
+  await orka.api("POST", "/providers", { metadata: { name: "timed" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" } } });
+  // The model name picks the timed model's script: the parent delegates and waits, the child answers.
+  await orka.api("POST", "/agents", { metadata: { name: "parent" }, spec: { providerRef: { name: "timed" }, model: { name: "delegate" }, coordination: { enabled: true, allowedAgents: [{ name: "child" }] } } });
+  await orka.api("POST", "/agents", { metadata: { name: "child" }, spec: { providerRef: { name: "timed" }, model: { name: "answer" } } });
+  // One untimed parent first: the worker processes load their modules on their first attempt.
+  await orka.runTask("warm-up", "parent");
+  for (let i = 0; i < PARENTS; i++) await orka.runTask(`parent-${i}`, "parent");
+  const noted = await takeNoted(model.url);
+  const wakes = Array.from({ length: PARENTS }, (_, i) => wakeOf(noted, `parent-${i}`));
+  console.log(`\ndelegate → child end → parent wake: ${PARENTS} parents one at a time, after a warm-up parent (the model answers at once). ` +
+    "From the child's final model answer (sent) to the parent's next model request (arrived), which carries wait_for_tasks' result.\n");
+  console.log(markdownTable(["measure", "parents", "p50 / p95 ms", "parent already in wait_for_tasks when the child answered"], [
+    ["child's final answer → parent's next model request", String(PARENTS), p50p95(percentiles(wakes.map((w) => w.ms))), `${wakes.filter((w) => w.waitingFirst).length} of ${PARENTS}`],
+  ]));
+} finally {
+  await orka.close();
+  model.close();
+}

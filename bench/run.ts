@@ -1,37 +1,32 @@
 // npm run bench (`npm run bench -- --quick`: a reduced run, under a minute): Orka beside in-process agent
 // frameworks on the 3-tool-call loop of bench/peers/ (three `noop` tool calls, then "done"), all against
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
-// machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints one table;
-// asserts nothing.
+// machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints that table,
+// then runs the other figure groups of the performance issue, each in its own process and printing its
+// own table (FIGURE_GROUPS); asserts nothing.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
 import { startFakeModel } from "./peers/fake-model.ts";
 import { startBenchServer } from "./server.ts";
+import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const CONCURRENCIES = [1, 50] as const;
-const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 20, 50: 100 } : { 1: 100, 50: 400 };
-const LATENCY_SAMPLES = QUICK ? 15 : 50;
+const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 10, 50: 50 } : { 1: 100, 50: 400 };
+const LATENCY_SAMPLES = QUICK ? 10 : 50;
+/** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model. */
+const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
 
 interface Row {
   system: string;
   runsPerSecond: Partial<Record<number, number>>;
   note?: string;
-}
-
-/** The fake model in a child process, so that serving it costs neither Orka's process nor a peer's. */
-async function startModelProcess() {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "peers", "fake-model.ts")], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
-  const port = /^port (\d+)$/.exec(line)?.[1];
-  if (!port) throw new Error(`the fake model did not start: ${line}`);
-  return { port, url: `http://127.0.0.1:${port}`, close: () => child.kill() };
 }
 
 /** Each peer at each concurrency; a peer that cannot be installed or run is a row that says why. */
@@ -63,20 +58,12 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
       await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
       await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
     }
-    /** Creates a Task and follows its event stream to the end (no polling). */
-    const runTask = async (name: string, agent: string): Promise<void> => {
-      await orka.api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
-      const end = /event: stream_complete\ndata: (.*)\n/.exec(await orka.stream(`/tasks/${name}/stream`));
-      const phase = end ? JSON.parse(end[1]).type : "unknown";
-      if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
-    };
-
     // One untimed Task first: the worker processes load their modules on their first attempt.
-    await runTask("warm-up", "watched");
+    await orka.runTask("warm-up", "watched");
     const latencies: number[] = [];
     for (let i = 0; i < LATENCY_SAMPLES; i++) {
       const created = performance.now();
-      await runTask(`latency-${i}`, "watched");
+      await orka.runTask(`latency-${i}`, "watched");
       latencies.push(firstRequest.get(`latency-${i}`)! - created);
     }
     const runsPerSecond: Record<number, number> = {};
@@ -84,7 +71,7 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
       let started = 0;
       const t0 = performance.now();
       await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (started < runs) await runTask(`loop-${concurrency}-${started++}`, "loop");
+        while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
       }));
       runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
     }
@@ -101,14 +88,21 @@ function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number
     row.system,
     ...CONCURRENCIES.map((c) => String(row.runsPerSecond[c] ?? "–")),
     ...CONCURRENCIES.map((c) => ratio(row, c)),
-    row === orka ? `${latency.p50_ms.toFixed(1)} / ${latency.p95_ms.toFixed(1)}` : (row.note ?? ""),
+    row === orka ? p50p95(latency) : (row.note ?? ""),
   ];
   const header = ["system", ...CONCURRENCIES.map((c) => `runs/s at ${c}`), ...CONCURRENCIES.map((c) => `Orka ÷ this at ${c}`), "create → first model request p50 / p95 ms"];
-  return [header, header.map(() => "---"), ...rows.map(cells)].map((line) => `| ${line.join(" | ")} |`).join("\n");
+  return markdownTable(header, rows.map(cells));
+}
+
+/** One figure group in its own process, one after the other so that they do not disturb each other. */
+async function runFigureGroup(script: string): Promise<void> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, script), ...(QUICK ? ["--quick"] : [])], { stdio: "inherit" });
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) console.log(`\nbench/${script} failed (exit ${code}): its table is missing.`);
 }
 
 const loadAtStart = loadavg()[0];
-const model = await startModelProcess();
+const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"));
 try {
   const peersDir = await preparePeers().catch((err: Error) => err);
   const before = await measurePeers(peersDir, model.port, "before Orka");
@@ -116,8 +110,11 @@ try {
   const after = await measurePeers(peersDir, model.port, "after Orka");
   const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
-    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started.\n`);
+    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
+    `Then ${FIGURE_GROUPS.map((script) => `bench/${script}`).join(", ")}${QUICK ? ", each reduced too" : ""}.\n`);
   console.log(table(rows, orka.row, orka.latency));
 } finally {
   model.close();
 }
+for (const script of FIGURE_GROUPS) await runFigureGroup(script);
+console.log(`\nThe run took ${(performance.now() / 1000).toFixed(0)} s; load average ${loadavg()[0].toFixed(1)} when it ended.`);

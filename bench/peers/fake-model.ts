@@ -1,7 +1,8 @@
 // The zero-latency fake model every system of the benchmark talks to (OpenAI chat completions):
 // three `noop` tool calls, then "done". It also serves `POST /noop`, the tool as an HTTP endpoint for Orka
-// (the in-process peers run it as a function). `node bench/peers/fake-model.ts` serves it alone and prints
-// `port <n>`; the benchmark also starts it in its own process to see when a Task's first request arrives.
+// (the in-process peers run it as a function). `node bench/peers/fake-model.ts [answer delay ms]` serves it
+// alone and prints `port <n>`; the benchmark also starts it in its own process to see when a Task's first
+// request arrives. With a delay, each model answer (not the tool) leaves that long after its request came.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -12,7 +13,7 @@ interface ChatMessage {
 }
 
 /** Serves on 127.0.0.1; `onRequest` hears the user message of each request as it arrives. */
-export async function startFakeModel(onRequest: (prompt: string) => void = () => {}) {
+export async function startFakeModel(onRequest: (prompt: string) => void = () => {}, answerDelayMs = 0) {
   const server = http.createServer((req, res) => {
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
@@ -26,7 +27,9 @@ export async function startFakeModel(onRequest: (prompt: string) => void = () =>
         ? { role: "assistant", content: null, tool_calls: [{ id: `call_${turn}`, type: "function", function: { name: "noop", arguments: JSON.stringify({ n: turn }) } }] }
         : { role: "assistant", content: "done" };
       const out = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: turn < 3 ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(out) }).end(out);
+      const answer = () => res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(out) }).end(out);
+      if (answerDelayMs > 0) setTimeout(answer, answerDelayMs);
+      else answer();
     });
   });
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
@@ -34,6 +37,6 @@ export async function startFakeModel(onRequest: (prompt: string) => void = () =>
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const model = await startFakeModel();
+  const model = await startFakeModel(undefined, Number(process.argv[2] ?? 0));
   console.log(`port ${new URL(model.url).port}`);
 }

@@ -11,7 +11,7 @@ const run = promisify(execFile);
 const HERE = import.meta.dirname;
 const CACHE = resolve(HERE, "../../.cache/bench-peers");
 const PACKAGES = ["@openai/agents@0.20.0", "openai@7.60.0", "@mastra/core@1.71.0", "@ai-sdk/openai@4.0.118", "zod@4.6.7"];
-const SCRIPTS = ["measure.mjs", "oa.mjs", "ma.mjs"];
+const SCRIPTS = ["measure.mjs", "oa.mjs", "ma.mjs", "oa-tool-gap.mjs"];
 
 export const PEERS = [
   { name: "@openai/agents", script: "oa.mjs" },
@@ -36,8 +36,14 @@ export async function preparePeers(): Promise<string> {
   return dir;
 }
 
+/** Runs one peer script of the folder `preparePeers` answered, to its end; answers what it printed. */
+export async function runPeerScript(dir: string, script: string, args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(dir, script), ...args], { cwd: dir, timeout: 600_000 });
+  return stdout;
+}
+
 /** Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`. */
 export async function runPeer(dir: string, script: string, modelPort: string, pairs: { runs: number; concurrency: number }[]): Promise<PeerFigure[]> {
-  const { stdout } = await run(process.execPath, [join(dir, script), modelPort, ...pairs.map((p) => `${p.runs}:${p.concurrency}`)], { cwd: dir, timeout: 600_000 });
+  const stdout = await runPeerScript(dir, script, [modelPort, ...pairs.map((p) => `${p.runs}:${p.concurrency}`)]);
   return stdout.trim().split("\n").map((line) => JSON.parse(line) as PeerFigure);
 }

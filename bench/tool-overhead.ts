@@ -1,0 +1,108 @@
+// Per tool call overhead of the agent loop: the time from the model answer that asks for a tool (its last
+// byte sent) to the next model request, which carries the tool's result (its arrival), both seen by the
+// timed model on its own clock, minus the tool's own work where it is measurable: for an HTTP tool, its
+// endpoint's handling time (request in → answer sent). Orka: a custom HTTP Tool and the built-in
+// recall_memory (its work, a control-plane query of an empty memory store, is counted as overhead), Tasks
+// created through the API one at a time, every step durable. Beside it, @openai/agents in process with the
+// same loop: a function tool that does nothing, and one that calls the same HTTP endpoint.
+// `node bench/tool-overhead.ts [--quick]` prints one table; asserts nothing.
+import { join } from "node:path";
+import { startChildServer } from "./child-server.ts";
+import { preparePeers, runPeerScript } from "./peers/peers.ts";
+import { startBenchServer } from "./server.ts";
+import { markdownTable, p50p95 } from "./table.ts";
+import { takeNoted, type Noted } from "./timed-model.ts";
+import { percentiles } from "./timing.ts";
+
+const QUICK = process.argv.includes("--quick");
+const LOOPS = QUICK ? 5 : 50;
+const CALLS_PER_LOOP = 3;
+
+interface Gaps {
+  /** Model answer out → next model request in, minus the endpoint's time when the tool is an HTTP endpoint. */
+  overhead: number[];
+  /** The endpoint's own handling time of each call (empty when the tool is no endpoint). */
+  endpoint: number[];
+}
+
+/** The gaps of every tool call in the conversations `belongs` picks out. */
+function toolGaps(noted: Noted[], belongs: (conversation: string) => boolean, viaEndpoint: boolean): Gaps {
+  const at = new Map(noted.map((note) => [`${note.kind} ${note.turn} ${note.conversation}`, note]));
+  const gaps: Gaps = { overhead: [], endpoint: [] };
+  for (const asked of noted.filter((note) => note.kind === "model" && note.turn < CALLS_PER_LOOP && belongs(note.conversation))) {
+    const next = at.get(`model ${asked.turn + 1} ${asked.conversation}`);
+    if (!next) throw new Error(`no model request followed tool call ${asked.turn} of "${asked.conversation}"`);
+    let gap = next.arrivedAt - asked.answeredAt;
+    if (viaEndpoint) {
+      const call = at.get(`tool ${asked.turn} ${asked.conversation}`);
+      if (!call) throw new Error(`the tool endpoint never saw call ${asked.turn} of "${asked.conversation}"`);
+      gaps.endpoint.push(call.answeredAt - call.arrivedAt);
+      gap -= call.answeredAt - call.arrivedAt;
+    }
+    gaps.overhead.push(gap);
+  }
+  return gaps;
+}
+
+/** Orka's gaps for a custom HTTP Tool and for recall_memory, `LOOPS` Tasks of each after a warm-up Task. */
+async function measureOrka(modelURL: string): Promise<{ http: Gaps; builtin: Gaps }> {
+  const orka = await startBenchServer("tool-overhead", { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+  try {
+    await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
+    await orka.api("POST", "/providers", { metadata: { name: "timed" }, spec: { type: "openai", baseURL: `${modelURL}/v1`, secretRef: { name: "key" } } });
+    const parameters = { type: "object", properties: { n: { type: "number" }, conversation: { type: "string" } } };
+    await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters, http: { url: `${modelURL}/tool` } } });
+    // The model name picks the timed model's script: three calls of the tool of that name.
+    await orka.api("POST", "/agents", { metadata: { name: "http-tool" }, spec: { providerRef: { name: "timed" }, model: { name: "noop" }, tools: [{ name: "noop" }] } });
+    await orka.api("POST", "/agents", { metadata: { name: "built-in" }, spec: { providerRef: { name: "timed" }, model: { name: "recall_memory" } } });
+    for (const agent of ["http-tool", "built-in"]) {
+      // One untimed Task first: the worker processes load their modules on their first attempt.
+      await orka.runTask(`warm-up-${agent}`, agent);
+      for (let i = 0; i < LOOPS; i++) await orka.runTask(`${agent}-${i}`, agent);
+    }
+    const noted = await takeNoted(modelURL);
+    return {
+      http: toolGaps(noted, (c) => c.startsWith("http-tool-"), true),
+      builtin: toolGaps(noted, (c) => c.startsWith("built-in-"), false),
+    };
+  } finally {
+    await orka.close();
+  }
+}
+
+/** @openai/agents' gaps for a function tool that does nothing and one that calls the HTTP endpoint. */
+async function measurePeer(modelURL: string): Promise<{ http: Gaps; function: Gaps } | Error> {
+  try {
+    const dir = await preparePeers();
+    const port = new URL(modelURL).port;
+    for (const kind of ["function", "http"]) await runPeerScript(dir, "oa-tool-gap.mjs", [port, String(LOOPS), kind]);
+    const noted = await takeNoted(modelURL);
+    return { function: toolGaps(noted, (c) => c.startsWith("oa-function-"), false), http: toolGaps(noted, (c) => c.startsWith("oa-http-"), true) };
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
+try {
+  const orka = await measureOrka(model.url);
+  const peer = await measurePeer(model.url);
+  const endpointTime = (gaps: Gaps) => (gaps.endpoint.length ? percentiles(gaps.endpoint).p50_ms.toFixed(2) : "–");
+  const ratio = (mine: Gaps, theirs: Gaps | undefined) => (theirs ? `${(percentiles(mine.overhead).p50_ms / percentiles(theirs.overhead).p50_ms).toFixed(1)}×` : "");
+  const row = (system: string, tool: string, gaps: Gaps, versus?: Gaps) => [system, tool, String(gaps.overhead.length), p50p95(percentiles(gaps.overhead)), endpointTime(gaps), ratio(gaps, versus)];
+  const peerHTTP = peer instanceof Error ? undefined : peer.http;
+  const peerFunction = peer instanceof Error ? undefined : peer.function;
+  const rows = [
+    row("Orka", "custom HTTP Tool (POST to the endpoint)", orka.http, peerHTTP),
+    row("Orka", "built-in recall_memory (empty memory store)", orka.builtin, peerFunction),
+    ...(peer instanceof Error
+      ? [["@openai/agents", `not run: ${peer.message.split("\n")[0]}`, "", "", "", ""]]
+      : [row("@openai/agents", "function tool calling the same HTTP endpoint", peer.http), row("@openai/agents", "function tool doing nothing", peer.function)]),
+  ];
+  console.log(`\nPer tool call overhead: ${LOOPS} loops of ${CALLS_PER_LOOP} tool calls one at a time per row, after a warm-up loop (the model answers at once). ` +
+    "Overhead = model answer asking for the tool (sent) → next model request (arrived), minus the endpoint's handling time for HTTP tools. " +
+    "Orka ÷ peer compares the HTTP Tool with the peer's HTTP function tool, recall_memory with the peer's empty function tool.\n");
+  console.log(markdownTable(["system", "tool", "calls", "overhead per call p50 / p95 ms", "endpoint's own time p50 ms", "Orka ÷ peer at p50"], rows));
+} finally {
+  model.close();
+}
