@@ -3,8 +3,6 @@ import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
 import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
-const CONTROL_PLANE_TIMEOUT_MS = 10_000;
-
 interface ClientOptions {
   transport: ControlPlaneTransport;
   token: string;
@@ -68,7 +66,7 @@ export class ControlPlaneClient implements ControlPlane {
   }
 
   private async send(method: string, path: string, body?: string | Buffer, contentType?: string, options: CallOptions = {}): Promise<unknown> {
-    const timeoutMs = options.timeoutMs ?? CONTROL_PLANE_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? this.options.transport.timeoutMs;
     let reply: ControlPlaneReply;
     try {
       const headers = {
@@ -77,7 +75,7 @@ export class ControlPlaneClient implements ControlPlane {
         ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
       };
       const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])]);
-      reply = await this.options.transport({ method, path, headers, body }, signal);
+      reply = await this.options.transport.send({ method, path, headers, body }, signal);
     } catch (err) {
       // An abort's DOMException has a read-only message; the caller gets an error it can report.
       if (options.signal?.aborted) throw new OrkaError("deadline_exceeded", "the call was cancelled before the control plane answered");

@@ -16,12 +16,22 @@ export interface ControlPlaneReply {
  * routes, with the same checks: over HTTP from a Job, over the pool's IPC channel from a local worker
  * process (no socket, no HTTP parsing on either side).
  */
-export type ControlPlaneTransport = (request: ControlPlaneRequest, signal: AbortSignal) => Promise<ControlPlaneReply>;
+export interface ControlPlaneTransport {
+  send(request: ControlPlaneRequest, signal: AbortSignal): Promise<ControlPlaneReply>;
+  /** How long a call waits for its answer unless it says otherwise. */
+  timeoutMs: number;
+}
+
+/** A request over the network can be lost without a word: one that has no answer in this time is given up. */
+const HTTP_TIMEOUT_MS = 10_000;
 
 /** The control plane at `controllerURL`, over HTTP. */
 export function httpTransport(controllerURL: string): ControlPlaneTransport {
-  return async (request, signal) => {
-    const response = await fetch(`${controllerURL}/internal/v1/${request.path}`, { method: request.method, headers: request.headers, body: request.body, signal });
-    return { status: response.status, text: await response.text() };
+  return {
+    timeoutMs: HTTP_TIMEOUT_MS,
+    async send(request, signal) {
+      const response = await fetch(`${controllerURL}/internal/v1/${request.path}`, { method: request.method, headers: request.headers, body: request.body, signal });
+      return { status: response.status, text: await response.text() };
+    },
   };
 }

@@ -65,15 +65,15 @@ describe("the pool's control-plane channel", () => {
     const channel = new ControlPlaneChannel((message) => (message.type === "call" && sent.push(message), true));
     const request = { method: "GET", path: "plans/default/t", headers: {} };
 
-    const timedOut = channel.transport(request, AbortSignal.timeout(20)).catch((err: Error) => err.name);
+    const timedOut = channel.transport.send(request, AbortSignal.timeout(20)).catch((err: Error) => err.name);
     expect(await timedOut).toBe("TimeoutError");
     channel.answer({ type: "reply", id: sent[0].id, status: 200, text: "late" });
 
-    const answered = channel.transport(request, new AbortController().signal);
+    const answered = channel.transport.send(request, new AbortController().signal);
     channel.answer({ type: "reply", id: sent[1].id, status: 200, text: "{}" });
     expect(await answered).toEqual({ status: 200, text: "{}" });
 
-    const waiting = channel.transport(request, new AbortController().signal).catch((err: unknown) => err);
+    const waiting = channel.transport.send(request, new AbortController().signal).catch((err: unknown) => err);
     channel.close("runner went away");
     expect(await waiting).toEqual(new OrkaError("unavailable", "runner went away"));
     expect(sent).toHaveLength(3);
@@ -81,7 +81,7 @@ describe("the pool's control-plane channel", () => {
 
   it("refuses at once when the runner cannot be reached", async () => {
     const channel = new ControlPlaneChannel(() => false);
-    const refused = await channel.transport({ method: "GET", path: "plans/default/t", headers: {} }, new AbortController().signal).catch((err: OrkaError) => err);
+    const refused = await channel.transport.send({ method: "GET", path: "plans/default/t", headers: {} }, new AbortController().signal).catch((err: OrkaError) => err);
     expect(refused).toMatchObject({ code: "unavailable", message: "the runner is not reachable" });
   });
 });

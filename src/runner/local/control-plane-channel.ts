@@ -1,6 +1,13 @@
 import { OrkaError } from "../../util/errors.ts";
-import type { ControlPlaneReply, ControlPlaneTransport } from "../../worker/transport.ts";
+import type { ControlPlaneReply, ControlPlaneRequest, ControlPlaneTransport } from "../../worker/transport.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
+
+/**
+ * A request over the channel is not lost while the runner lives (it would disconnect): an answer that
+ * is late only means the control plane is busy, so a call waits long before it is given up, and a
+ * burst of work slows attempts down instead of failing them.
+ */
+const CHANNEL_TIMEOUT_MS = 120_000;
 
 /**
  * A worker process's way to the control plane: each request goes to the runner over the pool's IPC
@@ -15,8 +22,13 @@ export class ControlPlaneChannel {
     this.send = send;
   }
 
-  readonly transport: ControlPlaneTransport = (request, signal) =>
-    new Promise((resolve, reject) => {
+  readonly transport: ControlPlaneTransport = {
+    timeoutMs: CHANNEL_TIMEOUT_MS,
+    send: (request, signal) => this.call(request, signal),
+  };
+
+  private call(request: ControlPlaneRequest, signal: AbortSignal): Promise<ControlPlaneReply> {
+    return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
       const id = this.nextId++;
       const settle = () => {
@@ -31,6 +43,7 @@ export class ControlPlaneChannel {
       this.waiting.set(id, { resolve: (reply) => (settle(), resolve(reply)), reject: (err) => (settle(), reject(err)) });
       if (!this.send({ type: "call", id, ...request })) this.waiting.get(id)?.reject(new OrkaError("unavailable", "the runner is not reachable"));
     });
+  }
 
   /** A reply from the runner; one for a request given up on (timed out, aborted) is dropped. */
   answer(message: Extract<ToWorker, { type: "reply" }>): void {
