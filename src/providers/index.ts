@@ -1,6 +1,5 @@
 import type { ReplaySpec, ScriptedTurn } from "../resources/provider.ts";
 import { replayModel } from "./replay.ts";
-import { anthropicModel } from "./anthropic.ts";
 import type { ModelClient } from "./model.ts";
 import { openAIModel } from "./openai.ts";
 import { scriptedModel } from "./scripted.ts";
@@ -31,13 +30,24 @@ export function createModelClient(endpoint: ModelEndpoint, timeoutMs: number): M
     case "replay":
       if (!endpoint.replay) throw new OrkaError("failed_precondition", `replay provider ${endpoint.name} has no recording`);
       return replayModel(endpoint.replay);
-    case "anthropic":
-      return anthropicModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, timeoutMs });
+    case "anthropic": {
+      const apiKey = requireKey(endpoint);
+      return loadedOnFirstCall("anthropic", async () => (await import("./anthropic.ts")).anthropicModel({ apiKey, baseURL: endpoint.baseURL, timeoutMs }));
+    }
     case "openai":
       return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, timeoutMs });
     case "azure-openai":
       return openAIModel({ apiKey: requireKey(endpoint), baseURL: endpoint.baseURL, azure: endpoint.azure ?? {}, timeoutMs });
   }
+}
+
+/** A client whose SDK is loaded by its first call: the Anthropic SDK is tens of MiB in every worker process, needed by few. */
+function loadedOnFirstCall(provider: string, load: () => Promise<ModelClient>): ModelClient {
+  let client: Promise<ModelClient> | undefined;
+  return {
+    provider,
+    complete: async (request) => (await (client ??= load())).complete(request),
+  };
 }
 
 function requireKey(endpoint: ModelEndpoint): string {

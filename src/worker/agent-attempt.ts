@@ -1,6 +1,6 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { AgentRun, AttemptConfig } from "../runner/attempt-config.ts";
-import { startMcpBroker, type McpBroker } from "../mcp/broker.ts";
+import type { McpBroker } from "../mcp/broker.ts";
 import type { RuntimeAdapter } from "../runtimes/adapter.ts";
 import { cliInstallDir, ensureCli } from "../runtimes/install.ts";
 import { startProviderProxy, type ProviderProxy } from "../runtimes/provider-proxy.ts";
@@ -12,9 +12,9 @@ import { brokeredToolRunner } from "./brokered-calls.ts";
 import type { ControlPlaneClient } from "./client.ts";
 import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 
-/** One broker per worker process: each session gets its own route and bearer on it. */
+/** One broker per worker process: each session gets its own route and bearer on it. Loaded with the first session (the MCP SDK is large). */
 let broker: Promise<McpBroker> | undefined;
-const sharedBroker = () => (broker ??= startMcpBroker());
+const sharedBroker = () => (broker ??= import("../mcp/broker.ts").then(({ startMcpBroker }) => startMcpBroker()));
 
 /**
  * A coding-agent session: the CLI runs in a private root, reaches the model through a proxy that holds

@@ -1,14 +1,30 @@
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
-import { gfm } from "turndown-plugin-gfm";
+let readers: Promise<Awaited<ReturnType<typeof loadReaders>>> | undefined;
 
-const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-turndown.use(gfm);
-turndown.remove(["script", "style", "noscript", "template", "iframe", "object"] as never);
+/**
+ * The DOM, Readability and Turndown, loaded on the first page read: together they are tens of MiB in
+ * every process that loads them, and most attempts never read a page.
+ */
+async function loadReaders() {
+  const [{ Readability }, { parseHTML }, { default: TurndownService }, { gfm }] = await Promise.all([
+    import("@mozilla/readability"),
+    import("linkedom"),
+    import("turndown"),
+    import("turndown-plugin-gfm"),
+  ]);
+  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  turndown.use(gfm);
+  turndown.remove(["script", "style", "noscript", "template", "iframe", "object"] as never);
+  return { Readability, parseHTML, turndown };
+}
+
+/** linkedom's `parseHTML`, loaded on first use. */
+export async function htmlParser() {
+  return (await (readers ??= loadReaders())).parseHTML;
+}
 
 /** Readable Markdown of a page: no scripts run, nothing fetched; the article if Readability finds one. */
-export function htmlToMarkdown(html: string): { title: string; markdown: string } {
+export async function htmlToMarkdown(html: string): Promise<{ title: string; markdown: string }> {
+  const { Readability, parseHTML, turndown } = await (readers ??= loadReaders());
   const { document } = parseHTML(html);
   const title = (document.querySelector("title")?.textContent ?? "").trim();
   try {

@@ -77,7 +77,7 @@ export const webFetch = defineTool({
         extractor = "raw";
       }
     } else if (type === "text/html" || type === "application/xhtml+xml") {
-      const page = htmlToMarkdown(text);
+      const page = await htmlToMarkdown(text);
       title = page.title || undefined;
       if (!raw) {
         content = page.markdown;

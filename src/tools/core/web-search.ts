@@ -1,4 +1,4 @@
-import { parseHTML } from "linkedom";
+import { htmlParser } from "./html.ts";
 import { z } from "zod";
 import { redact } from "../../policy/redact.ts";
 import { codeOf, errorMessage, OrkaError } from "../../util/errors.ts";
@@ -77,15 +77,15 @@ const adapters: Record<Exclude<SearchProvider, "generic">, (query: string, limit
   async duckduckgo(query, limit, settings, signal) {
     const url = endpoint(settings);
     url.searchParams.set("q", query);
-    const results = parseDuckDuckGo(await call(url, { headers: { "user-agent": BROWSER_UA, accept: "text/html" } }, settings, signal), limit);
+    const results = await parseDuckDuckGo(await call(url, { headers: { "user-agent": BROWSER_UA, accept: "text/html" } }, settings, signal), limit);
     if (results.length === 0) throw new OrkaError("unavailable", "web search unavailable: DuckDuckGo returned no results");
     return results;
   },
 };
 
 /** Reads a DuckDuckGo HTML results page: `result__a` anchors and `result__snippet`s, `uddg=` unwrapped. */
-export function parseDuckDuckGo(html: string, limit: number): SearchResult[] {
-  const { document } = parseHTML(html);
+export async function parseDuckDuckGo(html: string, limit: number): Promise<SearchResult[]> {
+  const { document } = (await htmlParser())(html);
   const results: SearchResult[] = [];
   for (const anchor of document.querySelectorAll("a.result__a")) {
     const container = anchor.closest(".result") ?? anchor.parentElement?.parentElement;
