@@ -151,7 +151,8 @@ const envSchema = z.object({
   ORKA_GIT_CONFIG: z.string().min(1).optional(),
   ORKA_ADMIN_TOKEN: z.string().min(16, "ORKA_ADMIN_TOKEN must be at least 16 characters").optional(),
   ORKA_WORKER_SLOTS: intText("ORKA_WORKER_SLOTS", 1).default(4),
-  ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism(), 8))),
+  // The server process is busy itself (every step of every attempt goes through it): the workers get the other cores.
+  ORKA_WORKER_PROCESSES: intText("ORKA_WORKER_PROCESSES", 1).default(Math.max(1, Math.min(availableParallelism() - 1, 8))),
   ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: intText("ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE", 0).default(0),
   ORKA_MODEL_RETRY_BASE_MS: intText("ORKA_MODEL_RETRY_BASE_MS", 0).default(1000),
   ORKA_MODEL_TIMEOUT_MS: intText("ORKA_MODEL_TIMEOUT_MS", 100).max(86_400_000, "ORKA_MODEL_TIMEOUT_MS must be at most 86400000 (a day)").default(120_000),
