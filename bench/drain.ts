@@ -1,7 +1,7 @@
 // Many concurrent Tasks against a slow model: 1,000 Tasks (200 with --quick) created through the API at
 // once, each the 3-tool-call loop of bench/peers/ against a fake model whose every answer takes 1 s (the
 // tool answers at once), so a Task cannot end in less than 4 s: that is the ideal drain time. The Orka
-// server runs in its own process (`node src/cli/main.ts serve`, freshly started, with one worker slot per
+// server runs in its own process (`node --max-semi-space-size=8 src/cli/main.ts serve`, as bin/orka starts it, freshly started, with one worker slot per
 // Task), so that its process tree can be measured alone from /proc every 100 ms: peak resident memory of
 // the server and all its descendants, and their CPU time during the drain. The fake model and this driver
 // are not counted. `node bench/drain.ts [--quick]` prints one table; asserts nothing.
@@ -39,7 +39,7 @@ async function startServerProcess(dir: string) {
     ORKA_ALLOW_LOOPBACK_EGRESS: "true",
     ORKA_WORKER_SLOTS: String(TASKS),
   };
-  const child = spawn(process.execPath, [join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--max-semi-space-size=8", join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
   const listening = (async () => {
     for await (const line of createInterface({ input: child.stdout })) {
       const url = /^orka listening on (\S+)/.exec(line)?.[1];

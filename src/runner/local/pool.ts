@@ -11,6 +11,12 @@ import { BatchedSender } from "./batched-sender.ts";
 import type { AttemptOrder, ControlPlaneAnswer, ControlPlaneCall, FromWorker, ToWorker } from "./messages.ts";
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
+/**
+ * A worker allocates fast and keeps little: with V8's default, its young generation grows to 128 MiB of
+ * mostly garbage. 8 MiB semi-spaces keep the resident memory near what is live, at no measured cost
+ * in speed (bin/orka starts the server the same way; docs/performance.md).
+ */
+const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
 /** Clearly longer than a coding session's own grace (SIGTERM, then SIGKILL after 5 s), so a CLI slow to stop costs no other attempt. */
 const KILL_GRACE_MS = 10_000;
 
@@ -130,7 +136,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   private spawnWorker(): PooledWorker {
-    const child = fork(WORKER_ENTRY, [], { execArgv: [], env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+    const child = fork(WORKER_ENTRY, [], { execArgv: WORKER_NODE_FLAGS, env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     const outgoing = new BatchedSender<ToWorker>({
       write: (batch, done) => child.send(batch, done),
       // A batch the worker cannot take (it is dying: EPIPE, closed channel) loses only the attempts it was about.
