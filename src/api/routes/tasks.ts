@@ -266,6 +266,18 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const namespace = namespaceOf(request);
     const name = request.params.name;
     await load(namespace, name);
+    // The Task as last written, kept from the store's watch so that a check on every event reads nothing;
+    // a write seen while the first read is under way is newer than what that read may answer.
+    const read = ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    let task: Task | undefined;
+    let written = false;
+    const unwatch = ctx.store.watch(({ type, object }) => {
+      if (object.kind !== "Task" || object.metadata.namespace !== namespace || object.metadata.name !== name) return;
+      task = type === "DELETED" ? undefined : (object as Task);
+      written = true;
+    });
+    const first = await read;
+    if (!written) task = first;
     const stream = openSse(request, reply);
     let lastSeq = Number(request.headers["last-event-id"] ?? request.query.after ?? 0) || 0;
     const send = (event: ExecutionEvent) => {
@@ -275,8 +287,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const flush = () => {
       for (const event of ctx.data.listEvents(namespace, name, { after: lastSeq })) send(event);
     };
-    const finishIfDone = async () => {
-      const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    const finishIfDone = () => {
       if (!isTaskDone(task)) return;
       flush();
       stream.send("stream_complete", { lastSeq, type: task?.status?.phase ?? "Deleted" });
@@ -288,14 +299,15 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
     const unsubscribe = ctx.data.onEvent(namespace, name, (event, previousSeq) => {
       if (previousSeq === lastSeq) send(event);
       else if (event.seq > lastSeq) flush();
-      void finishIfDone();
+      finishIfDone();
     });
-    const poll = setInterval(() => void finishIfDone(), 1000);
+    const poll = setInterval(finishIfDone, 1000);
     stream.onClose(() => {
       unsubscribe();
+      unwatch();
       clearInterval(poll);
     });
-    await finishIfDone();
+    finishIfDone();
   });
 
   app.get<{ Params: { name: string } }>("/tasks/:name/children", async (request) => {
