@@ -214,7 +214,8 @@ export class SqliteResourceStore implements ResourceStore {
 
   private indexLabels(object: Resource): void {
     for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
-      this.statements.addLabel.run(object.kind, object.metadata.namespace, object.metadata.name, key, value);
+      // A label set to undefined is not stored (JSON drops it), so it is not indexed either.
+      if (value !== undefined) this.statements.addLabel.run(object.kind, object.metadata.namespace, object.metadata.name, key, value);
     }
   }
 
