@@ -19,7 +19,8 @@ export class TokenAuthenticator {
     if (timingSafeEqual(Buffer.from(sha256Hex(token), "hex"), this.adminHash)) {
       return { name: "admin", admin: true, role: "admin", requestedBy: { username: "admin", roles: ["admin"] } };
     }
-    const row = prepared<[string], { name: string; namespace: string | null; role: string }>(this.db,
+    const row = prepared<[string], { name: string; namespace: string | null; role: string }>(
+      this.db,
       "SELECT name, namespace, role FROM api_tokens WHERE token_hash = ?",
     ).get(sha256Hex(token));
     if (!row) return undefined;

@@ -8,6 +8,7 @@ export interface ListOptions {
   labelSelector?: string;
   /** 0 or omitted: everything. */
   limit?: number;
+  /** The continue token of the previous page of the same list. */
   continue?: string;
 }
 

@@ -86,6 +86,12 @@ describe("label selectors answered from the label index", () => {
     expect(await names("team")).toEqual(["default/b", "default/c", "other/e"]);
   });
 
+  it("stores an object with a label set to undefined as one without that label", async () => {
+    await store.resources.create(task("f", { team: "x", gone: undefined as unknown as string }));
+    expect(await names("gone")).toEqual([]);
+    expect(await names("team=x,!gone", "default")).toEqual(["default/a", "default/f"]);
+  });
+
   it("forgets a deleted object's labels, also when one of the same name comes back without them", async () => {
     await store.resources.delete("Task", "default", "a");
     expect(await names("team=x")).toEqual(["other/e"]);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { ANNOTATION, API_VERSION, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
+import { ANNOTATION, API_VERSION, FINALIZER_CLEANUP, childrenOf, objectMetaSchema, objectName, type Resource } from "../../resources/meta.ts";
 import { replayProviderFrom } from "../../controller/recording.ts";
 import { SERVER_STAMPED_TASK_FIELDS, isTerminal, taskSpecSchema, type TaskSpec, type TaskStatus } from "../../resources/task.ts";
 import { parseWith } from "../../resources/validate.ts";
@@ -107,6 +107,8 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
     checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
+    // Stored with the cleanup finalizer the controller would add first: one write and one reconcile pass fewer per Task.
+    task.metadata.finalizers = [FINALIZER_CLEANUP];
     return ctx.store.create(task);
   };
 

@@ -33,11 +33,11 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   request(approval: Omit<Approval, "status" | "createdAt">): Approval {
-    prepared(this.db,
-        `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-      )
-      .run(
+    prepared(
+      this.db,
+      `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+    ).run(
         approval.id, approval.namespace, approval.taskName, approval.taskUID, approval.iteration, approval.action, approval.targetTool,
         approval.targetArgsDigest, approval.targetSpecDigest, approval.targetArgsPreview, approval.riskSummary ?? null, approval.severity, new Date().toISOString(),
       );

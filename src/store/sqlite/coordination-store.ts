@@ -27,14 +27,14 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   putPlan(plan: Omit<Plan, "createdAt" | "updatedAt">): Plan {
     const at = now();
-    prepared(this.db,
-        `INSERT INTO plans (namespace, task, iteration, summary, progress_pct, goal_complete, plan_document, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (namespace, task) DO UPDATE SET iteration = excluded.iteration, summary = excluded.summary,
-           progress_pct = excluded.progress_pct, goal_complete = excluded.goal_complete, plan_document = excluded.plan_document,
-           updated_at = excluded.updated_at`,
-      )
-      .run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at);
+    prepared(
+      this.db,
+      `INSERT INTO plans (namespace, task, iteration, summary, progress_pct, goal_complete, plan_document, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (namespace, task) DO UPDATE SET iteration = excluded.iteration, summary = excluded.summary,
+         progress_pct = excluded.progress_pct, goal_complete = excluded.goal_complete, plan_document = excluded.plan_document,
+         updated_at = excluded.updated_at`,
+    ).run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at);
     return this.getPlan(plan.namespace, plan.task)!;
   }
 
@@ -49,20 +49,20 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   sendMessage(message: Pick<Message, "namespace" | "fromTask" | "toTask" | "parentTask" | "content">): Message {
     const createdAt = now();
-    const { id } = prepared<unknown[], { id: number }>(this.db,
-        "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-      )
-      .get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!;
+    const { id } = prepared<unknown[], { id: number }>(
+      this.db,
+      "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    ).get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!;
     return { id, ...message, read: false, createdAt };
   }
 
   readMessages(namespace: string, parentTask: string, reader: string, markRead: boolean): Message[] {
     return this.db.transaction(() => {
-      const rows = prepared<[string, string, string, string, string], Row>(this.db,
-          `SELECT * FROM messages m WHERE m.namespace = ? AND m.parent_task = ? AND m.from_task != ? AND m.to_task IN (?, '*')
-           AND NOT EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.reader = ?) ORDER BY m.id`,
-        )
-        .all(namespace, parentTask, reader, reader, reader);
+      const rows = prepared<[string, string, string, string, string], Row>(
+        this.db,
+        `SELECT * FROM messages m WHERE m.namespace = ? AND m.parent_task = ? AND m.from_task != ? AND m.to_task IN (?, '*')
+         AND NOT EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.reader = ?) ORDER BY m.id`,
+      ).all(namespace, parentTask, reader, reader, reader);
       if (markRead) {
         const mark = prepared(this.db, "INSERT OR IGNORE INTO message_reads (message_id, reader) VALUES (?, ?)");
         for (const row of rows) mark.run(row.id, reader);

@@ -98,8 +98,12 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendEvents(namespace: string, task: string, inputs: ExecutionEventInput[]): ExecutionEvent[] {
+    const name = topic("event", namespace, task);
+    // Nobody can subscribe between here and the notifications below (no await), so without a
+    // listener the seq before the batch is not needed.
+    const heard = this.notifications.listenerCount(name) > 0;
     const appended = this.db.transaction(() => {
-      let previousSeq = this.latestEventSeq(namespace, task);
+      let previousSeq = heard ? this.latestEventSeq(namespace, task) : 0;
       return inputs.map((input) => {
         const event = this.insertEvent(namespace, task, input);
         const link = { event, previousSeq };
@@ -108,7 +112,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
       });
     })();
     // Listeners hear only what is committed, in order, each event with the one before it.
-    for (const { event, previousSeq } of appended) this.notifications.emit(topic("event", namespace, task), event, previousSeq);
+    if (heard) for (const { event, previousSeq } of appended) this.notifications.emit(name, event, previousSeq);
     return appended.map(({ event }) => event);
   }
 

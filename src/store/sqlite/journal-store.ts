@@ -36,10 +36,10 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   steps(taskUid: string, run: number): JournalStep[] {
-    const rows = prepared<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(this.db,
-        "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = ? AND run = ? ORDER BY seq",
-      )
-      .all(taskUid, run);
+    const rows = prepared<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(
+      this.db,
+      "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = ? AND run = ? ORDER BY seq",
+    ).all(taskUid, run);
     const segment = prepared<[string, string, string], { body: string }>(this.db, "SELECT body FROM journal_segments WHERE namespace = ? AND task = ? AND hash = ?");
     return rows.map((row) => ({
       run,
@@ -56,17 +56,17 @@ export class SqliteJournalStore implements JournalStore {
     this.db.transaction(() => {
       const source = prepared<[string, number], { namespace: string; task: string }>(this.db, "SELECT namespace, task FROM journal_steps WHERE task_uid = ? AND run = ? LIMIT 1").get(from.taskUid, from.run);
       if (!source) return;
-      prepared(this.db,
-          `INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body)
-           SELECT ?, ?, g.hash, g.body FROM journal_segments g
-           WHERE g.namespace = ? AND g.task = ? AND g.hash IN (SELECT j.value FROM journal_steps s, json_each(s.segments) j WHERE s.task_uid = ? AND s.run = ? AND s.seq <= ?)`,
-        )
-        .run(to.namespace, to.task, source.namespace, source.task, from.taskUid, from.run, from.upTo);
-      prepared(this.db,
-          `INSERT OR IGNORE INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at)
-           SELECT ?, ?, ?, ?, seq, kind, segments, detail, ?, created_at FROM journal_steps WHERE task_uid = ? AND run = ? AND seq <= ?`,
-        )
-        .run(to.namespace, to.task, to.taskUid, toRun, to.attempt, from.taskUid, from.run, from.upTo);
+      prepared(
+        this.db,
+        `INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body)
+         SELECT ?, ?, g.hash, g.body FROM journal_segments g
+         WHERE g.namespace = ? AND g.task = ? AND g.hash IN (SELECT j.value FROM journal_steps s, json_each(s.segments) j WHERE s.task_uid = ? AND s.run = ? AND s.seq <= ?)`,
+      ).run(to.namespace, to.task, source.namespace, source.task, from.taskUid, from.run, from.upTo);
+      prepared(
+        this.db,
+        `INSERT OR IGNORE INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at)
+         SELECT ?, ?, ?, ?, seq, kind, segments, detail, ?, created_at FROM journal_steps WHERE task_uid = ? AND run = ? AND seq <= ?`,
+      ).run(to.namespace, to.task, to.taskUid, toRun, to.attempt, from.taskUid, from.run, from.upTo);
     })();
   }
 

@@ -90,11 +90,11 @@ export class SqliteMemoryStore implements MemoryStore {
   createMemory(namespace: string, memory: NewMemory & { sourceProposalId?: string }): Memory {
     const id = `mem-${randomUUID()}`;
     const at = now();
-    prepared(this.db,
-        `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at);
+    prepared(
+      this.db,
+      `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at);
     return this.getMemory(namespace, id)!;
   }
 
@@ -102,10 +102,10 @@ export class SqliteMemoryStore implements MemoryStore {
     const current = this.getMemory(namespace, id);
     if (!current || current.deleted) throw new OrkaError("not_found", "memory not found");
     this.db.transaction(() => {
-      prepared(this.db,
+      prepared(
+        this.db,
         `UPDATE memories SET content = ?, tags = ?, agent_name = ?, task_name = ?, source = ?, disabled = ?, deleted = ?, updated_at = ? WHERE namespace = ? AND id = ?`,
-      )
-      .run(
+      ).run(
         change.content || current.content,
         change.tags?.length ? packTags(change.tags) : packTags(current.tags),
         change.agentName || current.agentName || null,
@@ -151,11 +151,11 @@ export class SqliteMemoryStore implements MemoryStore {
   createProposal(namespace: string, proposal: NewProposal): MemoryProposal {
     const id = `mprop-${randomUUID()}`;
     const at = now();
-    prepared(this.db,
-        `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-      )
-      .run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at);
+    prepared(
+      this.db,
+      `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+    ).run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at);
     return this.getProposal(namespace, id)!;
   }
 
@@ -244,10 +244,10 @@ export class SqliteMemoryStore implements MemoryStore {
 
   appendTranscript(namespace: string, session: string, message: { role: string; name?: string; content: string; taskName?: string }): TranscriptMessage {
     const createdAt = now();
-    const { id } = prepared<unknown[], { id: number }>(this.db,
-        "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-      )
-      .get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!;
+    const { id } = prepared<unknown[], { id: number }>(
+      this.db,
+      "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    ).get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!;
     return { id, sessionName: session, role: message.role, ...(message.name ? { name: message.name } : {}), content: message.content, createdAt };
   }
 
@@ -259,11 +259,11 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   listSessions(namespace: string) {
-    return prepared<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(this.db,
-        `SELECT s.name, s.lock_task, s.created_at, (SELECT count(*) FROM transcript_messages t WHERE t.namespace = s.namespace AND t.session_name = s.name) AS messages
-         FROM sessions s WHERE s.namespace = ? ORDER BY s.name`,
-      )
-      .all(namespace)
+    return prepared<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(
+      this.db,
+      `SELECT s.name, s.lock_task, s.created_at, (SELECT count(*) FROM transcript_messages t WHERE t.namespace = s.namespace AND t.session_name = s.name) AS messages
+       FROM sessions s WHERE s.namespace = ? ORDER BY s.name`,
+    ).all(namespace)
       .map((r) => ({ name: r.name, messages: r.messages, ...(r.lock_task ? { lockedBy: r.lock_task } : {}), createdAt: r.created_at }));
   }
 

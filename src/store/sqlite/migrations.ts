@@ -210,8 +210,9 @@ export const migrations: string[] = [
   // and the digest of what a brokered call was reserved with, so a call id reused with other arguments is refused.
   `ALTER TABLE attempts ADD COLUMN session_tools TEXT; ALTER TABLE effects ADD COLUMN payload_digest TEXT;`,
   // An object's labels as rows, written in the same transaction as the object, so a label selector is
-  // answered from an index instead of by reading every object of the kind; and the phase of a status,
-  // indexed, so the active Tasks of a namespace are counted without reading them.
+  // answered from an index instead of by reading every object of the kind; the phase of a status,
+  // indexed, so the active Tasks of a namespace are counted without reading them; and the keys alone,
+  // so what remains after a page is counted without reading the objects' bodies.
   `
   CREATE TABLE resource_labels (
     kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
@@ -221,5 +222,6 @@ export const migrations: string[] = [
   INSERT INTO resource_labels (kind, namespace, name, key, value)
     SELECT r.kind, r.namespace, r.name, label.key, label.value FROM resources r, json_each(r.body, '$.metadata.labels') label;
   CREATE INDEX resources_by_phase ON resources (kind, namespace, json_extract(body, '$.status.phase'));
+  CREATE INDEX resources_by_name ON resources (kind, namespace, name);
   `,
 ];

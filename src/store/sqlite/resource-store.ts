@@ -72,9 +72,11 @@ export class SqliteResourceStore implements ResourceStore {
     };
     const limit = options.limit ?? 0;
     const query = resourceQuery(filter);
-    // One row past the page says whether another page follows.
-    const page = limit > 0 ? ` LIMIT ${limit + 1}` : "";
-    const rows = prepared<unknown[], Row>(this.db, `SELECT r.* FROM ${query.from} WHERE ${query.where} ORDER BY ${query.orderBy}${page}`).all(...query.params);
+    // One row past the page says whether another page follows; a negative LIMIT is none.
+    const rows = prepared<unknown[], Row>(this.db, `SELECT r.* FROM ${query.from} WHERE ${query.where} ORDER BY ${query.orderBy} LIMIT ?`).all(
+      ...query.params,
+      limit > 0 ? limit + 1 : -1,
+    );
     const items = rows.slice(0, limit > 0 ? limit : undefined).map((row) => this.decode(row) as Resource<S, T>);
     if (rows.length === items.length) return { items };
     const last = items[items.length - 1].metadata;
@@ -212,7 +214,8 @@ export class SqliteResourceStore implements ResourceStore {
 
   private indexLabels(object: Resource): void {
     for (const [key, value] of Object.entries(object.metadata.labels ?? {})) {
-      this.statements.addLabel.run(object.kind, object.metadata.namespace, object.metadata.name, key, value);
+      // A label set to undefined is not stored (JSON drops it), so it is not indexed either.
+      if (value !== undefined) this.statements.addLabel.run(object.kind, object.metadata.namespace, object.metadata.name, key, value);
     }
   }
 

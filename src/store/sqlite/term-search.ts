@@ -79,11 +79,11 @@ export function rankedSearch<Row>(db: Db, search: RankedSearch, query: ParsedQue
   const required = query.phrases.map(ftsString);
   const terms = query.words.length > 0 ? query.words.map((word) => [ftsString(word), ...required].join(" AND ")) : [required.join(" AND ")];
   if (terms[0] === "") return [];
-  const matching = prepared<unknown[], number>(db,
-      `SELECT f.rowid FROM ${index} f JOIN ${table} ${alias} ON ${alias}.rowid = f.rowid
-       WHERE ${[`${index} MATCH ?`, ...where].join(" AND ")} ORDER BY f.rowid DESC LIMIT ${ROWS_PER_WORD}`,
-    )
-    .pluck();
+  const matching = prepared<unknown[], number>(
+    db,
+    `SELECT f.rowid FROM ${index} f JOIN ${table} ${alias} ON ${alias}.rowid = f.rowid
+     WHERE ${[`${index} MATCH ?`, ...where].join(" AND ")} ORDER BY f.rowid DESC LIMIT ${ROWS_PER_WORD}`,
+  ).pluck();
   const rows = Number(prepared(db, `SELECT max(rowid) FROM ${table}`).pluck().get() ?? 0);
   const scores = new Map<number, number>();
   let everyWord = 0;
