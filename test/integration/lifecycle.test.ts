@@ -22,6 +22,18 @@ describe("container Task lifecycle in the bubblewrap sandbox", () => {
     expect(logs.stdout).toContain("hello from the sandbox");
   });
 
+  it("answers a create with the Task already Pending and its cleanup finalizer; its history opens with one TaskCreated", async () => {
+    const { status, body: created } = await orka.api("POST", "/api/v1/tasks", { name: "pending-at-once", type: "container", command: ["true"] });
+    expect(status).toBe(201);
+    expect(created.status).toMatchObject({ phase: "Pending", attempts: 0, queuedAt: expect.any(String) });
+    expect(created.metadata.finalizers).toEqual(["orka.ai/cleanup"]);
+    await orka.waitFor("pending-at-once");
+    const events: { type: string }[] = (await orka.api("GET", "/api/v1/tasks/pending-at-once/events")).body.events;
+    expect(events[0].type).toBe("TaskCreated");
+    expect(events.filter((e) => e.type === "TaskCreated")).toHaveLength(1);
+    expect(events.map((e) => e.type)).toContain("AttemptStarted");
+  });
+
   it("gives a failing command with maxRetries 2 three attempts, then Failed with the exit code", async () => {
     await orka.api("POST", "/api/v1/tasks", {
       name: "flaky",

@@ -17,6 +17,7 @@ import { checkReservedMetadata, hasUserinfo } from "./metadata-rules.ts";
 import { resolveTaskFacts } from "../../controller/task-tools.ts";
 import { stampTransaction } from "../../auth/provenance.ts";
 import { checkReferences } from "../../auth/isolation.ts";
+import { acceptedStatus, createdEvent } from "../../controller/task/acceptance.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const SPEC_FIELDS = Object.keys(taskSpecSchema.shape);
@@ -107,9 +108,13 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       stampTransaction(task.spec, task.metadata, principal.transaction);
     }
     checkRepositoryHosts(task.spec.workspace, ctx.git.allowedHosts);
-    // Stored with the cleanup finalizer the controller would add first: one write and one reconcile pass fewer per Task.
+    // Stored with the cleanup finalizer and the Pending status the controller would write first: two writes
+    // and two reconcile passes fewer per Task.
     task.metadata.finalizers = [FINALIZER_CLEANUP];
-    return ctx.store.create(task);
+    task.status = acceptedStatus();
+    const created = await ctx.store.create(task);
+    ctx.data.appendEvent(created.metadata.namespace, created.metadata.name, createdEvent(created));
+    return created;
   };
 
   app.post("/tasks", async (request, reply) => reply.code(201).send(await createAs(request, taskFromBody(requiredBody(request), namespaceOf(request)))));

@@ -15,6 +15,7 @@ import { keyOf, taskKey } from "./keys.ts";
 import { startAttempt } from "./start-attempt.ts";
 import { commit, type Transition } from "./status.ts";
 import type { Fact, NextStep, TaskWorld } from "./steps.ts";
+import { acceptedStatus, createdEvent } from "./acceptance.ts";
 
 const CONFLICT_RETRY_MS = 50;
 
@@ -126,10 +127,7 @@ export class TaskReconciler {
         await addFinalizer(ctx, task);
         return {};
       case "accept":
-        return {
-          status: { phase: "Pending", queuedAt: new Date().toISOString(), attempts: 0 },
-          after: (written) => recordEvent(ctx, written, { type: "TaskCreated", summary: `${task.spec.type} task created` }),
-        };
+        return { status: acceptedStatus(), after: (written) => recordEvent(ctx, written, createdEvent(written)) };
       case "schedule":
         ctx.attempts.dequeue(key);
         return { status: { phase: "Scheduled" } };
