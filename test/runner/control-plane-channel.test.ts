@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { attemptEnv, type AttemptConfig } from "../../src/runner/attempt-config.ts";
+import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
 import { ControlPlaneChannel } from "../../src/runner/local/control-plane-channel.ts";
 import type { ControlPlaneCall, FromWorker } from "../../src/runner/local/messages.ts";
 import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
 import { OrkaError } from "../../src/util/errors.ts";
 import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 
 describe("the pool's control-plane channel", () => {
   let pool: LocalWorkerPool | undefined;
@@ -27,31 +28,8 @@ describe("the pool's control-plane channel", () => {
       return call.path.startsWith("memories/") ? { status: 200, text: "[]" } : { status: 204, text: "" };
     });
     const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
-    const config: AttemptConfig = {
-      attemptId: "a-1",
-      attempt: 1,
-      journal: { run: 1, resume: false },
-      task: { name: "t", namespace: "default", uid: "u", type: "ai" },
-      // Nothing listens on the discard port: a request sent over HTTP would fail the attempt.
-      controllerURL: "http://127.0.0.1:9",
-      token: "attempt-token",
-      ...(await pool.prepare("a-1")),
-      toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
-      ai: {
-        endpoint: { name: "offline", type: "scripted", model: "scripted", script: { turns: [{ text: "answered over the channel" }] } },
-        fallbacks: [],
-        prompt: "hi",
-        systemPrompt: "",
-        skills: [],
-        tools: ["recall_memory"],
-        customTools: [],
-        turnBudget: 3,
-        modelCalls: { retryBaseMs: 1, timeoutMs: 10_000 },
-      },
-      coordination: { enabled: false, maxDepth: 3, maxChildren: 5, allowedAgents: [], depth: 0 },
-      autonomous: { mode: false, iteration: 0, maxIterations: 0 },
-      approvalRequiredTools: [],
-    };
+    // Nothing listens on the discard port: a request sent over HTTP would fail the attempt.
+    const config = scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "answered over the channel", tools: ["recall_memory"] });
     pool.start("a-1", attemptEnv(config));
     expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
     const result = calls.find((call) => call.path === "results/default/t");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
-import type { AttemptConfig } from "../../src/runner/attempt-config.ts";
+import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 
 // The worker against a stand-in control plane whose memory store is down .
@@ -32,30 +32,7 @@ describe("AI attempt with the memory store down", () => {
   it("still runs the model and submits the result, with a warning event", async () => {
     const attemptsDir = join(tmpdir(), "orka-attempt-tests");
     const dirs = await prepareAttemptDirs(attemptsDir, `a-${process.pid}`);
-    const config: AttemptConfig = {
-      attemptId: "a-1",
-      attempt: 1,
-      journal: { run: 1, resume: false },
-      task: { name: "t", namespace: "default", uid: "u", type: "ai" },
-      controllerURL: url,
-      token: "attempt-token",
-      ...dirs,
-      toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
-      ai: {
-        endpoint: { name: "offline", type: "scripted", model: "scripted", script: { turns: [{ text: "answered without memory" }] } },
-        fallbacks: [],
-        prompt: "hi",
-        systemPrompt: "",
-        skills: [],
-        tools: ["recall_memory", "remember", "propose_memory", "search_transcript"],
-        customTools: [],
-        turnBudget: 10,
-        modelCalls: { retryBaseMs: 1, timeoutMs: 10_000 },
-      },
-      coordination: { enabled: false, maxDepth: 3, maxChildren: 5, allowedAgents: [], depth: 0 },
-      autonomous: { mode: false, iteration: 0, maxIterations: 0 },
-      approvalRequiredTools: [],
-    };
+    const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "answered without memory", tools: ["recall_memory", "remember", "propose_memory", "search_transcript"] });
     try {
       const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
       expect(outcome).toEqual({ exitCode: 0 });
