@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApi, type ApiRoute } from "./api/server.ts";
+import { answerWorkerCall } from "./api/internal/worker-calls.ts";
 import { TokenAuthenticator } from "./auth/static-tokens.ts";
 import { claimCliConfig } from "./cli/config.ts";
 import { ApiAuthenticator } from "./auth/authenticator.ts";
@@ -10,7 +11,6 @@ import { GrantGate } from "./auth/grant-gate.ts";
 import { OidcAuthenticator } from "./auth/oidc.ts";
 import type { ServerConfig } from "./config.ts";
 import { Controller } from "./controller/controller.ts";
-import type { InjectOptions } from "fastify";
 import { LocalWorkerPool } from "./runner/local/pool.ts";
 import { sandboxedStdioLauncher } from "./sandbox/stdio-server.ts";
 import { CompatAttempts } from "./api/compat/attempts.ts";
@@ -151,10 +151,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     routes,
   );
   // Local workers reach the worker API over their IPC channel: the same routes and checks as over HTTP, without a socket.
-  runner.serveControlPlane(async (call) => {
-    const response = await app.inject({ method: call.method as InjectOptions["method"], url: `/internal/v1/${call.path}`, headers: call.headers, payload: call.body });
-    return { status: response.statusCode, text: response.body };
-  });
+  runner.serveControlPlane((call, signal) => answerWorkerCall(app, call, signal));
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
 import { ControlPlaneChannel } from "../../src/runner/local/control-plane-channel.ts";
@@ -38,28 +38,51 @@ describe("the pool's control-plane channel", () => {
     for (const call of calls) expect(call.headers.authorization).toBe("Bearer attempt-token");
   });
 
-  it("gives up on a call at its signal, drops the late answer, and fails what waits when the runner goes", async () => {
-    const sent: Extract<FromWorker, { type: "call" }>[] = [];
-    const channel = new ControlPlaneChannel((message) => (message.type === "call" && sent.push(message), true));
+  it("gives up on a call at its signal and cancels it at the runner, drops the late answer, and fails what waits when the runner goes", async () => {
+    const sent: FromWorker[] = [];
+    const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
+    const transport = channel.transportFor("a-1");
     const request = { method: "GET", path: "plans/default/t", headers: {} };
+    const callIds = () => sent.flatMap((message) => (message.type === "call" ? [message.id] : []));
 
-    const timedOut = channel.transport.send(request, AbortSignal.timeout(20)).catch((err: Error) => err.name);
+    const timedOut = transport.send(request, AbortSignal.timeout(20)).catch((err: Error) => err.name);
     expect(await timedOut).toBe("TimeoutError");
-    channel.answer({ type: "reply", id: sent[0].id, status: 200, text: "late" });
+    expect(sent.at(-1)).toEqual({ type: "cancel", id: callIds()[0] });
+    channel.answer({ type: "reply", id: callIds()[0], status: 200, text: "late" });
 
-    const answered = channel.transport.send(request, new AbortController().signal);
-    channel.answer({ type: "reply", id: sent[1].id, status: 200, text: "{}" });
+    const answered = transport.send(request, new AbortController().signal);
+    channel.answer({ type: "reply", id: callIds()[1], status: 200, text: "{}" });
     expect(await answered).toEqual({ status: 200, text: "{}" });
 
-    const waiting = channel.transport.send(request, new AbortController().signal).catch((err: unknown) => err);
+    const waiting = transport.send(request, new AbortController().signal).catch((err: unknown) => err);
     channel.close("runner went away");
     expect(await waiting).toEqual(new OrkaError("unavailable", "runner went away"));
-    expect(sent).toHaveLength(3);
+    expect(callIds()).toHaveLength(3);
+  });
+
+  it("gives a stopped attempt's calls a few seconds, not the channel's two minutes, and leaves other attempts' calls waiting", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    try {
+      const sent: FromWorker[] = [];
+      const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
+      const request = { method: "POST", path: "events/default/t/task/t", headers: {} };
+      const stopped = channel.transportFor("a-stopped").send(request, new AbortController().signal).catch((err: OrkaError) => err);
+      const other = channel.transportFor("a-other").send(request, new AbortController().signal);
+      channel.stopping("a-stopped");
+      vi.advanceTimersByTime(5_000);
+      expect(await stopped).toMatchObject({ code: "unavailable", message: "the attempt was stopped and the control plane did not answer within 5s" });
+      expect(sent.filter((message) => message.type === "cancel")).toHaveLength(1);
+      const otherId = sent.flatMap((message) => (message.type === "call" ? [message.id] : [])).at(-1)!;
+      channel.answer({ type: "reply", id: otherId, status: 204, text: "" });
+      expect(await other).toEqual({ status: 204, text: "" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses at once when the runner cannot be reached", async () => {
     const channel = new ControlPlaneChannel(() => false);
-    const refused = await channel.transport.send({ method: "GET", path: "plans/default/t", headers: {} }, new AbortController().signal).catch((err: OrkaError) => err);
+    const refused = await channel.transportFor("a-1").send({ method: "GET", path: "plans/default/t", headers: {} }, new AbortController().signal).catch((err: OrkaError) => err);
     expect(refused).toMatchObject({ code: "unavailable", message: "the runner is not reachable" });
   });
 });

@@ -20,6 +20,7 @@ import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
+import { callerGone } from "./worker-calls.ts";
 
 const ROUTE = "/github/:ns/:task/:tool";
 const SITE = `/internal/v1${ROUTE}`;
@@ -69,9 +70,7 @@ export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiConte
     const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
     const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
     // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
-    const gone = new AbortController();
-    reply.raw.on("close", () => gone.abort());
-    const client = githubClientFor(ctx.github, target.token, gone.signal);
+    const client = githubClientFor(ctx.github, target.token, callerGone(request, reply));
     try {
       const checkOutForAttempt = (plan: CheckoutPlan) => ctx.runner.checkOutForAttempt(attempt.id, plan);
       const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github, caller, checkOutForAttempt });

@@ -22,4 +22,6 @@ export type FromWorker =
   | { type: "ready" }
   | { type: "log"; attemptId: string; chunk: string }
   | { type: "exit"; attemptId: string; exitCode: number; reason?: string }
-  | ({ type: "call"; id: number } & ControlPlaneCall);
+  | ({ type: "call"; id: number } & ControlPlaneCall)
+  /** The worker gave up on a call: what it started at the runner stops. */
+  | { type: "cancel"; id: number };

@@ -36,6 +36,8 @@ export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<
 interface PooledWorker {
   process: ChildProcess;
   outgoing: BatchedSender<ToWorker>;
+  /** Its calls to the control plane still being answered, by call id: cancelled when it gives up on one or exits. */
+  calls: Map<number, AbortController>;
   attempts: Set<string>;
   /** Messages held until the process says it is ready: one sent while its modules load is dropped. */
   unsent?: AttemptOrder[];
@@ -53,7 +55,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
   private readonly attemptsDir: string;
   private readonly git: GitSettings;
-  private controlPlane: (call: ControlPlaneCall) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
+  private controlPlane: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
 
   constructor(options: { size: number; attemptsDir: string; git: GitSettings }) {
@@ -109,7 +111,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   /** Who answers the workers' requests to the control plane (the worker API's routes, without a socket). */
-  serveControlPlane(answer: (call: ControlPlaneCall) => Promise<ControlPlaneAnswer>): void {
+  serveControlPlane(answer: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer>): void {
     this.controlPlane = answer;
   }
 
@@ -144,7 +146,7 @@ export class LocalWorkerPool implements WorkloadRunner {
         for (const message of batch) if (message.type !== "reply") this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: `worker process unreachable: ${err.message}` });
       },
     });
-    const worker: PooledWorker = { process: child, outgoing, attempts: new Set(), unsent: [] };
+    const worker: PooledWorker = { process: child, outgoing, calls: new Map(), attempts: new Set(), unsent: [] };
     child.on("message", (batch: FromWorker[]) => {
       for (const message of batch) this.handle(worker, message);
     });
@@ -160,16 +162,21 @@ export class LocalWorkerPool implements WorkloadRunner {
   private handle(worker: PooledWorker, message: FromWorker): void {
     if (message.type === "ready") this.flushUnsent(worker);
     if (message.type === "call") this.answerCall(worker, message);
+    if (message.type === "cancel") worker.calls.get(message.id)?.abort();
     if (message.type === "log") for (const listener of this.logListeners) listener(message.attemptId, message.chunk);
     if (message.type === "exit") this.finish(worker, { attemptId: message.attemptId, exitCode: message.exitCode, reason: message.reason });
   }
 
-  private answerCall(worker: PooledWorker, { id, type: _, body, ...call }: Extract<FromWorker, { type: "call" }>): void {
-    const bytes = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : body;
-    void this.controlPlane({ ...call, body: bytes })
+  private answerCall(worker: PooledWorker, { id, type: _, ...call }: Extract<FromWorker, { type: "call" }>): void {
+    const cancelled = new AbortController();
+    worker.calls.set(id, cancelled);
+    void this.controlPlane(call, cancelled.signal)
       .catch((err: unknown) => ({ status: 500, text: JSON.stringify({ error: { message: `the control plane failed the call: ${errorMessage(err)}` } }) }))
-      // A worker gone meanwhile has nobody waiting for the answer.
-      .then((answer) => worker.process.connected && worker.outgoing.push({ type: "reply", id, ...answer }));
+      .then((answer) => {
+        worker.calls.delete(id);
+        // A worker gone meanwhile, or one that gave up on the call, has nobody waiting for the answer.
+        if (worker.process.connected && !cancelled.signal.aborted) worker.outgoing.push({ type: "reply", id, ...answer });
+      });
   }
 
   private finish(worker: PooledWorker, exit: AttemptExit): void {
@@ -183,6 +190,7 @@ export class LocalWorkerPool implements WorkloadRunner {
 
   private workerExited(worker: PooledWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const reason = `worker process exited (${signal ?? `code ${code}`})`;
+    for (const call of worker.calls.values()) call.abort();
     for (const attemptId of [...worker.attempts]) this.finish(worker, { attemptId, exitCode: LOST_EXIT_CODE, reason });
     const index = this.workers.indexOf(worker);
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();

@@ -27,16 +27,18 @@ function receive(message: ToWorker): void {
   if (message.type === "reply") return controlPlane.answer(message);
   if (message.type === "kill") {
     running.get(message.attemptId)?.abort(new OrkaError("unavailable", message.reason));
+    controlPlane.stopping(message.attemptId);
     return;
   }
   const controller = new AbortController();
   running.set(message.attemptId, controller);
   const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
   Promise.resolve()
-    .then(() => runFromEnv(message.env, { log, signal: controller.signal, transport: controlPlane.transport }))
+    .then(() => runFromEnv(message.env, { log, signal: controller.signal, transport: controlPlane.transportFor(message.attemptId) }))
     .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
     .then((outcome) => {
       running.delete(message.attemptId);
+      controlPlane.forget(message.attemptId);
       send({ type: "exit", attemptId: message.attemptId, ...outcome });
     });
 }
