@@ -283,7 +283,10 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       task = type === "DELETED" ? undefined : (object as Task);
       written = true;
     });
-    const first = await read;
+    const first = await read.catch((err: unknown) => {
+      unwatch();
+      throw err;
+    });
     if (!written) task = first;
     const stream = openSse(request, reply);
     let lastSeq = Number(request.headers["last-event-id"] ?? request.query.after ?? 0) || 0;

@@ -102,6 +102,7 @@ export class Attempts {
   stop(task: Task, reason: string): void {
     const attemptId = task.status?.jobName;
     if (!attemptId) return;
+    this.writeLogs(); // what it wrote before is stored before its end is
     this.data.finishAttempt(attemptId, { state: "killed", reason });
     this.active.delete(attemptId);
     this.runner.kill(attemptId, reason);
@@ -114,11 +115,13 @@ export class Attempts {
 
   /** The attempt resuming a lost one took over its directories: the lost one's logs are no longer wanted. */
   disown(attemptId: string): void {
+    this.writeLogs();
     this.owners.delete(attemptId);
   }
 
   /** Removes an attempt's directories; repeating it is harmless. */
   async release(attemptId: string): Promise<void> {
+    this.writeLogs();
     this.owners.delete(attemptId);
     await this.runner.cleanup(attemptId);
   }
