@@ -90,6 +90,11 @@ export interface TaskDataStore {
   appendEvent(namespace: string, task: string, event: ExecutionEventInput): ExecutionEvent;
   /** A worker's batch, in order, in one transaction. */
   appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[];
+  /**
+   * Events appended in one transaction with `write`, another write to the same database (a journal
+   * step): both are committed or neither is, in one commit; listeners hear of the events after it.
+   */
+  appendEventsWith<T>(namespace: string, task: string, events: ExecutionEventInput[], write: () => T): { events: ExecutionEvent[]; written: T };
   listEvents(namespace: string, task: string, options?: { after?: number; limit?: number; type?: string }): ExecutionEvent[];
   latestEventSeq(namespace: string, task: string): number;
   /**

@@ -14,6 +14,17 @@ describe("attempt journal and effect ledger", () => {
   });
   afterEach(() => store.close());
 
+  it("commits a step and the events sent with it together: a refused step leaves none of its events, and listeners hear only what was committed", () => {
+    const heard: string[] = [];
+    store.data.onEvent("default", "t", (event) => heard.push(event.summary));
+    const step = (seq: number, content: string) => ({ run: 1, seq, kind: "response" as const, messages: [{ role: "assistant", content }], detail: {} });
+    store.data.appendEventsWith("default", "t", [{ type: "ModelRequestCompleted", summary: "turn 1" }], () => journal.append(owner, step(1, "first")));
+    expect(() => store.data.appendEventsWith("default", "t", [{ type: "ModelRequestCompleted", summary: "a different turn 1" }], () => journal.append(owner, step(1, "other")))).toThrow(/already written/);
+    expect(store.data.listEvents("default", "t").map((event) => event.summary)).toEqual(["turn 1"]);
+    expect(heard).toEqual(["turn 1"]);
+    expect(journal.steps("uid-1", 1).map((s) => s.messages)).toEqual([[{ role: "assistant", content: "first" }]]);
+  });
+
   it("stores each message once per Task, so a step costs only what is new in it", () => {
     const first = journal.append(owner, { run: 1, seq: 1, kind: "request", messages: [big], detail: { system: "s" } });
     expect(first.storedBytes).toBeGreaterThan(10_000);

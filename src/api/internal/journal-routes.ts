@@ -27,8 +27,9 @@ export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiCont
     const step = parseWith(stepSchema, request.body ?? {});
     killBeforeJournalStep("server", attempt.task, step.seq);
     const { events, ...journalled } = step;
-    if (events.length > 0) ctx.data.appendEvents(attempt.namespace, attempt.task, events);
-    return ctx.journal.append({ namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number }, journalled);
+    const owner = { namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number };
+    // The step and the events that came with it are one commit.
+    return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ctx.journal.append(owner, journalled)).written;
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {

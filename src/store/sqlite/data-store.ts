@@ -98,22 +98,28 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendEvents(namespace: string, task: string, inputs: ExecutionEventInput[]): ExecutionEvent[] {
+    return this.appendEventsWith(namespace, task, inputs, () => undefined).events;
+  }
+
+  appendEventsWith<T>(namespace: string, task: string, inputs: ExecutionEventInput[], write: () => T): { events: ExecutionEvent[]; written: T } {
     const name = topic("event", namespace, task);
     // Nobody can subscribe between here and the notifications below (no await), so without a
     // listener the seq before the batch is not needed.
     const heard = this.notifications.listenerCount(name) > 0;
-    const appended = this.db.transaction(() => {
-      let previousSeq = heard ? this.latestEventSeq(namespace, task) : 0;
-      return inputs.map((input) => {
+    const { appended, written } = this.db.transaction(() => {
+      const written = write();
+      let previousSeq = heard && inputs.length > 0 ? this.latestEventSeq(namespace, task) : 0;
+      const appended = inputs.map((input) => {
         const event = this.insertEvent(namespace, task, input);
         const link = { event, previousSeq };
         previousSeq = event.seq;
         return link;
       });
+      return { appended, written };
     })();
     // Listeners hear only what is committed, in order, each event with the one before it.
     if (heard) for (const { event, previousSeq } of appended) this.notifications.emit(name, event, previousSeq);
-    return appended.map(({ event }) => event);
+    return { events: appended.map(({ event }) => event), written };
   }
 
   listEvents(namespace: string, task: string, options: { after?: number; limit?: number; type?: string } = {}): ExecutionEvent[] {
