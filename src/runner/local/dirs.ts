@@ -1,4 +1,5 @@
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
 import { handToSandboxUser, runsAsRoot } from "../../sandbox/ownership.ts";
@@ -11,15 +12,15 @@ import type { AttemptDirs, AttemptFiles } from "../runner.ts";
  * and writes its files beside them.
  */
 export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
-  await ensureAttemptsDir(attemptsDir);
+  ensureAttemptsDir(attemptsDir);
   const root = join(attemptsDir, attemptId);
   const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts"), tmpDir: join(root, "tmp") };
-  await Promise.all(
-    Object.values(dirs).map(async (dir) => {
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      if (runsAsRoot()) await chown(dir, SANDBOX_UID, SANDBOX_UID);
-    }),
-  );
+  // A few metadata calls, made at once: through the thread pool they would queue behind other attempts'
+  // file work (a finished attempt's removal) on the way to every Task's first model request.
+  for (const dir of Object.values(dirs)) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    if (runsAsRoot()) chownSync(dir, SANDBOX_UID, SANDBOX_UID);
+  }
   if (files.checkout) await checkOutOnce(git, attemptGitDirs(attemptsDir, attemptId), files.checkout);
   if (files.transactionToken === undefined) return dirs;
   return { ...dirs, transactionTokenFile: await writeReadOnly(join(root, "transaction-token"), files.transactionToken) };
@@ -31,10 +32,10 @@ const readyAttemptsDirs = new Set<string>();
  * Traversable but not listable: one attempt cannot discover another's directory name. A directory made
  * here gets that mode; one that was there already is set to it once per process.
  */
-async function ensureAttemptsDir(attemptsDir: string): Promise<void> {
-  await mkdir(attemptsDir, { recursive: true, mode: 0o711 });
+function ensureAttemptsDir(attemptsDir: string): void {
+  mkdirSync(attemptsDir, { recursive: true, mode: 0o711 });
   if (readyAttemptsDirs.has(attemptsDir)) return;
-  await chmod(attemptsDir, 0o711);
+  chmodSync(attemptsDir, 0o711);
   readyAttemptsDirs.add(attemptsDir);
 }
 
