@@ -87,4 +87,15 @@ describe("a Task's event stream", () => {
     expect(ids).toEqual(orka.data.listEvents("default", "streamed").map((e) => e.seq));
     expect(new Set(ids).size).toBe(ids.length);
   });
+
+  it("answers 404 for a Task that does not exist, and ends a stream when its Task is deleted", async () => {
+    const headers = { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}` };
+    expect((await fetch(`${orka.url}/api/v1/tasks/nobody/stream`, { headers })).status).toBe(404);
+    const response = await fetch(`${orka.url}/api/v1/tasks/other/stream`, { headers, signal: AbortSignal.timeout(STREAM_DEADLINE_MS) });
+    expect(response.status).toBe(200);
+    const deleted = await fetch(`${orka.url}/api/v1/tasks/other`, { method: "DELETE", headers });
+    expect(deleted.ok).toBe(true);
+    const end = /event: stream_complete\ndata: (.*)\n/.exec(await response.text());
+    expect(JSON.parse(end![1]).type).toBe("Deleted");
+  });
 });

@@ -272,10 +272,8 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
   app.get<{ Params: { name: string }; Querystring: { after?: string } }>("/tasks/:name/stream", async (request, reply) => {
     const namespace = namespaceOf(request);
     const name = request.params.name;
-    await load(namespace, name);
     // The Task as last written, kept from the store's watch so that a check on every event reads nothing;
-    // a write seen while the first read is under way is newer than what that read may answer.
-    const read = ctx.store.get<TaskSpec, TaskStatus>("Task", namespace, name);
+    // a write seen while the first read (a missing Task is a 404) is under way is newer than what it answers.
     let task: Task | undefined;
     let written = false;
     const unwatch = ctx.store.watch(({ type, object }) => {
@@ -283,7 +281,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: ApiContext): void 
       task = type === "DELETED" ? undefined : (object as Task);
       written = true;
     });
-    const first = await read.catch((err: unknown) => {
+    const first = await load(namespace, name).catch((err: unknown) => {
       unwatch();
       throw err;
     });
