@@ -10,6 +10,7 @@ import type {
   TaskDataStore,
 } from "../data-store.ts";
 import { prepared, type Db } from "./db.ts";
+import { RunningAttemptCache } from "./running-attempts.ts";
 
 interface EventRow {
   seq: number;
@@ -45,6 +46,9 @@ const topic = (kind: string, namespace: string, task: string) => `${kind}\u0000$
 export class SqliteTaskDataStore implements TaskDataStore {
   private readonly db: Db;
   private readonly notifications = new EventEmitter();
+  private readonly attemptsByToken = new RunningAttemptCache();
+  /** The newest seq of each Task whose events someone listens to, as this store appended it. */
+  private readonly heardSeq = new Map<string, number>();
   private readonly statements;
 
   constructor(db: Db) {
@@ -108,7 +112,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
     const heard = this.notifications.listenerCount(name) > 0;
     const { appended, written } = this.db.transaction(() => {
       const written = write();
-      let previousSeq = heard && inputs.length > 0 ? this.latestEventSeq(namespace, task) : 0;
+      let previousSeq = heard && inputs.length > 0 ? (this.heardSeq.get(name) ?? this.latestEventSeq(namespace, task)) : 0;
       const appended = inputs.map((input) => {
         const event = this.insertEvent(namespace, task, input);
         const link = { event, previousSeq };
@@ -118,6 +122,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
       return { appended, written };
     })();
     // Listeners hear only what is committed, in order, each event with the one before it.
+    if (heard && appended.length > 0) this.heardSeq.set(name, appended.at(-1)!.event.seq);
     if (heard) for (const { event, previousSeq } of appended) this.notifications.emit(name, event, previousSeq);
     return { events: appended.map(({ event }) => event), written };
   }
@@ -187,11 +192,14 @@ export class SqliteTaskDataStore implements TaskDataStore {
   recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void {
     const frozen = tools.map(({ name, effect, digest }) => ({ name, effect, ...(digest ? { digest } : {}) }));
     this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId);
+    this.attemptsByToken.forget(attemptId);
   }
 
   attemptByTokenHash(tokenHash: string): Attempt | undefined {
+    const cached = this.attemptsByToken.get(tokenHash);
+    if (cached) return cached;
     const row = this.statements.attemptByToken.get(tokenHash);
-    return row && toAttempt(row);
+    return row && this.attemptsByToken.remember(tokenHash, toAttempt(row));
   }
 
   latestAttempt(namespace: string, task: string): Attempt | undefined {
@@ -205,6 +213,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
     this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id);
+    this.attemptsByToken.forget(id);
   }
 
   deleteTaskData(namespace: string, task: string): void {
@@ -213,6 +222,8 @@ export class SqliteTaskDataStore implements TaskDataStore {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
     })();
+    this.attemptsByToken.forgetTask(namespace, task);
+    this.heardSeq.delete(topic("event", namespace, task));
   }
 
   /** Stores one event; it has the shape a read of it returns. */
@@ -236,7 +247,10 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   private subscribe<A extends unknown[]>(name: string, listener: (...args: A) => void): () => void {
     this.notifications.on(name, listener);
-    return () => this.notifications.off(name, listener);
+    return () => {
+      this.notifications.off(name, listener);
+      if (this.notifications.listenerCount(name) === 0) this.heardSeq.delete(name);
+    };
   }
 }
 
