@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { createToolContext } from "../../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";
@@ -12,6 +12,7 @@ export async function toolHarness(settings: Partial<ToolSettings> = {}, controlP
   const attemptsDir = join(tmpdir(), "orka-tool-tests");
   const id = `t-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const dirs = await prepareAttemptDirs(attemptsDir, id);
+  makeAttemptDirs(dirs);
   const controller = new AbortController();
   const execute = toolExecutor({
     allowed: BUILTIN_TOOLS.map((t) => t.name),

@@ -10,7 +10,7 @@ import { API_VERSION } from "../../src/resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../../src/resources/task.ts";
 import type { ToolSpec, ToolStatus } from "../../src/resources/tool.ts";
 import type { AttemptConfig } from "../../src/runner/attempt-config.ts";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { customToolDigest } from "../../src/runtimes/tool-digest.ts";
 import type { RunningOrka } from "../../src/server.ts";
 import { createToolContext } from "../../src/tools/context.ts";
@@ -131,6 +131,7 @@ describe("brokered tool calls", () => {
     const attemptsDir = join(tmpdir(), "orka-broker-tests");
     const attemptId = `b-${process.pid}-${Date.now()}`;
     const dirs = await prepareAttemptDirs(attemptsDir, attemptId);
+    makeAttemptDirs(dirs);
     cleanupDirs = () => rmSync(join(attemptsDir, attemptId), { recursive: true, force: true });
     const execute = toolExecutor({
       allowed: SESSION_TOOLS,

@@ -4,7 +4,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
@@ -32,6 +32,7 @@ describe("AI attempt with the memory store down", () => {
   it("still runs the model and submits the result, with a warning event", async () => {
     const attemptsDir = join(tmpdir(), "orka-attempt-tests");
     const dirs = await prepareAttemptDirs(attemptsDir, `a-${process.pid}`);
+    makeAttemptDirs(dirs);
     const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "answered without memory", tools: ["recall_memory", "remember", "propose_memory", "search_transcript"] });
     try {
       const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/resources/provider.ts";
 import { compatAttemptEnv, readWorkerEnv, type CompatAttemptConfig } from "../../src/runner/attempt-config.ts";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runCompatAttempt } from "../../src/worker/compat-attempt.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 
@@ -35,12 +35,14 @@ describe("compat attempt", () => {
   beforeEach(() => void posts.splice(0));
 
   async function configFor(attemptId: string, turns: ScriptedTurn[], progress: boolean): Promise<CompatAttemptConfig> {
+    const dirs = await prepareAttemptDirs(attemptsDir, attemptId);
+    makeAttemptDirs(dirs);
     return {
       attemptId,
       namespace: "default",
       controllerURL: url,
       token: "compat-attempt-token",
-      ...(await prepareAttemptDirs(attemptsDir, attemptId)),
+      ...dirs,
       toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
       endpoint: { name: "offline", type: "scripted", model: "scripted", script: { turns } },
       modelCalls: { retryBaseMs: 1, timeoutMs: 10_000 },

@@ -8,22 +8,31 @@ import { DEFAULT_GIT_SETTINGS, type GitDirs, type GitSettings } from "../../work
 import type { AttemptDirs, AttemptFiles } from "../runner.ts";
 
 /**
- * Creates an attempt's workspace, artifacts and tmp directories, reachable by the sandbox user,
- * and writes its files beside them.
+ * Names an attempt's workspace, artifacts and tmp directories and writes its files beside them. Without
+ * files the directories are made by the worker process that runs the attempt (`makeAttemptDirs`), off the
+ * control plane's thread; with files they are made here first.
  */
 export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
   ensureAttemptsDir(attemptsDir);
   const root = join(attemptsDir, attemptId);
   const dirs = { workspaceDir: join(root, "workspace"), artifactsDir: join(root, "artifacts"), tmpDir: join(root, "tmp") };
-  // A few metadata calls, made at once: through the thread pool they would queue behind other attempts'
-  // file work (a finished attempt's removal) on the way to every Task's first model request.
-  for (const dir of Object.values(dirs)) {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    if (runsAsRoot()) chownSync(dir, SANDBOX_UID, SANDBOX_UID);
-  }
+  if (!files.checkout && files.transactionToken === undefined) return dirs;
+  makeAttemptDirs(dirs);
   if (files.checkout) await checkOutOnce(git, attemptGitDirs(attemptsDir, attemptId), files.checkout);
   if (files.transactionToken === undefined) return dirs;
   return { ...dirs, transactionTokenFile: await writeReadOnly(join(root, "transaction-token"), files.transactionToken) };
+}
+
+/**
+ * Makes an attempt's directories, reachable by the sandbox user; those already there are kept. A few
+ * metadata calls, made at once: through the thread pool they would queue behind other attempts' file
+ * work (a finished attempt's removal) on the way to the attempt's first model request.
+ */
+export function makeAttemptDirs(dirs: Pick<AttemptDirs, "workspaceDir" | "artifactsDir" | "tmpDir">): void {
+  for (const dir of [dirs.workspaceDir, dirs.artifactsDir, dirs.tmpDir]) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    if (runsAsRoot()) chownSync(dir, SANDBOX_UID, SANDBOX_UID);
+  }
 }
 
 const readyAttemptsDirs = new Set<string>();
