@@ -16,13 +16,14 @@ export class SqliteJournalStore implements JournalStore {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
       const detail = canonicalJson(step.detail);
-      const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
-        .get(owner.taskUid, step.run, step.seq);
-      if (existing) {
+      const last = prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
+      if (step.seq <= last) {
+        // A step sent again (its reply was lost): the same step is a no-op, another one a conflict.
+        const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
+          .get(owner.taskUid, step.run, step.seq)!;
         if (existing.kind === step.kind && existing.segments === JSON.stringify(hashes) && existing.detail === detail) return { storedBytes: 0 };
         throw new OrkaError("conflict", `journal step ${step.seq} of run ${step.run} is already written`);
       }
-      const last = prepared<[string, number], { seq: number }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
       if (step.seq !== last + 1) throw new OrkaError("conflict", `journal step ${step.seq} does not follow step ${last}`);
       const insertSegment = prepared(this.db, "INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
       let storedBytes = detail.length;
