@@ -10,8 +10,8 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
-import { startFakeModel } from "./peers/fake-model.ts";
 import { startBenchServer } from "./server.ts";
+import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
 
@@ -45,11 +45,14 @@ async function measurePeers(dir: string | Error, modelPort: string, when: string
   return rows;
 }
 
-/** Orka's runs/s at each concurrency, and create → first model request, one Task at a time. */
+/**
+ * Orka's runs/s at each concurrency, and create → first model request, one Task at a time. The latency
+ * Tasks talk to the timed model in a process of its own, which notes when each request arrives on the
+ * machine's wall clock: a model in the server's own process would hear a request only when the server's
+ * event loop let it.
+ */
 async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50_ms: number; p95_ms: number } }> {
-  const firstRequest = new Map<string, number>();
-  // A second fake model in this process for the latency Tasks only: it hears when their first request arrives.
-  const watched = await startFakeModel((prompt) => firstRequest.has(prompt) || firstRequest.set(prompt, performance.now()));
+  const watched = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
   const orka = await startBenchServer("run", { ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_WORKER_SLOTS: String(Math.max(...CONCURRENCIES)) });
   try {
     await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
@@ -60,12 +63,14 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
     }
     // One untimed Task first: the worker processes load their modules on their first attempt.
     await orka.runTask("warm-up", "watched");
-    const latencies: number[] = [];
+    const created = new Map<string, number>();
     for (let i = 0; i < LATENCY_SAMPLES; i++) {
-      const created = performance.now();
+      created.set(`latency-${i}`, performance.timeOrigin + performance.now());
       await orka.runTask(`latency-${i}`, "watched");
-      latencies.push(firstRequest.get(`latency-${i}`)! - created);
     }
+    const firstRequests = (await takeNoted(watched.url)).filter((note) => note.kind === "model" && note.turn === 0 && created.has(note.conversation));
+    if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
+    const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
     const runsPerSecond: Record<number, number> = {};
     for (const { runs, concurrency } of PAIRS) {
       let started = 0;
@@ -78,7 +83,7 @@ async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50
     return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond }, latency: percentiles(latencies) };
   } finally {
     await orka.close();
-    await watched.close();
+    watched.close();
   }
 }
 

@@ -1,6 +1,7 @@
 // A scripted fake model (OpenAI chat completions) that notes, on its own clock, when each model request
 // arrives and when its answer has left, and the same for calls of its HTTP tool: the gaps between them
-// are what an agent loop adds between two model turns. The script is chosen by the requested model name:
+// are what an agent loop adds between two model turns. Times are wall-clock milliseconds with a fraction,
+// so that another process on the machine can compare them with its own. The script is chosen by the requested model name:
 // - a tool's name (`noop`, `recall_memory`): three calls of that tool, then "done";
 // - `delegate`: delegate_task to the Agent `child`, then wait_for_tasks on that child, then "done";
 // - anything else: "done" at once.
@@ -10,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 
-/** One model turn or one tool call, as the model's server saw it (milliseconds on its clock). */
+/** One model turn or one tool call, as the model's server saw it (milliseconds since the epoch, to a fraction). */
 export interface Noted {
   kind: "model" | "tool";
   /** The Task's prompt (the first user message), or the tool call's `conversation` argument. */
@@ -55,8 +56,9 @@ function answer(model: string, messages: ChatMessage[], conversation: string): R
 
 export async function startTimedModel() {
   let noted: Noted[] = [];
+  const wallClock = () => performance.timeOrigin + performance.now();
   const server = http.createServer((req, res) => {
-    const arrivedAt = performance.now();
+    const arrivedAt = wallClock();
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
     req.on("end", () => {
@@ -78,7 +80,7 @@ export async function startTimedModel() {
         note = { kind: "model", conversation, model: body.model, turn: messages.filter((m) => m.role === "assistant").length, arrivedAt };
         out = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, message, finish_reason: message.tool_calls ? "tool_calls" : "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
       }
-      res.once("finish", () => noted.push({ ...note, answeredAt: performance.now() }));
+      res.once("finish", () => noted.push({ ...note, answeredAt: wallClock() }));
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(out) }).end(out);
     });
   });
