@@ -17,6 +17,21 @@ export interface StepInput {
   detail: Record<string, unknown>;
 }
 
+/**
+ * Where a custom Tool call's result goes in the journal, sent with the call: the control plane writes
+ * that step with the call's recorded reply, one round trip and one commit fewer than the worker writing it.
+ */
+export interface ResultStepPlace {
+  run: number;
+  seq: number;
+  toolCallId: string;
+}
+
+/** The step that journals a tool call's result: the tool message the model is given next. */
+export function toolResultStep(place: ResultStepPlace, toolName: string, content: string): StepInput {
+  return { run: place.run, seq: place.seq, kind: "tool_result", messages: [{ role: "tool", toolCallId: place.toolCallId, name: toolName, content }], detail: {} };
+}
+
 export interface JournalStep extends StepInput {
   attempt: number;
   createdAt: string;
@@ -27,6 +42,11 @@ export interface StepOwner {
   task: string;
   taskUid: string;
   attempt: number;
+}
+
+/** The owner of the steps an attempt writes. */
+export function stepOwnerOf(attempt: { namespace: string; task: string; taskUid: string; number: number }): StepOwner {
+  return { namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number };
 }
 
 export type EffectState = "started" | "done";
@@ -55,7 +75,11 @@ export interface JournalStore {
   effect(key: string): Effect | undefined;
   /** Marks a keyed effect as begun; false when the key is already known. */
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean;
-  finishEffect(key: string, result: string): void;
+  /**
+   * Records a keyed effect's reply; with `resultStep`, the step that journals the call's result is
+   * appended in the same commit (a call whose reply is recorded has its result in the journal).
+   */
+  finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void;
 
   /** Removes a Task's journal and effects. */
   deleteTask(namespace: string, task: string): void;

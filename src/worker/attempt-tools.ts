@@ -17,8 +17,8 @@ export function attemptToolExecutor(
     allowed: tools.allowed,
     secretValues: carriedSecretValues(config),
     customTools: new Set(tools.custom),
-    callCustomTool: async (name, args, key) => {
-      const response = await client.callTool(name, args, key);
+    callCustomTool: async (name, args, key, resultStep) => {
+      const response = await client.callTool(name, args, key, resultStep);
       if (response.parked) tools.park?.(response.result);
       return response.result;
     },

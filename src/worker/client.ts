@@ -1,6 +1,7 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
+import type { ServerJournalledResult } from "./tool-call.ts";
 import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
 interface ClientOptions {
@@ -32,14 +33,18 @@ export class ControlPlaneClient implements ControlPlane {
     return this.send("POST", `artifacts/${this.taskPath()}/${encodeURIComponent(file)}`, content, "application/octet-stream");
   }
 
-  /** Runs a custom Tool on the server, which rechecks that this attempt may call it. */
-  /** `parked` means the call waits for a person's approval: the iteration must end. */
-  async callTool(name: string, args: Record<string, unknown>, key?: string): Promise<{ result: string; parked?: boolean }> {
+  /**
+   * Runs a custom Tool on the server, which rechecks that this attempt may call it. `parked` means the call
+   * waits for a person's approval: the iteration must end. A keyed call carries the place of its result
+   * step, which the server journals with the reply it records.
+   */
+  async callTool(name: string, args: Record<string, unknown>, key?: string, resultStep?: ServerJournalledResult): Promise<{ result: string; parked?: boolean }> {
     const client = key ? this.withIdempotencyKey(key) : this;
-    return (await client.send("POST", `tools/${this.taskPath()}/${encodeURIComponent(name)}`, JSON.stringify({ arguments: args }), "application/json")) as {
-      result: string;
-      parked?: boolean;
-    };
+    const place = key ? resultStep?.handOver() : undefined;
+    const body = JSON.stringify({ arguments: args, ...(place ? { resultStep: place } : {}) });
+    const answer = (await client.send("POST", `tools/${this.taskPath()}/${encodeURIComponent(name)}`, body, "application/json")) as { result: string; parked?: boolean; journalled?: boolean };
+    if (answer.journalled) resultStep?.journalled(answer.result);
+    return { result: answer.result, ...(answer.parked ? { parked: true } : {}) };
   }
 
   /** GET under /internal/v1, answering parsed JSON. */

@@ -1,6 +1,8 @@
 import { sha256Hex } from "../util/hash.ts";
 import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
+import { OrkaError } from "../util/errors.ts";
+import { ServerJournalledResult } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
 import type { ControlPlaneClient } from "./client.ts";
@@ -76,8 +78,20 @@ export class AttemptJournal {
     return this.write("tool_started", [], { callId: call.id, tool: call.name, key });
   }
 
-  toolResult(message: ChatMessage): Promise<void> {
-    return this.write("tool_result", [message], {});
+  /** The next step, as the place of `call`'s result for the control plane to write with the call's reply. */
+  resultStepFor(call: ToolCall): ServerJournalledResult {
+    const seq = this.seq + 1;
+    // The worker's fault point before this step: before the call that would write it is sent.
+    return new ServerJournalledResult({ run: this.run, seq, toolCallId: call.id }, () => killBeforeJournalStep("worker", this.taskName, seq));
+  }
+
+  /** After a tool call, before its result is given to the model: written here unless the control plane wrote it with the call. */
+  async toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<void> {
+    const written = resultStep?.content;
+    if (written === undefined) return this.write("tool_result", [message], {});
+    if (message.role !== "tool" || written !== message.content) throw new OrkaError("internal", `the control plane journalled another result for tool call ${resultStep!.place.toolCallId} than the one the model would be given`);
+    this.seq = resultStep!.place.seq;
+    this.written.add(message);
   }
 
   /** Where the run stands: the fields an event carries, none before the first step. */

@@ -1,4 +1,4 @@
-import { ToolRejected, type ToolCallContext } from "./tool-call.ts";
+import { ToolRejected, type ServerJournalledResult, type ToolCallContext } from "./tool-call.ts";
 import type { LoopResume } from "./journal.ts";
 import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, type ToolDefinition, ModelApiError } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
@@ -43,7 +43,10 @@ export interface LoopJournal {
   request(messages: ChatMessage[], system?: string): Promise<void>;
   response(message: ChatMessage): Promise<void>;
   toolStarted(call: ToolCall, key: string): Promise<void>;
-  toolResult(message: ChatMessage): Promise<void>;
+  /** The place of a call's result step, for a control plane that can write it with the call's reply. */
+  resultStepFor(call: ToolCall): ServerJournalledResult;
+  /** Writes the result step, unless the control plane wrote it (`resultStep` says so). */
+  toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<void>;
   keyFor(callIndex: number, call: ToolCall): string;
 }
 
@@ -103,8 +106,9 @@ async function runCalls(options: LoopOptions, messages: ChatMessage[], state: Lo
     const interrupted = state.interrupted === call.id;
     const key = options.journal?.keyFor(state.callIndex, call);
     if (key && !interrupted && options.marksStart?.(call)) await options.journal!.toolStarted(call, key);
-    const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call, { key, interrupted }) };
-    await options.journal?.toolResult(result);
+    const resultStep = options.journal?.resultStepFor(call);
+    const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call, { key, interrupted, resultStep }) };
+    await options.journal?.toolResult(result, resultStep);
     state.interrupted = undefined;
     state.callIndex++;
     messages.push(result);

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { StepInput, StepOwner } from "../../store/journal-store.ts";
+import { killBeforeJournalStep } from "../../util/fault-injection.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
@@ -8,6 +10,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The effect-ledger key of a worker's tool call, scoped to its Task. */
     effectKey?: string;
+    /** The journal step a route asks to be written with the call's recorded reply, in the same commit. */
+    resultStep?: { owner: StepOwner; step: StepInput };
   }
 }
 
@@ -46,6 +50,9 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
         result: `outcome unknown: this call of ${params.name ?? params.tool} started before the control plane went down and its reply was not recorded, so it may or may not have reached the service. It was not sent again; check before repeating it.`,
       });
     }
+    // The fault point before a step the control plane writes for the worker: before the call starts anything.
+    const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
+    if (typeof resultSeq === "number") killBeforeJournalStep("server", attempt.task, resultSeq);
     ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
     request.effectKey = scoped;
   });
@@ -54,7 +61,7 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     // Transient failures (5xx) are not outcomes: the same call may be tried again.
     if (request.effectKey && reply.statusCode < 500 && (typeof payload === "string" || payload === undefined || payload === null)) {
       const recorded: RecordedReply = { status: reply.statusCode, type: reply.getHeader("content-type")?.toString(), body: payload ?? "" };
-      ctx.journal.finishEffect(request.effectKey, JSON.stringify(recorded));
+      ctx.journal.finishEffect(request.effectKey, JSON.stringify(recorded), reply.statusCode === 200 ? request.resultStep : undefined);
     }
     return payload;
   });

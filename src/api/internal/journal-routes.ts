@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { parseWith } from "../../resources/validate.ts";
-import { STEP_KINDS } from "../../store/journal-store.ts";
+import { STEP_KINDS, stepOwnerOf } from "../../store/journal-store.ts";
 import { killBeforeJournalStep } from "../../util/fault-injection.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -27,9 +27,8 @@ export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiCont
     const step = parseWith(stepSchema, request.body ?? {});
     killBeforeJournalStep("server", attempt.task, step.seq);
     const { events, ...journalled } = step;
-    const owner = { namespace: attempt.namespace, task: attempt.task, taskUid: attempt.taskUid, attempt: attempt.number };
     // The step and the events that came with it are one commit.
-    return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ctx.journal.append(owner, journalled)).written;
+    return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ctx.journal.append(stepOwnerOf(attempt), journalled)).written;
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {

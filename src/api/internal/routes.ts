@@ -9,6 +9,7 @@ import { parseWith } from "../../resources/validate.ts";
 import { callHttpTool, validateArguments } from "../../tools/custom/http-tool.ts";
 import { callMcpTool, mcpModelToolName } from "../../tools/custom/mcp-tool.ts";
 import type { Attempt } from "../../store/data-store.ts";
+import { stepOwnerOf, toolResultStep } from "../../store/journal-store.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
@@ -36,6 +37,12 @@ export const eventSchema = z.object({
 });
 
 export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 events per call");
+
+const toolCallBody = z.object({
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  /** Where the call's result goes in the journal: the control plane writes that step with the call's reply. */
+  resultStep: z.strictObject({ run: z.number().int().positive(), seq: z.number().int().positive(), toolCallId: z.string().min(1).max(EVENT_LIMITS.toolCallID) }).optional(),
+});
 
 /** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
 export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -80,8 +87,17 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 
   app.post<{ Params: TaskParams & { name: string } }>("/tools/:ns/:task/:name", async (request) => {
     const attempt = attemptOf(request);
+    const { arguments: args, resultStep } = parseWith(toolCallBody, request.body ?? {});
+    if (resultStep && !request.effectKey) throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
+    const answer = await answerToolCall(request, attempt, args);
+    if (!resultStep || answer.parked) return answer;
+    // Written with the reply the effect ledger records, in one commit (effect-ledger.ts): the worker does not write it.
+    request.resultStep = { owner: stepOwnerOf(attempt), step: toolResultStep(resultStep, request.params.name, answer.result) };
+    return { ...answer, journalled: true };
+  });
+
+  async function answerToolCall(request: FastifyRequest<{ Params: TaskParams & { name: string } }>, attempt: Attempt, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
     const { ns, name } = request.params;
-    const { arguments: args } = parseWith(z.object({ arguments: z.record(z.string(), z.unknown()).default({}) }), request.body ?? {});
     const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
     const mcp = tool ? undefined : await mcpToolCalled(ctx, ns, name);
     if (mcp) return callMcpToolFor(ctx, attempt, mcp, args);
@@ -108,7 +124,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     } catch (err) {
       throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
     }
-  });
+  }
 }
 
 /** The MCP Tool and server tool a model tool name stands for, when it is no Tool's own name but one an MCP Tool's probe found. */

@@ -86,8 +86,11 @@ export class SqliteJournalStore implements JournalStore {
     );
   }
 
-  finishEffect(key: string, result: string): void {
-    prepared(this.db, "UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
+  finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void {
+    this.db.transaction(() => {
+      prepared(this.db, "UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
+      if (resultStep) this.append(resultStep.owner, resultStep.step);
+    })();
   }
 
   deleteTask(namespace: string, task: string): void {
