@@ -1,0 +1,91 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashToken } from "../../src/controller/task/start-attempt.ts";
+import { API_VERSION } from "../../src/resources/meta.ts";
+import type { RunningOrka } from "../../src/server.ts";
+import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";
+
+// A custom Tool call may carry the place of its result in the journal: the control plane then writes
+// that step with the reply its effect ledger records, in the same commit, and the worker does not.
+describe("a custom Tool call's result step, journalled by the control plane", () => {
+  let orka: RunningOrka;
+  let endpoint: http.Server;
+  let calls = 0;
+  const token = "attempt-token-for-tool-results";
+  const key = (n: number) => n.toString(16).padStart(64, "0");
+
+  const call = (body: unknown, idempotencyKey?: string) =>
+    fetch(`${orka.url}/internal/v1/tools/default/worker-task/echo`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
+      body: JSON.stringify(body),
+    });
+  const steps = async () =>
+    ((await (await fetch(`${orka.url}/internal/v1/journal/default/worker-task?run=1`, { headers: { authorization: `Bearer ${token}` } })).json()) as { steps: { seq: number; kind: string; messages: unknown[] }[] }).steps;
+
+  beforeAll(async () => {
+    endpoint = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        // Only the test's calls carry a word (the Tool's reconciler may look at the endpoint too).
+        const { word } = JSON.parse(body || "{}");
+        if (word) calls++;
+        res.writeHead(200, { "content-type": "text/plain" }).end(`echo ${word}`);
+      });
+    });
+    await new Promise<void>((listening) => endpoint.listen(0, "127.0.0.1", listening));
+    orka = await startEmbeddedOrka({}, { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+    const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/echo`;
+    const tool = { metadata: { name: "echo" }, spec: { description: "echo", parameters: { type: "object", properties: { word: { type: "string" } } }, http: { url } } };
+    const created = await fetch(`${orka.url}/api/v1/tools`, { method: "POST", headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(tool) });
+    expect(created.status).toBe(201);
+    // A yearly schedule: the controller leaves the Task alone, so only this test's attempt acts.
+    const task = await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name: "worker-task", namespace: "default" }, spec: { type: "container", command: ["true"], schedule: "0 0 1 1 *" } });
+    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "worker-task", taskUid: task.metadata.uid!, number: 1, allowedTools: ["echo"] }, hashToken(token));
+  });
+  afterAll(async () => {
+    await orka.close();
+    endpoint.close();
+  });
+
+  it("writes the step with the reply, and a repeated call neither calls the Tool again nor writes again", async () => {
+    const resultStep = { run: 1, seq: 1, toolCallId: "call-1" };
+    const first = await call({ arguments: { word: "one" }, resultStep }, key(1));
+    expect([first.status, await first.json()]).toEqual([200, { result: "echo one", journalled: true }]);
+    const expected = [{ seq: 1, kind: "tool_result", messages: [{ role: "tool", toolCallId: "call-1", name: "echo", content: "echo one" }] }];
+    expect(await steps()).toMatchObject(expected);
+
+    const again = await call({ arguments: { word: "one" }, resultStep }, key(1));
+    expect([again.status, await again.json()]).toEqual([200, { result: "echo one", journalled: true }]);
+    expect(calls).toBe(1);
+    expect(await steps()).toHaveLength(1);
+  });
+
+  it("refuses a result step without an idempotency key, or with a field it does not know, and changes nothing", async () => {
+    const unkeyed = await call({ arguments: { word: "two" }, resultStep: { run: 1, seq: 2, toolCallId: "call-2" } });
+    expect([unkeyed.status, ((await unkeyed.json()) as any).error.message]).toEqual([400, "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header"]);
+    const unknown = await call({ arguments: { word: "two" }, resultStep: { run: 1, seq: 2, toolCallId: "call-2", kind: "response" } }, key(2));
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as any).error.message).toMatch(/kind/);
+    expect(calls).toBe(1);
+    expect(await steps()).toHaveLength(1);
+  });
+
+  it("answers a call whose step does not fit the journal with a conflict, which a repeated call gets too, never calling the Tool twice", async () => {
+    const misplaced = { arguments: { word: "three" }, resultStep: { run: 1, seq: 5, toolCallId: "call-3" } };
+    const first = await call(misplaced, key(3));
+    expect([first.status, ((await first.json()) as any).error.message]).toEqual([409, "journal step 5 does not follow step 1"]);
+    expect(await steps()).toHaveLength(1);
+    const again = await call(misplaced, key(3));
+    expect([again.status, again.headers.get("orka-replayed")]).toEqual([409, "true"]);
+    expect(calls).toBe(2);
+  });
+
+  it("leaves a call without a result step to the worker, as before", async () => {
+    const plain = await call({ arguments: { word: "four" } }, key(4));
+    expect([plain.status, await plain.json()]).toEqual([200, { result: "echo four" }]);
+    expect(await steps()).toHaveLength(1);
+  });
+});
