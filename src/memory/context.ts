@@ -11,5 +11,6 @@ export type MemoryContextEntry = Pick<Memory, "content" | "source" | "taskName" 
  * worker's `GET memories/<ns>?limit=5` answers (enabled, not deleted, newest first).
  */
 export function recallMemoryContext(store: MemoryStore, namespace: string): MemoryContextEntry[] {
-  return store.recall(namespace, { limit: MEMORY_CONTEXT_LIMIT, includeDisabled: false }).map(({ content, source, taskName, agentName, tags, createdAt }) => ({ content, source, taskName, agentName, tags, createdAt }));
+  const memories = store.recall(namespace, { limit: MEMORY_CONTEXT_LIMIT, includeDisabled: false });
+  return memories.map(({ content, source, taskName, agentName, tags, createdAt }) => ({ content, source, taskName, agentName, tags, createdAt }));
 }

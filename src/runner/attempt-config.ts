@@ -30,7 +30,10 @@ export interface AttemptConfig {
   toolSettings: ToolSettings;
   /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */
   session?: { name: string; append: boolean; maxMessages: number };
-  /** `memories`: the namespace's newest reviewed ones for the system prompt, read by the controller (none when resuming or without `recall_memory`). */
+  /**
+   * `memories`: the namespace's newest reviewed memories for the system prompt, read by the
+   * controller (none when the attempt resumes from its journal or has no `recall_memory`).
+   */
   ai?: AiRun & { modelCalls: ModelCallSettings; memories: MemoryContextEntry[] };
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
