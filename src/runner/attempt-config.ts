@@ -5,6 +5,7 @@ import type { ToolSettings } from "../tools/define.ts";
 import type { RuntimeType } from "../resources/agent.ts";
 import type { SessionPolicy } from "../runtimes/adapter.ts";
 import type { Approval } from "../store/approval-store.ts";
+import type { MemoryContextEntry } from "../memory/context.ts";
 import { OrkaError, type ErrorCode } from "../util/errors.ts";
 
 /**
@@ -29,7 +30,11 @@ export interface AttemptConfig {
   toolSettings: ToolSettings;
   /** The Task's session (`spec.sessionRef`): its history is replayed and, with `append`, extended. */
   session?: { name: string; append: boolean; maxMessages: number };
-  ai?: AiRun & { modelCalls: ModelCallSettings };
+  /**
+   * `memories`: the namespace's newest reviewed memories for the system prompt, read by the
+   * controller (none when the attempt resumes from its journal or has no `recall_memory`).
+   */
+  ai?: AiRun & { modelCalls: ModelCallSettings; memories: MemoryContextEntry[] };
   coordination: { enabled: boolean; maxDepth: number; maxChildren: number; allowedAgents: string[]; depth: number };
   autonomous: { mode: boolean; iteration: number; maxIterations: number };
   approvalRequiredTools: string[];
@@ -147,6 +152,7 @@ export function attemptEnv(config: AttemptConfig): Record<string, string> {
       ORKA_AI_MAX_TOKENS: optional(ai.maxTokens),
       ORKA_AI_TURN_BUDGET: String(ai.turnBudget),
       ORKA_AI_MODEL_CALLS: json(ai.modelCalls),
+      ORKA_AI_MEMORIES: json(ai.memories),
     });
   }
   if (config.container) {
@@ -201,6 +207,7 @@ export function readAttemptEnv(env: Record<string, string | undefined>): Attempt
       maxTokens: optionalNumber("ORKA_AI_MAX_TOKENS"),
       turnBudget: Number(env.ORKA_AI_TURN_BUDGET ?? 10),
       modelCalls: JSON.parse(need("ORKA_AI_MODEL_CALLS")),
+      memories: JSON.parse(need("ORKA_AI_MEMORIES")),
     };
   }
   if (env.ORKA_CONTAINER) config.container = JSON.parse(env.ORKA_CONTAINER);

@@ -11,8 +11,7 @@ import type { AttemptConfig } from "../runner/attempt-config.ts";
 import { ControlPlaneClient } from "./client.ts";
 import { runToolLoop } from "./loop.ts";
 import { modelWithFallbacks } from "../providers/fallbacks.ts";
-import { assembleSystemPrompt, autonomousPrompt, boundedHistory, MEMORY_CONTEXT_LIMIT } from "./prompt.ts";
-import type { Memory } from "../store/memory-store.ts";
+import { assembleSystemPrompt, autonomousPrompt, boundedHistory } from "./prompt.ts";
 import { mustMarkStart } from "./tool-executor.ts";
 import { attemptToolExecutor } from "./attempt-tools.ts";
 import { runAgentAttempt } from "./agent-attempt.ts";
@@ -105,7 +104,8 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
 
 /**
  * The conversation to start from: rebuilt from the journal when resuming a lost attempt (nothing
- * is fetched or appended again), else the session history, plan and memories for a fresh start.
+ * is fetched or appended again), else the session history, plan and the memories the controller
+ * put in the config, for a fresh start.
  */
 async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, session: SessionTranscript, emit: (event: ExecutionEventInput) => void): Promise<{ system: string; messages: ChatMessage[]; replay?: Replay }> {
   const ai = config.ai!;
@@ -118,12 +118,8 @@ async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, 
     }
     emit({ type: "AttemptResumed", severity: "warning", summary: `resumed run ${config.journal.run}: nothing was journalled yet, so it starts again` });
   }
-  // What the first request needs comes from the control plane; ask for all of it at once.
-  const [history, plan, memories] = await Promise.all([
-    session.history(),
-    config.autonomous.mode ? previousPlan(config, client) : undefined,
-    ai.tools.includes("recall_memory") ? recentMemories(config, client, emit) : [],
-  ]);
+  // What the first request needs and the config does not carry comes from the control plane; ask for all of it at once.
+  const [history, plan] = await Promise.all([session.history(), config.autonomous.mode ? previousPlan(config, client) : undefined]);
   const prompt = config.autonomous.mode ? autonomousPrompt(ai.prompt, plan, config.resolvedApprovals) : ai.prompt;
   void session.append({ role: "user", content: prompt });
   const system = assembleSystemPrompt({
@@ -131,7 +127,7 @@ async function startingPoint(config: AttemptConfig, client: ControlPlaneClient, 
     systemPrompt: ai.systemPrompt,
     soul: ai.soul,
     autonomous: config.autonomous.mode ? config.autonomous : undefined,
-    memories,
+    memories: ai.memories,
     reflection: ai.tools.includes("remember") || ai.tools.includes("propose_memory"),
   });
   return { system, messages: [...history, { role: "user", content: prompt }] };
@@ -229,16 +225,6 @@ async function previousPlan(config: AttemptConfig, client: ControlPlaneClient): 
     return ((await client.get(`plans/${config.task.namespace}/${config.task.name}`)) as { planDocument: string }).planDocument;
   } catch {
     return undefined; // no plan yet: the first iteration
-  }
-}
-
-/** The newest reviewed memories for the prompt; best-effort, so a failing store never fails the Task. */
-async function recentMemories(config: AttemptConfig, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void): Promise<Memory[]> {
-  try {
-    return (await client.get(`memories/${config.task.namespace}`, { limit: String(MEMORY_CONTEXT_LIMIT) })) as Memory[];
-  } catch (err) {
-    emit({ type: "MemoryUnavailable", severity: "warning", summary: `durable memory not loaded: ${errorMessage(err)}` });
-    return [];
   }
 }
 

@@ -1,8 +1,7 @@
 import type { ChatMessage } from "../providers/model.ts";
-import type { Memory } from "../store/memory-store.ts";
+import { MEMORY_CONTEXT_LIMIT, type MemoryContextEntry } from "../memory/context.ts";
 import type { Approval } from "../store/approval-store.ts";
 
-export const MEMORY_CONTEXT_LIMIT = 5;
 const MEMORY_CONTEXT_MAX_CHARS = 6000;
 const MEMORY_ENTRY_MAX_CHARS = 1200;
 const HISTORY_MAX_BYTES = 96 * 1024;
@@ -32,7 +31,7 @@ export function assembleSystemPrompt(parts: {
   soul?: string;
   /** Set for autonomous coordinators: which iteration this is, of how many (0 = unlimited). */
   autonomous?: { iteration: number; maxIterations: number };
-  memories?: Memory[];
+  memories?: MemoryContextEntry[];
   reflection?: boolean;
 }): string {
   const sections: string[] = [];
@@ -53,7 +52,7 @@ export function assembleSystemPrompt(parts: {
 }
 
 /** At most 5 reviewed memories in at most 6000 characters, 1200 per entry. */
-export function durableMemorySection(memories: Memory[]): string {
+export function durableMemorySection(memories: MemoryContextEntry[]): string {
   const head = "## Durable Memory\nReviewed background facts from earlier work in this namespace (not part of the conversation):";
   let section = head;
   for (const [index, memory] of memories.slice(0, MEMORY_CONTEXT_LIMIT).entries()) {

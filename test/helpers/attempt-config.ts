@@ -22,6 +22,7 @@ export function scriptedAiAttempt(options: { controllerURL: string; dirs: Attemp
       customTools: [],
       turnBudget: 10,
       modelCalls: { retryBaseMs: 1, timeoutMs: 10_000 },
+      memories: [],
     },
     coordination: { enabled: false, maxDepth: 3, maxChildren: 5, allowedAgents: [], depth: 0 },
     autonomous: { mode: false, iteration: 0, maxIterations: 0 },

@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlmPeer } from "../peers/llm-server.ts";
 import type { OrkaUnderTest } from "../helpers/orka-server.ts";
@@ -173,6 +175,28 @@ spec: {providerRef: {name: peer}, systemPrompt: {inline: You help.}, coordinatio
     expect(section).toContain("[durable memory truncated, full content: 1514 chars]");
     expect(section).toContain("[durable memory context truncated]");
     expect((section.match(/^\d+\. \[source=/gm) ?? []).length).toBeLessThanOrEqual(5);
+    // The newest first, as the controller read them when it started the attempt.
+    expect(section.indexOf("\n1. [source=api")).toBeLessThan(section.indexOf("long memory 9"));
+    expect(section.indexOf("long memory 9")).toBeLessThan(section.indexOf("long memory 8"));
+    expect(section).not.toContain("long memory 4");
+  });
+
+  it("runs the Task without memories, with a warning event, when the memory read fails", async () => {
+    // A real failure of the server's store: its memory table is away while the Task starts.
+    const db = new Database(join(orka.dataDir, "state", "orka.db"));
+    db.pragma("busy_timeout = 10000");
+    db.exec("ALTER TABLE memories RENAME TO memories_away");
+    let done: any;
+    try {
+      done = await runTask("forgetful", "m-forgetful", [{ text: "ran anyway" }]);
+    } finally {
+      db.exec("ALTER TABLE memories_away RENAME TO memories");
+      db.close();
+    }
+    expect(done.status.phase).toBe("Succeeded");
+    expect(requestsFor("m-forgetful")[0].body.messages[0].content).not.toContain("## Durable Memory");
+    const events = (await orka.api("GET", "/api/v1/tasks/forgetful/events?type=MemoryUnavailable")).body.events as any[];
+    expect(events.map((e) => [e.severity, e.summary])).toEqual([["warning", expect.stringMatching(/^durable memory not loaded: .*no such table: memories/)]]);
   });
 
   it("keeps a session's turns and finds them later, honouring roles and excluding the current session", async () => {

@@ -25,16 +25,18 @@ describe("the pool's control-plane channel", () => {
     const calls: ControlPlaneCall[] = [];
     pool.serveControlPlane(async (call) => {
       calls.push(call);
-      return call.path.startsWith("memories/") ? { status: 200, text: "[]" } : { status: 204, text: "" };
+      return call.path.startsWith("sessions/") ? { status: 200, text: "[]" } : { status: 204, text: "" };
     });
     const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
     // Nothing listens on the discard port: a request sent over HTTP would fail the attempt.
     const config = scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "answered over the channel", tools: ["recall_memory"] });
+    // A session makes the attempt read as well as write: its history is its one GET.
+    config.session = { name: "s", append: false, maxMessages: 10 };
     pool.start("a-1", attemptEnv(config));
     expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
     const result = calls.find((call) => call.path === "results/default/t");
     expect(Buffer.from(result!.body!).toString()).toBe("answered over the channel");
-    expect(calls.map((call) => call.path)).toEqual(expect.arrayContaining(["memories/default?limit=5", "journal/default/t"]));
+    expect(calls.map((call) => call.path)).toEqual(expect.arrayContaining(["sessions/default/s/messages?limit=10", "journal/default/t"]));
     for (const call of calls) expect(call.headers.authorization).toBe("Bearer attempt-token");
   });
 

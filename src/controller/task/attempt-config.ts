@@ -1,14 +1,16 @@
 import { ANNOTATION } from "../../resources/meta.ts";
 import type { SecretSpec } from "../../resources/secret.ts";
 import type { ToolSpec, ToolStatus } from "../../resources/tool.ts";
-import { carriedSecretValues, type AttemptConfig } from "../../runner/attempt-config.ts";
+import { recallMemoryContext, type MemoryContextEntry } from "../../memory/context.ts";
+import { carriedSecretValues, type AiRun, type AttemptConfig } from "../../runner/attempt-config.ts";
 import type { AttemptDirs } from "../../runner/runner.ts";
 import type { ResourceStore } from "../../store/resource-store.ts";
 import type { ToolSettings } from "../../tools/define.ts";
 import type { StartPlan } from "../admission.ts";
 import { SESSION_REF_DEFAULTS, type Task } from "../../resources/task.ts";
 import { coordinationOf } from "../../resources/agent.ts";
-import type { TaskContext } from "./context.ts";
+import { errorMessage } from "../../util/errors.ts";
+import { recordEvent, type TaskContext } from "./context.ts";
 
 const RESOLVED_APPROVALS_CARRIED = 32;
 
@@ -42,7 +44,7 @@ export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: Sta
       append: spec.sessionRef.append ?? SESSION_REF_DEFAULTS.append,
       maxMessages: spec.sessionRef.maxMessages ?? SESSION_REF_DEFAULTS.maxMessages,
     },
-    ai: plan.ai && { ...plan.ai, modelCalls: ctx.modelCalls },
+    ai: plan.ai && { ...plan.ai, modelCalls: ctx.modelCalls, memories: memoryContextFor(ctx, task, plan.ai, attempt.journal) },
     agent: plan.agent,
     coordination: {
       enabled: coordination.enabled,
@@ -64,6 +66,20 @@ export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: Sta
       .slice(0, RESOLVED_APPROVALS_CARRIED),
     container: plan.container,
   };
+}
+
+/**
+ * The namespace's newest reviewed memories for a fresh attempt that may recall them (a resumed one
+ * rebuilds its prompt from its journal). Best effort: a failing read starts the attempt without them.
+ */
+function memoryContextFor(ctx: TaskContext, task: Task, ai: AiRun, journal: NewAttempt["journal"]): MemoryContextEntry[] {
+  if (journal.resume || !ai.tools.includes("recall_memory")) return [];
+  try {
+    return recallMemoryContext(ctx.memory, task.metadata.namespace);
+  } catch (err) {
+    recordEvent(ctx, task, { type: "MemoryUnavailable", severity: "warning", summary: `durable memory not loaded: ${errorMessage(err)}` });
+    return [];
+  }
 }
 
 /** A delegated child's exchanged transaction token, from the Secret its annotation names. */

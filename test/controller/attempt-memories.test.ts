@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { Controller } from "../../src/controller/controller.ts";
+import { API_VERSION, ANNOTATION } from "../../src/resources/meta.ts";
+import { readAttemptEnv, type AttemptConfig } from "../../src/runner/attempt-config.ts";
+import type { WorkloadRunner } from "../../src/runner/runner.ts";
+import { SqliteApprovalStore } from "../../src/store/sqlite/approval-store.ts";
+import { SqliteCoordinationStore } from "../../src/store/sqlite/coordination-store.ts";
+import { SqliteJournalStore } from "../../src/store/sqlite/journal-store.ts";
+import { SqliteMemoryStore } from "../../src/store/sqlite/memory-store.ts";
+import { createLogger } from "../../src/util/logger.ts";
+import { tempStore } from "../helpers/store.ts";
+import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { githubSettings } from "../../src/github/settings.ts";
+
+/** A runner that starts nothing: it keeps the configuration each attempt was started with. */
+function recordingRunner(dir: string) {
+  const started = new Map<string, AttemptConfig>();
+  const runner: WorkloadRunner = {
+    prepare: async (id) => ({ workspaceDir: join(dir, id, "workspace"), artifactsDir: join(dir, id, "artifacts"), tmpDir: join(dir, id, "tmp") }),
+    adopt: async (_lost, id) => runner.prepare(id),
+    checkOutForAttempt: async (id) => join(dir, id, "checkout"),
+    workspaceOf: (id) => ({ workTree: join(dir, id, "workspace"), gitDir: join(dir, id, "git") }),
+    start: (id, env) => void started.set(id, readAttemptEnv(env)),
+    kill: () => undefined,
+    isRunning: (id) => started.has(id),
+    cleanup: async () => undefined,
+    onLog: () => undefined,
+    onExit: () => undefined,
+    close: async () => undefined,
+  };
+  return { runner, started };
+}
+
+const resource = (kind: string, name: string, spec: object, annotations?: Record<string, string>) => ({ apiVersion: API_VERSION, kind, metadata: { name, namespace: "default", annotations }, spec });
+
+// The controller reads the memory context into an ai attempt's config; a real controller over real SQLite stores.
+describe("an ai attempt's memory context", () => {
+  let cleanup: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await cleanup?.();
+    cleanup = undefined;
+  });
+
+  async function startController() {
+    const store = tempStore();
+    const memory = new SqliteMemoryStore(store.db);
+    const recorded = recordingRunner(store.dir);
+    const controller = new Controller({
+      store: store.resources,
+      data: store.data,
+      memory,
+      coordination: new SqliteCoordinationStore(store.db),
+      approvals: new SqliteApprovalStore(store.db),
+      journal: new SqliteJournalStore(store.db),
+      runner: recorded.runner,
+      logger: createLogger("silent"),
+      controllerURL: "http://orka.test",
+      slots: 4,
+      maxActivePerNamespace: 0,
+      modelCalls: { retryBaseMs: 1, timeoutMs: 1000 },
+      egress: { allowLoopback: false },
+      toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
+      grants: {} as never,
+      secrets: { remember: () => undefined, forget: () => undefined } as never,
+      providers: { scriptedDir: store.dir },
+      git: DEFAULT_GIT_SETTINGS,
+      github: githubSettings({}),
+      runtimeCommands: {},
+      runtimeCacheDir: "/nonexistent/runtimes",
+      runtimeReadPaths: [],
+    });
+    cleanup = async () => {
+      await controller.stop();
+      store.close();
+    };
+    await store.resources.create(resource("Provider", "offline", { type: "scripted", scripted: { turns: [{ text: "done" }] } }));
+    await store.resources.create(resource("Agent", "recaller", { providerRef: { name: "offline" }, tools: [{ name: "recall_memory" }] }));
+    await controller.start();
+    /** Creates an ai Task and waits for its attempt's configuration. */
+    const configOf = async (name: string, annotations?: Record<string, string>): Promise<AttemptConfig> => {
+      await store.resources.create(resource("Task", name, { type: "ai", agentRef: { name: "recaller" }, prompt: "go" }, annotations));
+      for (let i = 0; i < 500; i++) {
+        const config = [...recorded.started.values()].find((c) => c.task.name === name);
+        if (config) return config;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`no attempt of ${name} started; status: ${JSON.stringify((await store.resources.get("Task", "default", name))?.status)}`);
+    };
+    return { store, memory, configOf };
+  }
+
+  it("carries the namespace's newest reviewed memories, never disabled, deleted or another namespace's", async () => {
+    const { memory, configOf } = await startController();
+    for (let i = 0; i < 7; i++) memory.createMemory("default", { content: `fact ${i}`, source: "api", tags: ["ops"] });
+    memory.setMemoryDisabled("default", memory.createMemory("default", { content: "disabled fact", source: "api" }).id, true);
+    memory.updateMemory("default", memory.createMemory("default", { content: "deleted fact", source: "api" }).id, { deleted: true });
+    memory.createMemory("team-a", { content: "team a fact", source: "api" });
+    const config = await configOf("fresh");
+    expect(config.journal.resume).toBe(false);
+    expect(config.ai!.memories.map((m) => m.content)).toEqual(["fact 6", "fact 5", "fact 4", "fact 3", "fact 2"]);
+    expect(config.ai!.memories[0]).toEqual({ content: "fact 6", source: "api", tags: ["ops"], createdAt: expect.any(String) });
+  });
+
+  it("gives a resumed attempt none: it rebuilds its prompt from its journal", async () => {
+    const { memory, configOf } = await startController();
+    memory.createMemory("default", { content: "a fact", source: "api" });
+    // A fork's first attempt continues the copied run (here an empty one) instead of starting afresh.
+    const config = await configOf("forked", { [ANNOTATION.forkedFrom]: "source/00000000-0000-0000-0000-000000000000/1/0" });
+    expect(config.journal.resume).toBe(true);
+    expect(config.ai!.memories).toEqual([]);
+  });
+
+  it("starts the attempt without memories and a warning event on the Task when the memory read fails", async () => {
+    const { store, memory, configOf } = await startController();
+    memory.createMemory("default", { content: "a fact", source: "api" });
+    // A real failure of the real store: its table is gone while the controller runs.
+    store.db.exec("ALTER TABLE memories RENAME TO memories_elsewhere");
+    const config = await configOf("unlucky");
+    expect(config.ai!.memories).toEqual([]);
+    const warnings = store.data.listEvents("default", "unlucky", { type: "MemoryUnavailable" });
+    expect(warnings.map((e) => [e.severity, e.summary])).toEqual([["warning", expect.stringMatching(/^durable memory not loaded: .*no such table: memories/)]]);
+    expect((await store.resources.get("Task", "default", "unlucky"))?.status).toMatchObject({ phase: "Running" });
+  });
+});
