@@ -40,8 +40,18 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
   const listeners: (() => void)[] = [];
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
+  let corked = false;
   const write = (text: string) => {
     if (closed) return;
+    // What is written in one turn of the event loop (a batch of events) leaves in one socket write.
+    if (!corked) {
+      corked = true;
+      raw.cork();
+      process.nextTick(() => {
+        corked = false;
+        raw.uncork();
+      });
+    }
     raw.write(text);
     if (raw.writableLength > MAX_UNREAD_SSE_BYTES) stream.close();
   };

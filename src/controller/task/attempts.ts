@@ -5,6 +5,9 @@ import type { Wake } from "../options.ts";
 import { keyOf, taskKey } from "./keys.ts";
 import { RunQueue, type QueuedTask } from "./run-queue.ts";
 
+/** How long attempts' output may wait to be stored: under load, many attempts' chunks share one commit. */
+const LOG_WRITE_DELAY_MS = 20;
+
 interface AttemptOwner {
   namespace: string;
   task: string;
@@ -147,11 +150,14 @@ export class Attempts {
     this.pokeQueue();
   }
 
-  /** Output is written once per turn of the event loop, all attempts' chunks in one commit. */
+  /**
+   * Output is written at most LOG_WRITE_DELAY_MS after it arrives, all attempts' chunks of that time in one
+   * commit (an attempt's end, stop or release writes what waits first).
+   */
   private logged(attemptId: string, chunk: string): void {
     const owner = this.owners.get(attemptId);
     if (!owner) return;
-    if (this.unwrittenLogs.length === 0) setImmediate(() => this.writeLogs());
+    if (this.unwrittenLogs.length === 0) setTimeout(() => this.writeLogs(), LOG_WRITE_DELAY_MS).unref();
     this.unwrittenLogs.push({ namespace: owner.namespace, task: owner.task, attempt: owner.number, chunk });
   }
 
