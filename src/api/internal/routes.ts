@@ -38,7 +38,7 @@ export const eventSchema = z.object({
 
 export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 events per call");
 
-const toolCallBody = z.object({
+const toolCallBody = z.strictObject({
   arguments: z.record(z.string(), z.unknown()).default({}),
   /** Where the call's result goes in the journal: the control plane writes that step with the call's reply. */
   resultStep: z.strictObject({ run: z.number().int().positive(), seq: z.number().int().positive(), toolCallId: z.string().min(1).max(EVENT_LIMITS.toolCallID) }).optional(),
