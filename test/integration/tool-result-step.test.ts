@@ -69,7 +69,7 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     const unknown = await call({ arguments: { word: "two" }, resultStep: { run: 1, seq: 2, toolCallId: "call-2", kind: "response" } }, key(2));
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as any).error.message).toMatch(/kind/);
-    const stray = await call({ arguments: { word: "two" }, journal: true }, key(2));
+    const stray = await call({ arguments: { word: "two" }, journal: true }, key(5));
     expect([stray.status, ((await stray.json()) as any).error.message]).toEqual([400, expect.stringMatching(/journal/)]);
     expect(calls).toBe(1);
     expect(await steps()).toHaveLength(1);
