@@ -53,38 +53,45 @@ async function measurePeers(dir: string | Error, modelPort: string, when: string
  */
 async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50_ms: number; p95_ms: number } }> {
   const watched = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
-  const orka = await startBenchServer("run", { ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_WORKER_SLOTS: String(Math.max(...CONCURRENCIES)) });
   try {
-    await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-    await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${modelURL}/noop` } } });
-    for (const [name, url] of [["loop", modelURL], ["watched", watched.url]]) {
-      await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
-      await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
+    const orka = await startBenchServer("run", { ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_WORKER_SLOTS: String(Math.max(...CONCURRENCIES)) });
+    try {
+      return await measureOrkaWith(orka, modelURL, watched.url);
+    } finally {
+      await orka.close();
     }
-    // One untimed Task first: the worker processes load their modules on their first attempt.
-    await orka.runTask("warm-up", "watched");
-    const created = new Map<string, number>();
-    for (let i = 0; i < LATENCY_SAMPLES; i++) {
-      created.set(`latency-${i}`, performance.timeOrigin + performance.now());
-      await orka.runTask(`latency-${i}`, "watched");
-    }
-    const firstRequests = (await takeNoted(watched.url)).filter((note) => note.kind === "model" && note.turn === 0 && created.has(note.conversation));
-    if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
-    const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
-    const runsPerSecond: Record<number, number> = {};
-    for (const { runs, concurrency } of PAIRS) {
-      let started = 0;
-      const t0 = performance.now();
-      await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
-      }));
-      runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
-    }
-    return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond }, latency: percentiles(latencies) };
   } finally {
-    await orka.close();
     watched.close();
   }
+}
+
+async function measureOrkaWith(orka: Awaited<ReturnType<typeof startBenchServer>>, modelURL: string, watchedURL: string) {
+  await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
+  await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${modelURL}/noop` } } });
+  for (const [name, url] of [["loop", modelURL], ["watched", watchedURL]]) {
+    await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
+    await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
+  }
+  // One untimed Task first: the worker processes load their modules on their first attempt.
+  await orka.runTask("warm-up", "watched");
+  const created = new Map<string, number>();
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    created.set(`latency-${i}`, performance.timeOrigin + performance.now());
+    await orka.runTask(`latency-${i}`, "watched");
+  }
+  const firstRequests = (await takeNoted(watchedURL)).filter((note) => note.kind === "model" && note.turn === 0 && created.has(note.conversation));
+  if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
+  const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
+  const runsPerSecond: Record<number, number> = {};
+  for (const { runs, concurrency } of PAIRS) {
+    let started = 0;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
+    }));
+    runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
+  }
+  return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond }, latency: percentiles(latencies) };
 }
 
 function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number }): string {

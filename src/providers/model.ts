@@ -15,6 +15,11 @@ export type ChatMessage =
   | { role: "assistant"; content: string; toolCalls?: ToolCall[] }
   | { role: "tool"; toolCallId: string; name: string; content: string };
 
+/** A tool call's result as the model is given it (and as the journal keeps it). */
+export function toolMessage(toolCallId: string, name: string, content: string): ChatMessage {
+  return { role: "tool", toolCallId, name, content };
+}
+
 export interface ToolDefinition {
   name: string;
   description: string;

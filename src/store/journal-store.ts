@@ -1,3 +1,5 @@
+import { toolMessage } from "../providers/model.ts";
+
 /**
  * The journal of an attempt's conversation (written before each step is acted on) and the effect
  * ledger of its tool calls, so a killed attempt resumes exactly where it stopped.
@@ -29,7 +31,7 @@ export interface ResultStepPlace {
 
 /** The step that journals a tool call's result: the tool message the model is given next. */
 export function toolResultStep(place: ResultStepPlace, toolName: string, content: string): StepInput {
-  return { run: place.run, seq: place.seq, kind: "tool_result", messages: [{ role: "tool", toolCallId: place.toolCallId, name: toolName, content }], detail: {} };
+  return { run: place.run, seq: place.seq, kind: "tool_result", messages: [toolMessage(place.toolCallId, toolName, content)], detail: {} };
 }
 
 export interface JournalStep extends StepInput {
@@ -67,6 +69,8 @@ export interface JournalStore {
    * Returns the bytes newly stored.
    */
   append(owner: StepOwner, step: StepInput): { storedBytes: number };
+  /** The number of a run's last step, 0 before its first. */
+  lastSeq(taskUid: string, run: number): number;
   /** Every step of a run, in order, with its messages. */
   steps(taskUid: string, run: number): JournalStep[];
   /** Copies steps 1..upTo of a run into another Task's run (a fork); copying again changes nothing. */
@@ -77,7 +81,7 @@ export interface JournalStore {
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean;
   /**
    * Records a keyed effect's reply; with `resultStep`, the step that journals the call's result is
-   * appended in the same commit (a call whose reply is recorded has its result in the journal).
+   * appended in the same commit (a step that does not fit the run refuses both).
    */
   finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void;
 

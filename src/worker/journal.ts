@@ -1,7 +1,6 @@
 import { sha256Hex } from "../util/hash.ts";
 import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
-import { OrkaError } from "../util/errors.ts";
 import { ServerJournalledResult } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
@@ -85,12 +84,13 @@ export class AttemptJournal {
     return new ServerJournalledResult({ run: this.run, seq, toolCallId: call.id }, () => killBeforeJournalStep("worker", this.taskName, seq));
   }
 
-  /** After a tool call, before its result is given to the model: written here unless the control plane wrote it with the call. */
+  /**
+   * After a tool call, before its result is given to the model: written here, unless the control plane
+   * wrote it with the call (then `message` carries what it journalled).
+   */
   async toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<void> {
-    const written = resultStep?.content;
-    if (written === undefined) return this.write("tool_result", [message], {});
-    if (message.role !== "tool" || written !== message.content) throw new OrkaError("internal", `the control plane journalled another result for tool call ${resultStep!.place.toolCallId} than the one the model would be given`);
-    this.seq = resultStep!.place.seq;
+    if (resultStep?.content === undefined) return this.write("tool_result", [message], {});
+    this.seq = resultStep.place.seq;
     this.written.add(message);
   }
 

@@ -1,6 +1,6 @@
 import { ToolRejected, type ServerJournalledResult, type ToolCallContext } from "./tool-call.ts";
 import type { LoopResume } from "./journal.ts";
-import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, type ToolDefinition, ModelApiError } from "../providers/model.ts";
+import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, type ToolDefinition, ModelApiError, toolMessage } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { errorMessage } from "../util/errors.ts";
 import { clipText } from "../util/text.ts";
@@ -107,7 +107,9 @@ async function runCalls(options: LoopOptions, messages: ChatMessage[], state: Lo
     const key = options.journal?.keyFor(state.callIndex, call);
     if (key && !interrupted && options.marksStart?.(call)) await options.journal!.toolStarted(call, key);
     const resultStep = options.journal?.resultStepFor(call);
-    const result: ChatMessage = { role: "tool", toolCallId: call.id, name: call.name, content: await runToolCall(options, call, { key, interrupted, resultStep }) };
+    const content = await runToolCall(options, call, { key, interrupted, resultStep });
+    // What the control plane journalled is what the model is given, exactly as a resumed run will replay it.
+    const result = toolMessage(call.id, call.name, resultStep?.content ?? content);
     await options.journal?.toolResult(result, resultStep);
     state.interrupted = undefined;
     state.callIndex++;

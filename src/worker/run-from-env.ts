@@ -1,4 +1,5 @@
 import { readWorkerEnv } from "../runner/attempt-config.ts";
+import { makeAttemptDirs } from "../runner/attempt-dirs.ts";
 import { runAttempt } from "./attempt.ts";
 import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
 import { runCompatAttempt } from "./compat-attempt.ts";
@@ -6,10 +7,13 @@ import { httpTransport } from "./transport.ts";
 
 /**
  * Runs what the worker's `ORKA_*` environment assigns it: a Task's attempt, or a compat request's tool
- * loop. Without a transport of its own, the worker reaches the control plane over HTTP at its URL.
+ * loop, in the directories the runner named (made here when the runner did not make them: this work is
+ * the worker's, not the control plane's). Without a transport of its own, the worker reaches the control
+ * plane over HTTP at its URL.
  */
-export function runFromEnv(env: Record<string, string | undefined>, io: Omit<AttemptIO, "transport"> & Partial<AttemptIO>): Promise<AttemptOutcome> {
+export async function runFromEnv(env: Record<string, string | undefined>, io: Omit<AttemptIO, "transport"> & Partial<AttemptIO>): Promise<AttemptOutcome> {
   const assigned = readWorkerEnv(env);
+  makeAttemptDirs(assigned.config);
   const withTransport = { ...io, transport: io.transport ?? httpTransport(assigned.config.controllerURL) };
   return assigned.kind === "compat" ? runCompatAttempt(assigned.config, withTransport) : runAttempt(assigned.config, withTransport);
 }

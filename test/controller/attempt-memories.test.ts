@@ -102,13 +102,13 @@ describe("an ai attempt's memory context", () => {
     expect(config.ai!.memories[0]).toEqual({ content: "fact 6", source: "api", tags: ["ops"], createdAt: expect.any(String) });
   });
 
-  it("gives a resumed attempt none: it rebuilds its prompt from its journal", async () => {
+  it("gives a resumed attempt them too: with nothing journalled yet it starts afresh, with the same prompt", async () => {
     const { memory, configOf } = await startController();
     memory.createMemory("default", { content: "a fact", source: "api" });
-    // A fork's first attempt continues the copied run (here an empty one) instead of starting afresh.
+    // A fork's first attempt continues the copied run (here an empty one, so it starts afresh).
     const config = await configOf("forked", { [ANNOTATION.forkedFrom]: "source/00000000-0000-0000-0000-000000000000/1/0" });
     expect(config.journal.resume).toBe(true);
-    expect(config.ai!.memories).toEqual([]);
+    expect(config.ai!.memories.map((m) => m.content)).toEqual(["a fact"]);
   });
 
   it("starts the attempt without memories and a warning event on the Task when the memory read fails", async () => {

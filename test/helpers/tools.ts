@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
+import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { createToolContext } from "../../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";

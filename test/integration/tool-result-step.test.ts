@@ -15,14 +15,16 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
   const token = "attempt-token-for-tool-results";
   const key = (n: number) => n.toString(16).padStart(64, "0");
 
-  const call = (body: unknown, idempotencyKey?: string) =>
-    fetch(`${orka.url}/internal/v1/tools/default/worker-task/echo`, {
+  const call = (body: unknown, idempotencyKey?: string, as = { task: "worker-task", token }) =>
+    fetch(`${orka.url}/internal/v1/tools/default/${as.task}/echo`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
+      headers: { authorization: `Bearer ${as.token}`, "content-type": "application/json", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
       body: JSON.stringify(body),
     });
   const steps = async () =>
     ((await (await fetch(`${orka.url}/internal/v1/journal/default/worker-task?run=1`, { headers: { authorization: `Bearer ${token}` } })).json()) as { steps: { seq: number; kind: string; messages: unknown[] }[] }).steps;
+  const createTask = async (name: string) =>
+    (await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name, namespace: "default" }, spec: { type: "container", command: ["true"], schedule: "0 0 1 1 *" } })).metadata.uid!;
 
   beforeAll(async () => {
     endpoint = http.createServer((req, res) => {
@@ -32,7 +34,8 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
         // Only the test's calls carry a word (the Tool's reconciler may look at the endpoint too).
         const { word } = JSON.parse(body || "{}");
         if (word) calls++;
-        res.writeHead(200, { "content-type": "text/plain" }).end(`echo ${word}`);
+        // A slow call leaves time for its attempt to end while the Tool works.
+        setTimeout(() => res.writeHead(200, { "content-type": "text/plain" }).end(`echo ${word}`), word === "slow" ? 300 : 0);
       });
     });
     await new Promise<void>((listening) => endpoint.listen(0, "127.0.0.1", listening));
@@ -42,8 +45,7 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     const created = await fetch(`${orka.url}/api/v1/tools`, { method: "POST", headers: { authorization: `Bearer ${EMBEDDED_ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(tool) });
     expect(created.status).toBe(201);
     // A yearly schedule: the controller leaves the Task alone, so only this test's attempt acts.
-    const task = await orka.store.create({ apiVersion: API_VERSION, kind: "Task", metadata: { name: "worker-task", namespace: "default" }, spec: { type: "container", command: ["true"], schedule: "0 0 1 1 *" } });
-    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "worker-task", taskUid: task.metadata.uid!, number: 1, allowedTools: ["echo"] }, hashToken(token));
+    orka.data.createAttempt({ id: "a-1", namespace: "default", task: "worker-task", taskUid: await createTask("worker-task"), number: 1, allowedTools: ["echo"] }, hashToken(token));
   });
   afterAll(async () => {
     await orka.close();
@@ -75,19 +77,42 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     expect(await steps()).toHaveLength(1);
   });
 
-  it("answers a call whose step does not fit the journal with a conflict, which a repeated call gets too, never calling the Tool twice", async () => {
-    const misplaced = { arguments: { word: "three" }, resultStep: { run: 1, seq: 5, toolCallId: "call-3" } };
-    const first = await call(misplaced, key(3));
-    expect([first.status, ((await first.json()) as any).error.message]).toEqual([409, "journal step 5 does not follow step 1"]);
+  it("refuses a call whose step would not be its run's next before anything starts: no Tool call, no record", async () => {
+    const call3 = (seq: number) => call({ arguments: { word: "three" }, resultStep: { run: 1, seq, toolCallId: "call-3" } }, key(3));
+    for (const seq of [5, 1]) {
+      const misplaced = await call3(seq);
+      expect([misplaced.status, ((await misplaced.json()) as any).error.message]).toEqual([409, `journal step ${seq} does not follow step 1`]);
+    }
+    expect(calls).toBe(1);
     expect(await steps()).toHaveLength(1);
-    const again = await call(misplaced, key(3));
-    expect([again.status, again.headers.get("orka-replayed")]).toEqual([409, "true"]);
+    // Nothing was recorded under the key: the same call at its right place runs.
+    const placed = await call3(2);
+    expect([placed.status, await placed.json()]).toEqual([200, { result: "echo three", journalled: true }]);
     expect(calls).toBe(2);
+    expect((await steps()).map((step) => step.seq)).toEqual([1, 2]);
   });
 
   it("leaves a call without a result step to the worker, as before", async () => {
     const plain = await call({ arguments: { word: "four" } }, key(4));
     expect([plain.status, await plain.json()]).toEqual([200, { result: "echo four" }]);
-    expect(await steps()).toHaveLength(1);
+    expect(await steps()).toHaveLength(2);
+  });
+
+  it("writes no step for an attempt that ended while its call ran, and says so in the reply it records", async () => {
+    const ending = { task: "ending-task", token: "attempt-token-that-ends" };
+    const uid = await createTask(ending.task);
+    orka.data.createAttempt({ id: "a-ending", namespace: "default", task: ending.task, taskUid: uid, number: 1, allowedTools: ["echo"] }, hashToken(ending.token));
+    const answered = call({ arguments: { word: "slow" }, resultStep: { run: 1, seq: 1, toolCallId: "call-slow" } }, key(6), ending);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    orka.data.finishAttempt("a-ending", { state: "killed", reason: "stopped while its tool ran" });
+    const reply = await answered;
+    expect([reply.status, await reply.json()]).toEqual([200, { result: "echo slow" }]);
+    // The next attempt finds no step it did not write, and the same call answered from the record, as sent.
+    const next = { task: ending.task, token: "attempt-token-that-follows" };
+    orka.data.createAttempt({ id: "a-next", namespace: "default", task: ending.task, taskUid: uid, number: 2, allowedTools: ["echo"] }, hashToken(next.token));
+    const journal = await fetch(`${orka.url}/internal/v1/journal/default/${ending.task}?run=1`, { headers: { authorization: `Bearer ${next.token}` } });
+    expect(((await journal.json()) as { steps: unknown[] }).steps).toEqual([]);
+    const again = await call({ arguments: { word: "slow" }, resultStep: { run: 1, seq: 1, toolCallId: "call-slow" } }, key(6), next);
+    expect([again.headers.get("orka-replayed"), await again.json()]).toEqual(["true", { result: "echo slow" }]);
   });
 });

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptedTurn } from "../../src/resources/provider.ts";
 import { compatAttemptEnv, readWorkerEnv, type CompatAttemptConfig } from "../../src/runner/attempt-config.ts";
-import { makeAttemptDirs, prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
+import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runCompatAttempt } from "../../src/worker/compat-attempt.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 

@@ -43,7 +43,7 @@ export class CompatAttempts {
   readonly settings: CompatSettings;
   private readonly waiting = new Map<string, Waiting>();
   private readonly byTokenHash = new Map<string, Waiting>();
-  /** Attempts whose directories are being made: they count against `maxRunning` already. */
+  /** Attempts whose directories are being prepared: they count against `maxRunning` already. */
   private preparing = 0;
 
   constructor(settings: CompatSettings) {

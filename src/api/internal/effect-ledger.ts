@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { StepInput, StepOwner } from "../../store/journal-store.ts";
+import { callerGone } from "./worker-calls.ts";
 import { killBeforeJournalStep } from "../../util/fault-injection.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
@@ -12,6 +13,10 @@ declare module "fastify" {
     effectKey?: string;
     /** The journal step a route asks to be written with the call's recorded reply, in the same commit. */
     resultStep?: { owner: StepOwner; step: StepInput };
+  }
+  interface FastifyContextConfig {
+    /** A route's last check of a new keyed call, before the ledger records it as started (a refusal leaves no record). */
+    beforeEffect?: (request: FastifyRequest) => void;
   }
 }
 
@@ -53,18 +58,47 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     // The fault point before a step the control plane writes for the worker: before the call starts anything.
     const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
     if (typeof resultSeq === "number") killBeforeJournalStep("server", attempt.task, resultSeq);
+    request.routeOptions.config.beforeEffect?.(request);
     ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
     request.effectKey = scoped;
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
     // Transient failures (5xx) are not outcomes: the same call may be tried again.
-    if (request.effectKey && reply.statusCode < 500 && (typeof payload === "string" || payload === undefined || payload === null)) {
-      const recorded: RecordedReply = { status: reply.statusCode, type: reply.getHeader("content-type")?.toString(), body: payload ?? "" };
-      ctx.journal.finishEffect(request.effectKey, JSON.stringify(recorded), reply.statusCode === 200 ? request.resultStep : undefined);
+    if (!request.effectKey || reply.statusCode >= 500 || !(typeof payload === "string" || payload === undefined || payload === null)) return payload;
+    const record = (body: string, resultStep?: FastifyRequest["resultStep"]) =>
+      ctx.journal.finishEffect(request.effectKey!, JSON.stringify({ status: reply.statusCode, type: reply.getHeader("content-type")?.toString(), body } satisfies RecordedReply), resultStep);
+    const step = request.resultStep;
+    if (!step) {
+      record(payload ?? "");
+      return payload;
     }
-    return payload;
+    if (reply.statusCode === 200 && stepStillWanted(ctx, request, reply, step.owner)) {
+      try {
+        record(payload as string, step);
+        return payload;
+      } catch (err) {
+        if (!(err instanceof OrkaError && err.code === "conflict")) throw err;
+      }
+    }
+    // The step is not written after all (the attempt ended or its worker gave up meanwhile, or the run moved
+    // on): the reply is recorded, and sent, without the promise that it was.
+    const unjournalled = withoutJournalled(payload as string);
+    record(unjournalled);
+    return unjournalled;
   });
+}
+
+/** A result step is written only for the attempt that asked, while it runs and still waits for the answer. */
+function stepStillWanted(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, owner: StepOwner): boolean {
+  const attempt = workerAttempt(ctx, request);
+  return attempt?.taskUid === owner.taskUid && attempt.number === owner.attempt && !callerGone(request, reply).aborted;
+}
+
+/** A tool call's reply (a JSON object) without its `journalled` flag. */
+function withoutJournalled(payload: string): string {
+  const { journalled: _, ...answer } = JSON.parse(payload) as Record<string, unknown>;
+  return JSON.stringify(answer);
 }
 
 /** The caller's running attempt, or undefined: the route itself refuses a bad credential with the right message. */

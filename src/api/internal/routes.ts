@@ -85,16 +85,23 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     return reply.code(204).send();
   });
 
-  app.post<{ Params: TaskParams & { name: string } }>("/tools/:ns/:task/:name", async (request) => {
-    const attempt = attemptOf(request);
-    const { arguments: args, resultStep } = parseWith(toolCallBody, request.body ?? {});
-    if (resultStep && !request.effectKey) throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
-    const answer = await answerToolCall(request, attempt, args);
-    if (!resultStep || answer.parked) return answer;
-    // Written with the reply the effect ledger records, in one commit (effect-ledger.ts): the worker does not write it.
-    request.resultStep = { owner: stepOwnerOf(attempt), step: toolResultStep(resultStep, request.params.name, answer.result) };
-    return { ...answer, journalled: true };
-  });
+  app.post<{ Params: TaskParams & { name: string } }>(
+    "/tools/:ns/:task/:name",
+    {
+      // Checked before the effect ledger records the call as started: a refused call leaves nothing behind.
+      preValidation: async (request) => void (request.body = parsedToolCall(request)),
+      config: { beforeEffect: (request: FastifyRequest) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request as FastifyRequest<{ Params: TaskParams }>)) },
+    },
+    async (request) => {
+      const attempt = attemptOf(request);
+      const { arguments: args, resultStep } = request.body as ToolCallBody;
+      const answer = await answerToolCall(request, attempt, args);
+      if (!resultStep || answer.parked) return answer;
+      // Written with the reply the effect ledger records, in one commit (effect-ledger.ts): the worker does not write it.
+      request.resultStep = { owner: stepOwnerOf(attempt), step: toolResultStep(resultStep, request.params.name, answer.result) };
+      return { ...answer, journalled: true };
+    },
+  );
 
   async function answerToolCall(request: FastifyRequest<{ Params: TaskParams & { name: string } }>, attempt: Attempt, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
     const { ns, name } = request.params;
@@ -125,6 +132,25 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
       throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
     }
   }
+}
+
+type ToolCallBody = z.infer<typeof toolCallBody>;
+
+/** A tool call's body; a result step needs an idempotency key (the ledger records the step with the reply). */
+function parsedToolCall(request: FastifyRequest): ToolCallBody {
+  const body = parseWith(toolCallBody, request.body ?? {});
+  if (body.resultStep && request.headers["idempotency-key"] === undefined) {
+    throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
+  }
+  return body;
+}
+
+/** A new call (not one the ledger answers from its record) whose result step would not be its run's next is refused before it starts. */
+function checkResultPlace(ctx: ApiContext, body: ToolCallBody, attempt: Attempt): void {
+  const place = body.resultStep;
+  if (!place) return;
+  const last = ctx.journal.lastSeq(attempt.taskUid, place.run);
+  if (place.seq !== last + 1) throw new OrkaError("conflict", `journal step ${place.seq} does not follow step ${last}`);
 }
 
 /** The MCP Tool and server tool a model tool name stands for, when it is no Tool's own name but one an MCP Tool's probe found. */

@@ -55,6 +55,7 @@ export function callerGone(request: FastifyRequest, reply: FastifyReply): AbortS
   const cancelled = typeof token === "string" ? cancellations.get(token) : undefined;
   if (cancelled) return cancelled;
   const gone = new AbortController();
-  reply.raw.on("close", () => gone.abort());
+  if (reply.raw.destroyed || request.raw.socket?.destroyed) gone.abort();
+  else reply.raw.on("close", () => gone.abort());
   return gone.signal;
 }

@@ -44,7 +44,7 @@ export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: Sta
       append: spec.sessionRef.append ?? SESSION_REF_DEFAULTS.append,
       maxMessages: spec.sessionRef.maxMessages ?? SESSION_REF_DEFAULTS.maxMessages,
     },
-    ai: plan.ai && { ...plan.ai, modelCalls: ctx.modelCalls, memories: memoryContextFor(ctx, task, plan.ai, attempt.journal) },
+    ai: plan.ai && { ...plan.ai, modelCalls: ctx.modelCalls, memories: memoryContextFor(ctx, task, plan.ai) },
     agent: plan.agent,
     coordination: {
       enabled: coordination.enabled,
@@ -69,11 +69,12 @@ export async function buildAttemptConfig(ctx: TaskContext, task: Task, plan: Sta
 }
 
 /**
- * The namespace's newest reviewed memories for a fresh attempt that may recall them (a resumed one
- * rebuilds its prompt from its journal). Best effort: a failing read starts the attempt without them.
+ * The namespace's newest reviewed memories for an attempt that may recall them. A resumed attempt gets
+ * them too: its prompt comes from its journal, unless nothing was journalled yet, and then it starts
+ * afresh with them. Best effort: a failing read starts the attempt without them.
  */
-function memoryContextFor(ctx: TaskContext, task: Task, ai: AiRun, journal: NewAttempt["journal"]): MemoryContextEntry[] {
-  if (journal.resume || !ai.tools.includes("recall_memory")) return [];
+function memoryContextFor(ctx: TaskContext, task: Task, ai: AiRun): MemoryContextEntry[] {
+  if (!ai.tools.includes("recall_memory")) return [];
   try {
     return recallMemoryContext(ctx.memory, task.metadata.namespace);
   } catch (err) {

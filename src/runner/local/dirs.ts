@@ -1,16 +1,17 @@
-import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SANDBOX_UID } from "../../sandbox/bwrap.ts";
 import { handToSandboxUser, runsAsRoot } from "../../sandbox/ownership.ts";
 import { checkOut, isCheckedOut, type CheckoutPlan } from "../../workspace/checkout.ts";
 import { DEFAULT_GIT_SETTINGS, type GitDirs, type GitSettings } from "../../workspace/git.ts";
+import { makeAttemptDirs } from "../attempt-dirs.ts";
 import type { AttemptDirs, AttemptFiles } from "../runner.ts";
 
 /**
  * Names an attempt's workspace, artifacts and tmp directories and writes its files beside them. Without
- * files the directories are made by the worker process that runs the attempt (`makeAttemptDirs`), off the
- * control plane's thread; with files they are made here first.
+ * files the directories are made by the worker that runs the attempt (`makeAttemptDirs`, when it starts),
+ * off the control plane's thread; with files they are made here first.
  */
 export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
   ensureAttemptsDir(attemptsDir);
@@ -21,18 +22,6 @@ export async function prepareAttemptDirs(attemptsDir: string, attemptId: string,
   if (files.checkout) await checkOutOnce(git, attemptGitDirs(attemptsDir, attemptId), files.checkout);
   if (files.transactionToken === undefined) return dirs;
   return { ...dirs, transactionTokenFile: await writeReadOnly(join(root, "transaction-token"), files.transactionToken) };
-}
-
-/**
- * Makes an attempt's directories, reachable by the sandbox user; those already there are kept. A few
- * metadata calls, made at once: through the thread pool they would queue behind other attempts' file
- * work (a finished attempt's removal) on the way to the attempt's first model request.
- */
-export function makeAttemptDirs(dirs: Pick<AttemptDirs, "workspaceDir" | "artifactsDir" | "tmpDir">): void {
-  for (const dir of [dirs.workspaceDir, dirs.artifactsDir, dirs.tmpDir]) {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    if (runsAsRoot()) chownSync(dir, SANDBOX_UID, SANDBOX_UID);
-  }
 }
 
 const readyAttemptsDirs = new Set<string>();

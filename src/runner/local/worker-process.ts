@@ -2,7 +2,6 @@
 import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
 import { BatchedSender } from "./batched-sender.ts";
-import { makeAttemptDirs } from "./dirs.ts";
 import { ControlPlaneChannel } from "./control-plane-channel.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -34,11 +33,8 @@ function receive(message: ToWorker): void {
   const controller = new AbortController();
   running.set(message.attemptId, controller);
   const log = (chunk: string) => send({ type: "log", attemptId: message.attemptId, chunk });
-  const { env } = message;
   Promise.resolve()
-    // The runner named the attempt's directories; making them is this process's work, not the control plane's.
-    .then(() => makeAttemptDirs({ workspaceDir: env.ORKA_WORKSPACE_DIR, artifactsDir: env.ORKA_ARTIFACTS_DIR, tmpDir: env.ORKA_TMP_DIR }))
-    .then(() => runFromEnv(env, { log, signal: controller.signal, transport: controlPlane.transportFor(message.attemptId) }))
+    .then(() => runFromEnv(message.env, { log, signal: controller.signal, transport: controlPlane.transportFor(message.attemptId) }))
     .catch((err) => ({ exitCode: 1, reason: `worker error: ${errorMessage(err)}` }))
     .then((outcome) => {
       running.delete(message.attemptId);

@@ -16,7 +16,7 @@ export class SqliteJournalStore implements JournalStore {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
       const detail = canonicalJson(step.detail);
-      const last = prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(owner.taskUid, step.run)?.seq ?? 0;
+      const last = this.lastSeq(owner.taskUid, step.run);
       if (step.seq <= last) {
         // A step sent again (its reply was lost): the same step is a no-op, another one a conflict.
         const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
@@ -34,6 +34,10 @@ export class SqliteJournalStore implements JournalStore {
         .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, JSON.stringify(hashes), detail, owner.attempt, new Date().toISOString());
       return { storedBytes };
     })();
+  }
+
+  lastSeq(taskUid: string, run: number): number {
+    return prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(taskUid, run)?.seq ?? 0;
   }
 
   steps(taskUid: string, run: number): JournalStep[] {
