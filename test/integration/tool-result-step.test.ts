@@ -115,4 +115,16 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     const again = await call({ arguments: { word: "slow" }, resultStep: { run: 1, seq: 1, toolCallId: "call-slow" } }, key(6), next);
     expect([again.headers.get("orka-replayed"), await again.json()]).toEqual(["true", { result: "echo slow" }]);
   });
+
+  it("answers the same call, sent again while the first is still running, as of unknown outcome: the Tool runs once", async () => {
+    const before = calls;
+    const slow = { arguments: { word: "slow" }, resultStep: { run: 1, seq: 3, toolCallId: "call-7" } };
+    const first = call(slow, key(7));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // What a resumed attempt would meet if the server had died between starting the call and recording its reply.
+    const again = await call(slow, key(7));
+    expect(((await again.json()) as { result: string }).result).toMatch(/^outcome unknown: this call of echo started before/);
+    expect(await (await first).json()).toEqual({ result: "echo slow", journalled: true });
+    expect(calls).toBe(before + 1);
+  });
 });
