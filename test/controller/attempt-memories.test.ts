@@ -1,34 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { join } from "node:path";
-import { Controller } from "../../src/controller/controller.ts";
 import { API_VERSION, ANNOTATION } from "../../src/resources/meta.ts";
 import { readAttemptEnv, type AttemptConfig } from "../../src/runner/attempt-config.ts";
-import type { WorkloadRunner } from "../../src/runner/runner.ts";
-import { SqliteApprovalStore } from "../../src/store/sqlite/approval-store.ts";
-import { SqliteCoordinationStore } from "../../src/store/sqlite/coordination-store.ts";
-import { SqliteJournalStore } from "../../src/store/sqlite/journal-store.ts";
 import { SqliteMemoryStore } from "../../src/store/sqlite/memory-store.ts";
-import { createLogger } from "../../src/util/logger.ts";
+import { controllerOver, standInRunner } from "../helpers/controller.ts";
 import { tempStore } from "../helpers/store.ts";
-import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
-import { githubSettings } from "../../src/github/settings.ts";
 
 /** A runner that starts nothing: it keeps the configuration each attempt was started with. */
 function recordingRunner(dir: string) {
   const started = new Map<string, AttemptConfig>();
-  const runner: WorkloadRunner = {
-    prepare: async (id) => ({ workspaceDir: join(dir, id, "workspace"), artifactsDir: join(dir, id, "artifacts"), tmpDir: join(dir, id, "tmp") }),
-    adopt: async (_lost, id) => runner.prepare(id),
-    checkOutForAttempt: async (id) => join(dir, id, "checkout"),
-    workspaceOf: (id) => ({ workTree: join(dir, id, "workspace"), gitDir: join(dir, id, "git") }),
-    start: (id, env) => void started.set(id, readAttemptEnv(env)),
-    kill: () => undefined,
-    isRunning: (id) => started.has(id),
-    cleanup: async () => undefined,
-    onLog: () => undefined,
-    onExit: () => undefined,
-    close: async () => undefined,
-  };
+  const runner = standInRunner(dir, { start: (id, env) => void started.set(id, readAttemptEnv(env)), isRunning: (id) => started.has(id) });
   return { runner, started };
 }
 
@@ -46,30 +26,7 @@ describe("an ai attempt's memory context", () => {
     const store = tempStore();
     const memory = new SqliteMemoryStore(store.db);
     const recorded = recordingRunner(store.dir);
-    const controller = new Controller({
-      store: store.resources,
-      data: store.data,
-      memory,
-      coordination: new SqliteCoordinationStore(store.db),
-      approvals: new SqliteApprovalStore(store.db),
-      journal: new SqliteJournalStore(store.db),
-      runner: recorded.runner,
-      logger: createLogger("silent"),
-      controllerURL: "http://orka.test",
-      slots: 4,
-      maxActivePerNamespace: 0,
-      modelCalls: { retryBaseMs: 1, timeoutMs: 1000 },
-      egress: { allowLoopback: false },
-      toolSettings: { fetch: { egress: { allowLoopback: false }, timeoutMs: 1000 }, search: { provider: "duckduckgo", timeoutMs: 1000 } },
-      grants: {} as never,
-      secrets: { remember: () => undefined, forget: () => undefined } as never,
-      providers: { scriptedDir: store.dir },
-      git: DEFAULT_GIT_SETTINGS,
-      github: githubSettings({}),
-      runtimeCommands: {},
-      runtimeCacheDir: "/nonexistent/runtimes",
-      runtimeReadPaths: [],
-    });
+    const controller = controllerOver(store, recorded.runner, 4);
     cleanup = async () => {
       await controller.stop();
       store.close();
