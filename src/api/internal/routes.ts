@@ -88,8 +88,11 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   app.post<{ Params: TaskParams & { name: string } }>(
     "/tools/:ns/:task/:name",
     {
-      // Checked before the effect ledger records the call as started: a refused call leaves nothing behind.
-      preValidation: async (request) => void (request.body = parsedToolCall(request)),
+      // Checked before the effect ledger records the call as started (the caller first): a refused call leaves nothing behind.
+      preValidation: async (request) => {
+        attemptOf(request);
+        request.body = parsedToolCall(request);
+      },
       config: { beforeEffect: (request: FastifyRequest) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request as FastifyRequest<{ Params: TaskParams }>)) },
     },
     async (request) => {
