@@ -61,7 +61,7 @@ export async function startAttempt(ctx: TaskContext, task: Task, plan: StartPlan
     },
     after: (running) => {
       // Notices describe the Task's configuration, not this attempt: each is said once per Task, not on every run and iteration.
-      const said = new Set(ctx.data.listEvents(namespace, name, { type: "Warning" }).map((e) => e.summary));
+      const said = plan.notices.length > 0 ? new Set(ctx.data.listEvents(namespace, name, { type: "Warning" }).map((e) => e.summary)) : new Set<string>();
       for (const notice of plan.notices) if (!said.has(notice)) recordEvent(ctx, running, { type: "Warning", severity: "warning", summary: notice });
       ctx.attempts.start(attemptId, { namespace, task: name, number }, attemptEnv(config));
       recordEvent(ctx, running, { type: "AttemptStarted", summary: `attempt ${number} started` });
