@@ -3,6 +3,7 @@ import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
 import { ServerJournalledResult } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
+import { OrkaError } from "../util/errors.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
 import type { ControlPlaneClient } from "./client.ts";
 
@@ -86,12 +87,27 @@ export class AttemptJournal {
 
   /**
    * After a tool call, before its result is given to the model: written here, unless the control plane
-   * wrote it with the call (then `message` carries what it journalled).
+   * wrote it with the call. Answers the message the model is to be given: the journalled one.
    */
-  async toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<void> {
-    if (resultStep?.content === undefined) return this.write("tool_result", [message], {});
-    this.seq = resultStep.place.seq;
-    this.written.add(message);
+  async toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<ChatMessage> {
+    const journalled = resultStep?.content;
+    if (journalled !== undefined) {
+      // Fail closed: what the model would be given (scrubbed of the attempt's secrets) must be what was journalled.
+      if (message.role !== "tool" || message.content !== journalled) throw new OrkaError("internal", `the control plane journalled a result for tool call ${resultStep!.place.toolCallId} other than the one the model would be given`);
+      return this.taken(resultStep!.place.seq, message);
+    }
+    try {
+      await this.write("tool_result", [message], {});
+      return message;
+    } catch (err) {
+      if (!resultStep || !(err instanceof OrkaError && err.code === "conflict")) throw err;
+      // The control plane may have journalled the call's result after this worker stopped waiting for it
+      // (a timeout): then that result is the call's, and the model is given it.
+      const written = await this.stepAt(resultStep.place.seq);
+      const [result] = (written?.kind === "tool_result" ? written.messages : []) as ChatMessage[];
+      if (result?.role !== "tool" || result.toolCallId !== resultStep.place.toolCallId) throw err;
+      return this.taken(resultStep.place.seq, result);
+    }
   }
 
   /** Where the run stands: the fields an event carries, none before the first step. */
@@ -102,6 +118,18 @@ export class AttemptJournal {
   /** The idempotency key of a tool call: Task uid, run, call index and argument digest. */
   keyFor(callIndex: number, call: ToolCall): string {
     return sha256Hex(`${this.taskUid}\n${this.run}\n${callIndex}\n${call.name}\n${sha256Hex(call.arguments)}`);
+  }
+
+  /** A step the control plane wrote: the run stands after it, and its message needs no writing again. */
+  private taken(seq: number, message: ChatMessage): ChatMessage {
+    this.seq = seq;
+    this.written.add(message);
+    return message;
+  }
+
+  private async stepAt(seq: number): Promise<JournalStep | undefined> {
+    const { steps } = (await this.client.get(`journal/${this.client.taskPath()}`, { run: String(this.run) })) as { steps: JournalStep[] };
+    return steps.find((step) => step.seq === seq);
   }
 
   private async write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {

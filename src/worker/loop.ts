@@ -46,7 +46,7 @@ export interface LoopJournal {
   /** The place of a call's result step, for a control plane that can write it with the call's reply. */
   resultStepFor(call: ToolCall): ServerJournalledResult;
   /** Writes the result step, unless the control plane wrote it (`resultStep` says so). */
-  toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<void>;
+  toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<ChatMessage>;
   keyFor(callIndex: number, call: ToolCall): string;
 }
 
@@ -108,9 +108,9 @@ async function runCalls(options: LoopOptions, messages: ChatMessage[], state: Lo
     if (key && !interrupted && options.marksStart?.(call)) await options.journal!.toolStarted(call, key);
     const resultStep = options.journal?.resultStepFor(call);
     const content = await runToolCall(options, call, { key, interrupted, resultStep });
-    // What the control plane journalled is what the model is given, exactly as a resumed run will replay it.
-    const result = toolMessage(call.id, call.name, resultStep?.content ?? content);
-    await options.journal?.toolResult(result, resultStep);
+    const message = toolMessage(call.id, call.name, content);
+    // What is journalled is what the model is given, exactly as a resumed run will replay it.
+    const result = options.journal ? await options.journal.toolResult(message, resultStep) : message;
     state.interrupted = undefined;
     state.callIndex++;
     messages.push(result);

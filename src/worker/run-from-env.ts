@@ -7,8 +7,8 @@ import { httpTransport } from "./transport.ts";
 
 /**
  * Runs what the worker's `ORKA_*` environment assigns it: a Task's attempt, or a compat request's tool
- * loop, in the directories the runner named (made here when the runner did not make them: this work is
- * the worker's, not the control plane's). Without a transport of its own, the worker reaches the control
+ * loop, in the directories the runner named (made here, off the control plane's thread; those the runner
+ * made already are kept). Without a transport of its own, the worker reaches the control
  * plane over HTTP at its URL.
  */
 export async function runFromEnv(env: Record<string, string | undefined>, io: Omit<AttemptIO, "transport"> & Partial<AttemptIO>): Promise<AttemptOutcome> {

@@ -59,7 +59,7 @@ describe("an ai attempt's memory context", () => {
     expect(config.ai!.memories[0]).toEqual({ content: "fact 6", source: "api", tags: ["ops"], createdAt: expect.any(String) });
   });
 
-  it("gives a resumed attempt them too: with nothing journalled yet it starts afresh, with the same prompt", async () => {
+  it("gives a resumed attempt them too: with nothing journalled yet it starts afresh with them", async () => {
     const { memory, configOf } = await startController();
     memory.createMemory("default", { content: "a fact", source: "api" });
     // A fork's first attempt continues the copied run (here an empty one, so it starts afresh).

@@ -11,7 +11,13 @@ import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts"
 describe("a custom Tool call's result step, journalled by the control plane", () => {
   let orka: RunningOrka;
   let endpoint: http.Server;
-  let calls = 0;
+  /** The words the Tool's endpoint was called with, in order. */
+  const received: string[] = [];
+  const timesCalled = (word: string) => received.filter((w) => w === word).length;
+  /** Waits (at most 5 s) until the endpoint has been called with `word`: the call is then under way. */
+  const underWay = async (word: string) => {
+    for (let i = 0; i < 500 && timesCalled(word) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  };
   const token = "attempt-token-for-tool-results";
   const key = (n: number) => n.toString(16).padStart(64, "0");
 
@@ -33,9 +39,9 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
       req.on("end", () => {
         // Only the test's calls carry a word (the Tool's reconciler may look at the endpoint too).
         const { word } = JSON.parse(body || "{}");
-        if (word) calls++;
+        if (word) received.push(word);
         // A slow call leaves time for its attempt to end while the Tool works.
-        setTimeout(() => res.writeHead(200, { "content-type": "text/plain" }).end(`echo ${word}`), word === "slow" ? 300 : 0);
+        setTimeout(() => res.writeHead(200, { "content-type": "text/plain" }).end(`echo ${word}`), word?.startsWith("slow") ? 300 : 0);
       });
     });
     await new Promise<void>((listening) => endpoint.listen(0, "127.0.0.1", listening));
@@ -61,7 +67,7 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
 
     const again = await call({ arguments: { word: "one" }, resultStep }, key(1));
     expect([again.status, await again.json()]).toEqual([200, { result: "echo one", journalled: true }]);
-    expect(calls).toBe(1);
+    expect(timesCalled("one")).toBe(1);
     expect(await steps()).toHaveLength(1);
   });
 
@@ -73,22 +79,25 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     expect(((await unknown.json()) as any).error.message).toMatch(/kind/);
     const stray = await call({ arguments: { word: "two" }, journal: true }, key(5));
     expect([stray.status, ((await stray.json()) as any).error.message]).toEqual([400, expect.stringMatching(/journal/)]);
-    expect(calls).toBe(1);
+    expect(timesCalled("two")).toBe(0);
     expect(await steps()).toHaveLength(1);
+    // Nothing was recorded under the refused calls' key: a valid call with it runs.
+    const valid = await call({ arguments: { word: "two" } }, key(2));
+    expect([valid.status, await valid.json(), timesCalled("two")]).toEqual([200, { result: "echo two" }, 1]);
   });
 
   it("refuses a call whose step would not be its run's next before anything starts: no Tool call, no record", async () => {
     const call3 = (seq: number) => call({ arguments: { word: "three" }, resultStep: { run: 1, seq, toolCallId: "call-3" } }, key(3));
-    for (const seq of [5, 1]) {
+    for (const [seq, message] of [[5, "journal step 5 does not follow step 1"], [1, "journal step 1 of run 1 is already written"]] as const) {
       const misplaced = await call3(seq);
-      expect([misplaced.status, ((await misplaced.json()) as any).error.message]).toEqual([409, `journal step ${seq} does not follow step 1`]);
+      expect([misplaced.status, ((await misplaced.json()) as any).error.message]).toEqual([409, message]);
     }
-    expect(calls).toBe(1);
+    expect(timesCalled("three")).toBe(0);
     expect(await steps()).toHaveLength(1);
     // Nothing was recorded under the key: the same call at its right place runs.
     const placed = await call3(2);
     expect([placed.status, await placed.json()]).toEqual([200, { result: "echo three", journalled: true }]);
-    expect(calls).toBe(2);
+    expect(timesCalled("three")).toBe(1);
     expect((await steps()).map((step) => step.seq)).toEqual([1, 2]);
   });
 
@@ -103,7 +112,7 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     const uid = await createTask(ending.task);
     orka.data.createAttempt({ id: "a-ending", namespace: "default", task: ending.task, taskUid: uid, number: 1, allowedTools: ["echo"] }, hashToken(ending.token));
     const answered = call({ arguments: { word: "slow" }, resultStep: { run: 1, seq: 1, toolCallId: "call-slow" } }, key(6), ending);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await underWay("slow");
     orka.data.finishAttempt("a-ending", { state: "killed", reason: "stopped while its tool ran" });
     const reply = await answered;
     expect([reply.status, await reply.json()]).toEqual([200, { result: "echo slow" }]);
@@ -117,14 +126,13 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
   });
 
   it("answers the same call, sent again while the first is still running, as of unknown outcome: the Tool runs once", async () => {
-    const before = calls;
-    const slow = { arguments: { word: "slow" }, resultStep: { run: 1, seq: 3, toolCallId: "call-7" } };
+    const slow = { arguments: { word: "slower" }, resultStep: { run: 1, seq: 3, toolCallId: "call-7" } };
     const first = call(slow, key(7));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // What a resumed attempt would meet if the server had died between starting the call and recording its reply.
+    await underWay("slower");
+    // The same answer a resumed attempt gets when the server died between starting the call and recording its reply.
     const again = await call(slow, key(7));
-    expect(((await again.json()) as { result: string }).result).toMatch(/^outcome unknown: this call of echo started before/);
-    expect(await (await first).json()).toEqual({ result: "echo slow", journalled: true });
-    expect(calls).toBe(before + 1);
+    expect(((await again.json()) as { result: string }).result).toMatch(/^outcome unknown: this call of echo started earlier and its reply was not recorded/);
+    expect(await (await first).json()).toEqual({ result: "echo slower", journalled: true });
+    expect(timesCalled("slower")).toBe(1);
   });
 });

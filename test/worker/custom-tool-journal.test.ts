@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
 import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
+import type { AttemptOutcome } from "../../src/worker/attempt-io.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
@@ -16,22 +17,47 @@ interface Step {
   messages: { role: string; content?: string }[];
 }
 
-// The worker against a stand-in control plane: a custom Tool's call carries the place of its result step,
-// and when the control plane says it journalled it, the worker writes no step of its own.
+const MODEL_KEY = "sk-model-key-0123456789";
+const TOOL_STEP = { run: 1, seq: 3, toolCallId: "call_1_1" };
+
+/**
+ * How the stand-in control plane answers the custom Tool's call: it journalled the result; it did not; the
+ * worker's call failed but the step was written meanwhile (a reply that came after the worker stopped
+ * waiting); it journalled a result holding the attempt's model key.
+ */
+type Answering = "journalled" | "plain" | "late" | "leaky";
+
+// The worker against a stand-in control plane that records every call: a custom Tool's call carries the
+// place of its result step, and the worker writes that step only when the control plane did not.
 describe("a custom Tool call's result step in the worker", () => {
   let server: http.Server;
   let url = "";
-  let journalling = true;
-  const seen: { path: string; body: string }[] = [];
+  let answering: Answering = "journalled";
+  const seen: { method: string; path: string; body: string }[] = [];
+  const lateStep = { ...TOOL_STEP, kind: "tool_result", messages: [{ role: "tool", toolCallId: TOOL_STEP.toolCallId, name: "ping", content: "pong (late)" }], detail: {} };
+
+  function answer(req: http.IncomingMessage, body: string, res: http.ServerResponse): void {
+    const json = (status: number, value: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+    const path = req.url ?? "";
+    if (path.startsWith("/internal/v1/tools/")) {
+      if (answering === "late") return json(504, { error: { code: 504, message: "the control plane did not answer in time" } });
+      const result = answering === "leaky" ? `pong ${MODEL_KEY}` : "pong";
+      return json(200, { result, ...(answering === "plain" ? {} : { journalled: true }) });
+    }
+    if (path.startsWith("/internal/v1/journal/") && req.method === "GET") return json(200, { steps: [lateStep] });
+    if (path.startsWith("/internal/v1/journal/") && answering === "late" && JSON.parse(body).seq === TOOL_STEP.seq) {
+      return json(409, { error: { code: 409, message: "journal step 3 of run 1 is already written" } });
+    }
+    res.writeHead(204).end();
+  }
+
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       let body = "";
       req.on("data", (c) => (body += c));
       req.on("end", () => {
-        seen.push({ path: req.url ?? "", body });
-        if (!req.url?.startsWith("/internal/v1/tools/")) return void res.writeHead(204).end();
-        const answer = { result: "pong", ...(journalling && JSON.parse(body).resultStep ? { journalled: true } : {}) };
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
+        seen.push({ method: req.method ?? "", path: req.url ?? "", body });
+        answer(req, body, res);
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -39,38 +65,56 @@ describe("a custom Tool call's result step in the worker", () => {
   });
   afterAll(() => server.close());
 
-  async function run(name: string): Promise<{ steps: Step[]; toolCall: { resultStep?: unknown } }> {
+  async function run(mode: Answering): Promise<{ outcome: AttemptOutcome; steps: Step[]; toolCall: { resultStep?: unknown }; result?: string }> {
+    answering = mode;
     seen.splice(0);
     const attemptsDir = join(tmpdir(), "orka-attempt-tests");
-    const dirs = await prepareAttemptDirs(attemptsDir, `${name}-${process.pid}`);
+    const dirs = await prepareAttemptDirs(attemptsDir, `${mode}-${process.pid}`);
     makeAttemptDirs(dirs);
     const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "done: {{toolResult}}", tools: ["ping"] });
     config.ai!.customTools = [{ name: "ping", description: "ping", parameters: { type: "object", properties: {} } }];
-    config.ai!.endpoint.script = { turns: [{ toolCalls: [{ name: "ping", arguments: {} }] }, { text: "done: {{toolResult}}" }] };
+    config.ai!.endpoint = { ...config.ai!.endpoint, apiKey: MODEL_KEY, script: { turns: [{ toolCalls: [{ name: "ping", arguments: {} }] }, { text: "done: {{toolResult}}" }] } };
     try {
-      expect(await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) })).toEqual({ exitCode: 0 });
+      const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
+      return {
+        outcome,
+        steps: seen.filter((r) => r.path.startsWith("/internal/v1/journal/") && r.method === "POST").map((r) => JSON.parse(r.body) as Step),
+        toolCall: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/tools/"))!.body),
+        result: seen.find((r) => r.path === "/internal/v1/results/default/t")?.body,
+      };
     } finally {
-      rmSync(join(attemptsDir, `${name}-${process.pid}`), { recursive: true, force: true });
+      rmSync(join(attemptsDir, `${mode}-${process.pid}`), { recursive: true, force: true });
     }
-    expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("done: pong");
-    return {
-      steps: seen.filter((r) => r.path.startsWith("/internal/v1/journal/")).map((r) => JSON.parse(r.body) as Step),
-      toolCall: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/tools/"))!.body),
-    };
   }
 
   it("sends the place of the result with the call, writes no step for it, and goes on after it", async () => {
-    journalling = true;
-    const { steps, toolCall } = await run("journalled");
-    expect(toolCall.resultStep).toEqual({ run: 1, seq: 3, toolCallId: "call_1_1" });
+    const { outcome, steps, toolCall, result } = await run("journalled");
+    expect([outcome, result]).toEqual([{ exitCode: 0 }, "done: pong"]);
+    expect(toolCall.resultStep).toEqual(TOOL_STEP);
     // request, answer with the call, (step 3 written by the control plane), final answer.
     expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [4, "response"]]);
   });
 
   it("writes the step itself when the control plane did not", async () => {
-    journalling = false;
-    const { steps } = await run("not-journalled");
+    const { outcome, steps } = await run("plain");
+    expect(outcome).toEqual({ exitCode: 0 });
     expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [3, "tool_result"], [4, "response"]]);
     expect(steps[2].messages).toEqual([{ role: "tool", toolCallId: "call_1_1", name: "ping", content: "pong" }]);
+  });
+
+  it("gives the model the result the control plane journalled after the worker stopped waiting, instead of failing", async () => {
+    const { outcome, steps, result } = await run("late");
+    expect(outcome).toEqual({ exitCode: 0 });
+    // Its own step 3 (the call's error) was refused; the journalled result went to the model.
+    expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [3, "tool_result"], [4, "response"]]);
+    expect(result).toBe("done: pong (late)");
+  });
+
+  it("stops, failing closed, when the journalled result holds a secret the attempt carries: the model never sees it", async () => {
+    const { outcome, steps, result } = await run("leaky");
+    expect(outcome.exitCode).toBe(1);
+    expect(outcome.reason).toMatch(/journalled a result for tool call call_1_1 other than the one the model would be given/);
+    expect(steps.map((s) => s.kind)).toEqual(["request", "response"]);
+    expect(result).toBeUndefined();
   });
 });

@@ -52,7 +52,7 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     if (effect?.state === "started" && REMOTE_EFFECT_ROUTES.has(request.routeOptions.url ?? "")) {
       const params = request.params as { name?: string; tool?: string };
       return reply.send({
-        result: `outcome unknown: this call of ${params.name ?? params.tool} started before the control plane went down and its reply was not recorded, so it may or may not have reached the service. It was not sent again; check before repeating it.`,
+        result: `outcome unknown: this call of ${params.name ?? params.tool} started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.`,
       });
     }
     // The fault point before a step the control plane writes for the worker: before the call starts anything.

@@ -142,7 +142,7 @@ type ToolCallBody = z.infer<typeof toolCallBody>;
 /** A tool call's body; a result step needs an idempotency key (the ledger records the step with the reply). */
 function parsedToolCall(request: FastifyRequest): ToolCallBody {
   const body = parseWith(toolCallBody, request.body ?? {});
-  if (body.resultStep && request.headers["idempotency-key"] === undefined) {
+  if (body.resultStep && typeof request.headers["idempotency-key"] !== "string") {
     throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
   }
   return body;
@@ -153,6 +153,7 @@ function checkResultPlace(ctx: ApiContext, body: ToolCallBody, attempt: Attempt)
   const place = body.resultStep;
   if (!place) return;
   const last = ctx.journal.lastSeq(attempt.taskUid, place.run);
+  if (place.seq <= last) throw new OrkaError("conflict", `journal step ${place.seq} of run ${place.run} is already written`);
   if (place.seq !== last + 1) throw new OrkaError("conflict", `journal step ${place.seq} does not follow step ${last}`);
 }
 
