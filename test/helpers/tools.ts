@@ -1,19 +1,12 @@
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { createToolContext } from "../../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../../src/tools/registry.ts";
 import { toolExecutor } from "../../src/worker/tool-executor.ts";
 import type { ControlPlane, ToolSettings } from "../../src/tools/define.ts";
+import { freshAttemptDirs } from "./stand-in-control-plane.ts";
 
 /** Runs built-in tools through the executor the worker uses, in fresh attempt directories. */
 export async function toolHarness(settings: Partial<ToolSettings> = {}, controlPlane?: ControlPlane) {
-  const attemptsDir = join(tmpdir(), "orka-tool-tests");
-  const id = `t-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const dirs = await prepareAttemptDirs(attemptsDir, id);
-  makeAttemptDirs(dirs);
+  const { remove, ...dirs } = await freshAttemptDirs("tools");
   const controller = new AbortController();
   const execute = toolExecutor({
     allowed: BUILTIN_TOOLS.map((t) => t.name),
@@ -48,7 +41,7 @@ export async function toolHarness(settings: Partial<ToolSettings> = {}, controlP
     },
     close() {
       controller.abort();
-      rmSync(join(attemptsDir, id), { recursive: true, force: true });
+      remove();
     },
   };
 }

@@ -1,39 +1,23 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
+import { freshAttemptDirs, startStandInControlPlane } from "../helpers/stand-in-control-plane.ts";
 
 // The worker against a stand-in control plane that records every call and would fail a memory read.
 describe("AI attempt starting with the memories its config carries", () => {
-  let server: http.Server;
-  let url = "";
-  const seen: { method: string; path: string; body: string }[] = [];
+  let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
   beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        seen.push({ method: req.method ?? "", path: req.url ?? "", body });
-        if (req.url?.startsWith("/internal/v1/memories/")) return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"code":500,"message":"database is locked"}}');
-        res.writeHead(204).end();
-      });
+    controlPlane = await startStandInControlPlane(({ path }, res) => {
+      if (path.startsWith("/internal/v1/memories/")) return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"code":500,"message":"database is locked"}}');
+      res.writeHead(204).end();
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => server.close());
+  afterAll(() => controlPlane.close());
 
   it("puts them in the first request's system prompt and asks the control plane for no memories", async () => {
-    const attemptsDir = join(tmpdir(), "orka-attempt-tests");
-    const dirs = await prepareAttemptDirs(attemptsDir, `a-${process.pid}`);
-    makeAttemptDirs(dirs);
+    const { url, seen } = controlPlane;
+    const { remove, ...dirs } = await freshAttemptDirs("memories");
     const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "answered with memory", tools: ["recall_memory", "remember", "propose_memory", "search_transcript"] });
     config.ai!.memories = [{ content: "Deploys go through staging first.", source: "api", tags: ["ops"], createdAt: "2026-01-02T03:04:05.000Z" }];
     try {
@@ -53,7 +37,7 @@ describe("AI attempt starting with the memories its config carries", () => {
       });
       expect(events.map((e) => e.type)).not.toContain("MemoryUnavailable");
     } finally {
-      rmSync(join(attemptsDir, `a-${process.pid}`), { recursive: true, force: true });
+      remove();
     }
   });
 });

@@ -1,15 +1,10 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeAttemptDirs } from "../../src/runner/attempt-dirs.ts";
-import { prepareAttemptDirs } from "../../src/runner/local/dirs.ts";
 import type { AttemptOutcome } from "../../src/worker/attempt-io.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
+import { freshAttemptDirs, startStandInControlPlane, type SeenCall } from "../helpers/stand-in-control-plane.ts";
 
 interface Step {
   seq: number;
@@ -30,21 +25,18 @@ type Answering = "journalled" | "plain" | "late" | "leaky";
 // The worker against a stand-in control plane that records every call: a custom Tool's call carries the
 // place of its result step, and the worker writes that step only when the control plane did not.
 describe("a custom Tool call's result step in the worker", () => {
-  let server: http.Server;
-  let url = "";
+  let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
   let answering: Answering = "journalled";
-  const seen: { method: string; path: string; body: string }[] = [];
   const lateStep = { ...TOOL_STEP, kind: "tool_result", messages: [{ role: "tool", toolCallId: TOOL_STEP.toolCallId, name: "ping", content: "pong (late)" }], detail: {} };
 
-  function answer(req: http.IncomingMessage, body: string, res: http.ServerResponse): void {
+  function answer({ method, path, body }: SeenCall, res: http.ServerResponse): void {
     const json = (status: number, value: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
-    const path = req.url ?? "";
     if (path.startsWith("/internal/v1/tools/")) {
       if (answering === "late") return json(504, { error: { code: 504, message: "the control plane did not answer in time" } });
       const result = answering === "leaky" ? `pong ${MODEL_KEY}` : "pong";
       return json(200, { result, ...(answering === "plain" ? {} : { journalled: true }) });
     }
-    if (path.startsWith("/internal/v1/journal/") && req.method === "GET") return json(200, { steps: [lateStep] });
+    if (path.startsWith("/internal/v1/journal/") && method === "GET") return json(200, { steps: [lateStep] });
     if (path.startsWith("/internal/v1/journal/") && answering === "late" && JSON.parse(body).seq === TOOL_STEP.seq) {
       return json(409, { error: { code: 409, message: "journal step 3 of run 1 is already written" } });
     }
@@ -52,25 +44,15 @@ describe("a custom Tool call's result step in the worker", () => {
   }
 
   beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        seen.push({ method: req.method ?? "", path: req.url ?? "", body });
-        answer(req, body, res);
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    controlPlane = await startStandInControlPlane(answer);
   });
-  afterAll(() => server.close());
+  afterAll(() => controlPlane.close());
 
   async function run(mode: Answering): Promise<{ outcome: AttemptOutcome; steps: Step[]; toolCall: { resultStep?: unknown }; result?: string }> {
     answering = mode;
+    const { url, seen } = controlPlane;
     seen.splice(0);
-    const attemptsDir = join(tmpdir(), "orka-attempt-tests");
-    const dirs = await prepareAttemptDirs(attemptsDir, `${mode}-${process.pid}`);
-    makeAttemptDirs(dirs);
+    const { remove, ...dirs } = await freshAttemptDirs(mode);
     const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "done: {{toolResult}}", tools: ["ping"] });
     config.ai!.customTools = [{ name: "ping", description: "ping", parameters: { type: "object", properties: {} } }];
     config.ai!.endpoint = { ...config.ai!.endpoint, apiKey: MODEL_KEY, script: { turns: [{ toolCalls: [{ name: "ping", arguments: {} }] }, { text: "done: {{toolResult}}" }] } };
@@ -83,7 +65,7 @@ describe("a custom Tool call's result step in the worker", () => {
         result: seen.find((r) => r.path === "/internal/v1/results/default/t")?.body,
       };
     } finally {
-      rmSync(join(attemptsDir, `${mode}-${process.pid}`), { recursive: true, force: true });
+      remove();
     }
   }
 
