@@ -16,6 +16,7 @@ import { sandboxedStdioLauncher } from "./sandbox/stdio-server.ts";
 import { CompatAttempts } from "./api/compat/attempts.ts";
 import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
+import { startBackgroundCheckpoints } from "./store/sqlite/checkpointer.ts";
 import { openDatabase, StoreWritability } from "./store/sqlite/db.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
 import { TaskSecrets } from "./policy/redact.ts";
@@ -58,6 +59,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
 async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLock): Promise<RunningOrka> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(join(config.dataDir, "orka.db"));
+  const checkpoints = startBackgroundCheckpoints(db, (err) => logger.warn({ err }, "the store's checkpoint thread stopped; the server's thread checkpoints instead"));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const secrets = new TaskSecrets();
   const data = new RedactingTaskDataStore(db, secrets);
@@ -179,6 +181,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       await controller.stop();
       await runner.close();
       await closeApi(app);
+      await checkpoints.stop();
       db.close();
       dataDirLock.release();
     },

@@ -1,0 +1,45 @@
+import { statSync } from "node:fs";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { startBackgroundCheckpoints } from "../../src/store/sqlite/checkpointer.ts";
+import { tempStore } from "../helpers/store.ts";
+
+const ROW = "x".repeat(1024);
+const stores: ReturnType<typeof tempStore>[] = [];
+afterEach(() => stores.splice(0).forEach((store) => store.close()));
+
+function storeWithRows() {
+  const store = tempStore();
+  stores.push(store);
+  store.db.exec("CREATE TABLE filler (body TEXT NOT NULL)");
+  const insert = store.db.prepare("INSERT INTO filler (body) VALUES (?)");
+  return { ...store, write: (rows: number) => { for (let i = 0; i < rows; i++) insert.run(ROW); } };
+}
+
+const databaseFileBytes = (dir: string) => statSync(`${dir}/orka.db`).size;
+
+describe("checkpoints off the server's thread", () => {
+  it("copies committed pages into the database file while the server's connection never checkpoints", async () => {
+    const store = storeWithRows();
+    const checkpoints = startBackgroundCheckpoints(store.db, (err) => { throw err; });
+    try {
+      expect(store.db.pragma("wal_autocheckpoint", { simple: true })).toBe(16_384);
+      const before = databaseFileBytes(store.dir);
+      // 3,000 commits of 1 KiB: about 750 log pages, below the server connection's backstop, so only
+      // the thread can have moved them into the database file.
+      store.write(3000);
+      await vi.waitFor(() => expect(databaseFileBytes(store.dir)).toBeGreaterThan(before + 3000 * 1024), { timeout: 5000, interval: 50 });
+    } finally {
+      await checkpoints.stop();
+    }
+  });
+
+  it("stops with a last checkpoint, after which the database file holds every commit", async () => {
+    const store = storeWithRows();
+    const checkpoints = startBackgroundCheckpoints(store.db, (err) => { throw err; });
+    store.write(500);
+    const before = databaseFileBytes(store.dir);
+    await checkpoints.stop();
+    expect(databaseFileBytes(store.dir)).toBeGreaterThan(before + 500 * 1024);
+    expect(store.db.prepare("SELECT count(*) AS n FROM filler").get()).toEqual({ n: 500 });
+  });
+});
