@@ -69,8 +69,11 @@ export interface JournalStore {
    * Returns the bytes newly stored.
    */
   append(owner: StepOwner, step: StepInput): { storedBytes: number };
-  /** The number of a run's last step, 0 before its first. */
-  lastSeq(taskUid: string, run: number): number;
+  /**
+   * Refuses (a conflict) a step `seq` that is already written or that would not follow the run's last
+   * step: only the run's next step may be written.
+   */
+  checkNextStep(taskUid: string, run: number, seq: number): void;
   /** Every step of a run, in order, with its messages. */
   steps(taskUid: string, run: number): JournalStep[];
   /** Copies steps 1..upTo of a run into another Task's run (a fork); copying again changes nothing. */

@@ -152,9 +152,7 @@ function parsedToolCall(request: FastifyRequest): ToolCallBody {
 function checkResultPlace(ctx: ApiContext, body: ToolCallBody, attempt: Attempt): void {
   const place = body.resultStep;
   if (!place) return;
-  const last = ctx.journal.lastSeq(attempt.taskUid, place.run);
-  if (place.seq <= last) throw new OrkaError("conflict", `journal step ${place.seq} of run ${place.run} is already written`);
-  if (place.seq !== last + 1) throw new OrkaError("conflict", `journal step ${place.seq} does not follow step ${last}`);
+  ctx.journal.checkNextStep(attempt.taskUid, place.run, place.seq);
 }
 
 /** The MCP Tool and server tool a model tool name stands for, when it is no Tool's own name but one an MCP Tool's probe found. */

@@ -16,15 +16,14 @@ export class SqliteJournalStore implements JournalStore {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
       const detail = canonicalJson(step.detail);
-      const last = this.lastSeq(owner.taskUid, step.run);
-      if (step.seq <= last) {
+      const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
+        .get(owner.taskUid, step.run, step.seq);
+      if (existing) {
         // A step sent again (its reply was lost): the same step is a no-op, another one a conflict.
-        const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
-          .get(owner.taskUid, step.run, step.seq)!;
         if (existing.kind === step.kind && existing.segments === JSON.stringify(hashes) && existing.detail === detail) return { storedBytes: 0 };
-        throw new OrkaError("conflict", `journal step ${step.seq} of run ${step.run} is already written`);
+        throw alreadyWritten(step.run, step.seq);
       }
-      if (step.seq !== last + 1) throw new OrkaError("conflict", `journal step ${step.seq} does not follow step ${last}`);
+      this.checkFollows(owner.taskUid, step.run, step.seq);
       const insertSegment = prepared(this.db, "INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
       let storedBytes = detail.length;
       bodies.forEach((body, i) => {
@@ -36,7 +35,21 @@ export class SqliteJournalStore implements JournalStore {
     })();
   }
 
-  lastSeq(taskUid: string, run: number): number {
+  checkNextStep(taskUid: string, run: number, seq: number): void {
+    if (this.hasStep(taskUid, run, seq)) throw alreadyWritten(run, seq);
+    this.checkFollows(taskUid, run, seq);
+  }
+
+  /** Steps are written in order, so step `seq` follows the last one when step `seq - 1` is written (two one-step lookups cost less than asking for the highest step). */
+  private checkFollows(taskUid: string, run: number, seq: number): void {
+    if (seq > 1 && !this.hasStep(taskUid, run, seq - 1)) throw new OrkaError("conflict", `journal step ${seq} does not follow step ${this.lastSeq(taskUid, run)}`);
+  }
+
+  private hasStep(taskUid: string, run: number, seq: number): boolean {
+    return prepared<[string, number, number], { found: number }>(this.db, "SELECT 1 AS found FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?").get(taskUid, run, seq) !== undefined;
+  }
+
+  private lastSeq(taskUid: string, run: number): number {
     return prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(taskUid, run)?.seq ?? 0;
   }
 
@@ -103,3 +116,5 @@ export class SqliteJournalStore implements JournalStore {
     })();
   }
 }
+
+const alreadyWritten = (run: number, seq: number) => new OrkaError("conflict", `journal step ${seq} of run ${run} is already written`);
