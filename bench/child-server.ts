@@ -11,5 +11,5 @@ export async function startChildServer(script: string, args: string[] = []) {
   const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
   const port = /^port (\d+)$/.exec(line)?.[1];
   if (!port) throw new Error(`${script} did not start: ${line}`);
-  return { port, url: `http://127.0.0.1:${port}`, close: () => void child.kill() };
+  return { port, url: `http://127.0.0.1:${port}`, pid: child.pid!, close: () => void child.kill() };
 }

@@ -5,16 +5,13 @@
 // Task), so that its process tree can be measured alone from /proc every 100 ms: peak resident memory of
 // the server and all its descendants, and their CPU time during the drain. The fake model and this driver
 // are not counted. `node bench/drain.ts [--quick]` prints one table; asserts nothing.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { processTreeUsage } from "./process-tree.ts";
-import { adminClient, BENCH_ADMIN_TOKEN, benchDirectory } from "./server.ts";
+import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -24,55 +21,13 @@ const IDEAL_MS = 4 * ANSWER_DELAY_MS;
 const SAMPLE_EVERY_MS = 100;
 const DRAIN_DEADLINE_MS = 180_000;
 const POLL_EVERY_MS = 1000;
-const REPO = join(import.meta.dirname, "..");
-
-/** `orka serve` in its own process; answers its pid and URL once it listens. */
-async function startServerProcess(dir: string) {
-  const env = {
-    ...process.env,
-    ORKA_HOST: "127.0.0.1",
-    ORKA_PORT: "0",
-    ORKA_DATA_DIR: join(dir, "state"),
-    ORKA_WORK_DIR: join(dir, "work"),
-    ORKA_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
-    ORKA_LOG_LEVEL: "silent",
-    ORKA_ALLOW_LOOPBACK_EGRESS: "true",
-    ORKA_WORKER_SLOTS: String(TASKS),
-  };
-  const child = spawn(process.execPath, ["--max-semi-space-size=8", join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
-  const listening = (async () => {
-    for await (const line of createInterface({ input: child.stdout })) {
-      const url = /^orka listening on (\S+)/.exec(line)?.[1];
-      if (url) return url;
-    }
-    throw new Error("the Orka server ended before it listened");
-  })();
-  const url = await Promise.race([listening, sleep(60_000, undefined, { ref: false }).then(() => Promise.reject(new Error("the Orka server did not listen within 60 s")))]);
-  return { pid: child.pid!, url, child };
-}
-
-/** SIGTERM, then SIGKILL after 15 s; then every process of its tree seen last that still runs, by pid. */
-async function stopServerProcess(server: { pid: number; child: ReturnType<typeof spawn> }, treePids: number[]): Promise<void> {
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    const exited = once(server.child, "exit");
-    server.child.kill("SIGTERM");
-    await Promise.race([exited, sleep(15_000, undefined, { ref: false }).then(() => server.child.kill("SIGKILL"))]);
-  }
-  for (const pid of treePids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already ended
-    }
-  }
-}
 
 const phasesOf = (tasks: { status?: { phase?: string } }[]) =>
   Object.entries(Object.groupBy(tasks, (task) => task.status?.phase ?? "Pending")).map(([phase, group]) => [phase, group!.length] as const);
 
 const dir = benchDirectory("drain");
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
-const server = await startServerProcess(dir);
+const server = await startServerProcess(dir, { ORKA_WORKER_SLOTS: String(TASKS) });
 const peak = { rssBytes: 0, processes: 0 };
 let treePids: number[] = [];
 const sampler = setInterval(() => {

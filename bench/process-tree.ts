@@ -10,6 +10,8 @@ interface ProcessStat {
   ppid: number;
   /** utime + stime + cutime + cstime: its own CPU and that of the children it has reaped, in ticks. */
   cpuTicks: number;
+  /** utime + stime: its own CPU alone, in ticks. */
+  ownCpuTicks: number;
   rssPages: number;
 }
 
@@ -24,15 +26,15 @@ function readStat(pid: number): ProcessStat | undefined {
   // The command name (field 2) may hold spaces and parentheses: the fields after it follow its last ")".
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   const field = (n: number) => Number(fields[n - 3]);
-  return { pid, ppid: field(4), cpuTicks: field(14) + field(15) + field(16) + field(17), rssPages: field(24) };
+  return { pid, ppid: field(4), cpuTicks: field(14) + field(15) + field(16) + field(17), ownCpuTicks: field(14) + field(15), rssPages: field(24) };
 }
 
 /**
  * The tree under `rootPid` now: the sum of its processes' resident memory, and their CPU time since they
  * started (a reaped descendant's time counts in the parent that reaped it, so nothing is lost when a
- * process of the tree ends).
+ * process of the tree ends); `rootCpuSeconds` is the root's own CPU time alone.
  */
-export function processTreeUsage(rootPid: number): { rssBytes: number; cpuSeconds: number; pids: number[] } {
+export function processTreeUsage(rootPid: number): { rssBytes: number; cpuSeconds: number; rootCpuSeconds: number; pids: number[] } {
   const stats = readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map((name) => readStat(Number(name))).filter((stat) => stat !== undefined);
   const children = Map.groupBy(stats, (stat) => stat.ppid);
   const tree: ProcessStat[] = [];
@@ -43,6 +45,7 @@ export function processTreeUsage(rootPid: number): { rssBytes: number; cpuSecond
   return {
     rssBytes: tree.reduce((sum, stat) => sum + stat.rssPages * PAGE_BYTES, 0),
     cpuSeconds: tree.reduce((sum, stat) => sum + stat.cpuTicks, 0) / CLOCK_TICKS,
+    rootCpuSeconds: (tree[0]?.ownCpuTicks ?? 0) / CLOCK_TICKS,
     pids: tree.map((stat) => stat.pid),
   };
 }

@@ -8,9 +8,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
-import { startBenchServer } from "./server.ts";
+import { processTreeUsage } from "./process-tree.ts";
+import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
@@ -22,10 +24,13 @@ const LATENCY_SAMPLES = QUICK ? 10 : 50;
 /** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model. */
 const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
+const BUSIEST = Math.max(...CONCURRENCIES);
 
 interface Row {
   system: string;
   runsPerSecond: Partial<Record<number, number>>;
+  /** CPU time per run at the highest concurrency, ms: the system's own processes, and what they are. */
+  cpuPerRun?: { ms: number; parts: string };
   note?: string;
 }
 
@@ -40,35 +45,48 @@ async function measurePeers(dir: string | Error, modelPort: string, when: string
     }
     const figures: PeerFigure[] | Error = await runPeer(dir, peer.script, modelPort, PAIRS).catch((err: Error) => err);
     if (figures instanceof Error) rows.push({ system, runsPerSecond: {}, note: `not run: ${figures.message.split("\n")[0]}` });
-    else rows.push({ system, runsPerSecond: Object.fromEntries(figures.map((f) => [f.concurrency, f.runs_per_s])) });
+    else {
+      const busiest = figures.find((f) => f.concurrency === BUSIEST);
+      const cpuPerRun = busiest && { ms: busiest.cpu_ms_per_run, parts: "its one process (the loop, its SDK, the tool as a function)" };
+      rows.push({ system, runsPerSecond: Object.fromEntries(figures.map((f) => [f.concurrency, f.runs_per_s])), cpuPerRun });
+    }
   }
   return rows;
 }
 
 /**
- * Orka's runs/s at each concurrency, and create → first model request, one Task at a time. The latency
- * Tasks talk to the timed model in a process of its own, which notes when each request arrives on the
- * machine's wall clock: a model in the server's own process would hear a request only when the server's
- * event loop let it.
+ * Orka's runs/s at each concurrency, and create → first model request, one Task at a time. The server
+ * runs in its own process, as `orka serve` does, so that this driver's HTTP client does not share its
+ * thread and its CPU can be read alone. The latency Tasks talk to the timed model in a process of its
+ * own, which notes when each request arrives on the machine's wall clock.
  */
-async function measureOrka(modelURL: string): Promise<{ row: Row; latency: { p50_ms: number; p95_ms: number } }> {
+async function measureOrka(model: { url: string; pid: number }) {
   const watched = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
+  const dir = benchDirectory("run");
+  let treePids: number[] = [];
   try {
-    const orka = await startBenchServer("run", { ORKA_ALLOW_LOOPBACK_EGRESS: "true", ORKA_WORKER_SLOTS: String(Math.max(...CONCURRENCIES)) });
+    const server = await startServerProcess(dir, { ORKA_WORKER_SLOTS: String(BUSIEST) });
     try {
-      return await measureOrkaWith(orka, modelURL, watched.url);
+      return await measureOrkaWith(adminClient(server.url), model, watched.url, () => {
+        const usage = processTreeUsage(server.pid);
+        treePids = usage.pids;
+        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, model: processTreeUsage(model.pid).rootCpuSeconds };
+      });
     } finally {
-      await orka.close();
+      await stopServerProcess(server, treePids);
     }
   } finally {
     watched.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function measureOrkaWith(orka: Awaited<ReturnType<typeof startBenchServer>>, modelURL: string, watchedURL: string) {
+type CpuSeconds = { tree: number; server: number; model: number };
+
+async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-  await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${modelURL}/noop` } } });
-  for (const [name, url] of [["loop", modelURL], ["watched", watchedURL]]) {
+  await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${model.url}/noop` } } });
+  for (const [name, url] of [["loop", model.url], ["watched", watchedURL]]) {
     await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
     await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
   }
@@ -83,15 +101,30 @@ async function measureOrkaWith(orka: Awaited<ReturnType<typeof startBenchServer>
   if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
   const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
   const runsPerSecond: Record<number, number> = {};
+  let cpuPerRun: Row["cpuPerRun"];
   for (const { runs, concurrency } of PAIRS) {
     let started = 0;
+    const cpu0 = cpuNow();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
     }));
     runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
+    if (concurrency === BUSIEST) cpuPerRun = cpuSplit(cpu0, cpuNow(), runs);
   }
-  return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond }, latency: percentiles(latencies) };
+  return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond, cpuPerRun }, latency: percentiles(latencies) };
+}
+
+/** Orka's CPU per run between two readings: the server process, its worker processes, and the fake model it calls. */
+function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpuPerRun"] {
+  const perRun = (seconds: number) => (seconds * 1000) / runs;
+  const server = perRun(after.server - before.server);
+  const workers = perRun(after.tree - before.tree) - server;
+  const model = perRun(after.model - before.model);
+  return {
+    ms: +(server + workers).toFixed(2),
+    parts: `server process ${server.toFixed(2)} (API, controller, journal, every worker request's checks), worker processes ${workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${model.toFixed(2)} more (four answers and three tool calls)`,
+  };
 }
 
 function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number }): string {
@@ -118,13 +151,16 @@ const model = await startChildServer(join(import.meta.dirname, "peers", "fake-mo
 try {
   const peersDir = await preparePeers().catch((err: Error) => err);
   const before = await measurePeers(peersDir, model.port, "before Orka");
-  const orka = await measureOrka(model.url);
+  const orka = await measureOrka(model);
   const after = await measurePeers(peersDir, model.port, "after Orka");
   const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
     `Then ${FIGURE_GROUPS.map((script) => `bench/${script}`).join(", ")}${QUICK ? ", each reduced too" : ""}.\n`);
   console.log(table(rows, orka.row, orka.latency));
+  console.log(`\nCPU time per run at concurrency ${BUSIEST} (user + system, from /proc and process.cpuUsage; this driver's HTTP client not counted). ` +
+    `On ${cpus().length} cores a system cannot exceed ${cpus().length} × 1000 ÷ its CPU per run runs/s, nor 1000 ÷ the CPU per run of its busiest single thread.\n`);
+  console.log(markdownTable(["system", "CPU per run, ms", "where"], rows.filter((row) => row.cpuPerRun).map((row) => [row.system, row.cpuPerRun!.ms.toFixed(2), row.cpuPerRun!.parts])));
 } finally {
   model.close();
 }

@@ -1,6 +1,10 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { serverConfigFrom } from "../src/config.ts";
 import { startOrka } from "../src/server.ts";
 
@@ -59,4 +63,55 @@ export async function startBenchServer(name: string, env: Record<string, string>
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+const REPO = join(import.meta.dirname, "..");
+
+/**
+ * `orka serve` in its own process, in `dir`, as bin/orka starts it (loopback egress allowed for the fake
+ * model's tool); answers its pid and URL once it listens. Its process tree can then be measured alone.
+ */
+export async function startServerProcess(dir: string, env: Record<string, string> = {}) {
+  const childEnv = {
+    ...process.env,
+    ORKA_HOST: "127.0.0.1",
+    ORKA_PORT: "0",
+    ORKA_DATA_DIR: join(dir, "state"),
+    ORKA_WORK_DIR: join(dir, "work"),
+    ORKA_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    ORKA_LOG_LEVEL: "silent",
+    ORKA_ALLOW_LOOPBACK_EGRESS: "true",
+    ...env,
+  };
+  const child = spawn(process.execPath, ["--max-semi-space-size=8", join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env: childEnv, stdio: ["ignore", "pipe", "inherit"] });
+  const listening = (async () => {
+    for await (const line of createInterface({ input: child.stdout })) {
+      const url = /^orka listening on (\S+)/.exec(line)?.[1];
+      if (url) return url;
+    }
+    throw new Error("the Orka server ended before it listened");
+  })();
+  try {
+    const url = await Promise.race([listening, sleep(60_000, undefined, { ref: false }).then(() => Promise.reject(new Error("the Orka server did not listen within 60 s")))]);
+    return { pid: child.pid!, url, child };
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  }
+}
+
+/** SIGTERM, then SIGKILL after 15 s; then every process of its tree seen last that still runs, by pid. */
+export async function stopServerProcess(server: { pid: number; child: ReturnType<typeof spawn> }, treePids: number[]): Promise<void> {
+  if (server.child.exitCode === null && server.child.signalCode === null) {
+    const exited = once(server.child, "exit");
+    server.child.kill("SIGTERM");
+    await Promise.race([exited, sleep(15_000, undefined, { ref: false }).then(() => server.child.kill("SIGKILL"))]);
+  }
+  for (const pid of treePids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already ended
+    }
+  }
 }

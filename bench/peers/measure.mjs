@@ -4,9 +4,11 @@ export async function measure(peer, one) {
   for (const pair of process.argv.slice(3)) {
     const [runs, concurrency] = pair.split(":").map(Number);
     let started = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: concurrency }, async () => { while (started < runs) { started++; await one(); } }));
     const ms = performance.now() - t0;
-    console.log(JSON.stringify({ peer, runs, concurrency, runs_per_s: +(runs / ms * 1000).toFixed(1), rss_mb: Math.round(process.memoryUsage().rss / 1e6) }));
+    const cpu = process.cpuUsage(cpu0);
+    console.log(JSON.stringify({ peer, runs, concurrency, runs_per_s: +(runs / ms * 1000).toFixed(1), cpu_ms_per_run: +((cpu.user + cpu.system) / 1000 / runs).toFixed(2), rss_mb: Math.round(process.memoryUsage().rss / 1e6) }));
   }
 }

@@ -23,6 +23,8 @@ export interface PeerFigure {
   runs: number;
   concurrency: number;
   runs_per_s: number;
+  /** The peer's process's CPU time (user + system) per run. */
+  cpu_ms_per_run: number;
 }
 
 /**
