@@ -1,7 +1,8 @@
 // npm run bench (`npm run bench -- --quick`: a reduced run, under a minute): Orka beside in-process agent
 // frameworks on the 3-tool-call loop of bench/peers/ (three `noop` tool calls, then "done"), all against
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
-// machine's noise. Orka: Task created through the API → Succeeded, every step durable. Prints that table,
+// machine's noise. Orka: Task created through the API → Succeeded (followed on one watch of the namespace's
+// Tasks, as a client running many Tasks does), every step durable, the server in its own process. Prints that table,
 // then runs the other figure groups of the performance issue, each in its own process and printing its
 // own table (FIGURE_GROUPS); asserts nothing.
 import { spawn } from "node:child_process";
@@ -90,6 +91,16 @@ async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { ur
     await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
     await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
   }
+  const watch = await orka.watchTasks();
+  try {
+    return await measureRuns(watch, watchedURL, cpuNow);
+  } finally {
+    await watch.close();
+  }
+}
+
+/** Each Task is created through the API and followed to its end on the one watch of the namespace's Tasks. */
+async function measureRuns(orka: { runTask(name: string, agent: string): Promise<void> }, watchedURL: string, cpuNow: () => CpuSeconds) {
   // One untimed Task first: the worker processes load their modules on their first attempt.
   await orka.runTask("warm-up", "watched");
   const created = new Map<string, number>();
@@ -155,6 +166,7 @@ try {
   const after = await measurePeers(peersDir, model.port, "after Orka");
   const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
+    "Orka's server runs in its own process; each Task is created through the API and followed to its end on one watch of the namespace's Tasks. " +
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
     `Then ${FIGURE_GROUPS.map((script) => `bench/${script}`).join(", ")}${QUICK ? ", each reduced too" : ""}.\n`);
   console.log(table(rows, orka.row, orka.latency));

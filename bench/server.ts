@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { serverConfigFrom } from "../src/config.ts";
+import { isTerminalPhase } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
 
 export const BENCH_ADMIN_TOKEN = "bench-admin-token-0000";
@@ -44,7 +45,45 @@ export function adminClient(url: string) {
     const phase = end ? JSON.parse(end[1]).type : "unknown";
     if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
   }
-  return { url, api, stream, runTask };
+  /**
+   * Follows every Task of the default namespace on one watch (`GET /api/v1/watch/tasks`), as a client
+   * that runs many Tasks does; `runTask` then creates an ai Task and waits for the watch to show it ended.
+   * Throws unless it Succeeded. `close()` ends the watch.
+   */
+  async function watchTasks() {
+    const waiting = new Map<string, (phase: string) => void>();
+    const abort = new AbortController();
+    const response = await fetch(`${url}/api/v1/watch/tasks`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` }, signal: abort.signal });
+    if (!response.ok || !response.body) throw new Error(`GET /watch/tasks: HTTP ${response.status}`);
+    const following = (async () => {
+      let pending = "";
+      for await (const text of response.body!.pipeThrough(new TextDecoderStream())) {
+        const frames = (pending + text).split("\n\n");
+        pending = frames.pop()!;
+        for (const frame of frames) {
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (!data) continue;
+          const task = JSON.parse(data) as { metadata?: { name?: string }; status?: { phase?: string } };
+          const phase = task.status?.phase;
+          if (phase && isTerminalPhase(phase)) waiting.get(task.metadata?.name ?? "")?.(phase);
+        }
+      }
+    })().catch(() => undefined);
+    return {
+      async runTask(name: string, agent: string): Promise<void> {
+        const ended = new Promise<string>((resolve) => waiting.set(name, resolve));
+        await api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
+        const phase = await ended;
+        waiting.delete(name);
+        if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
+      },
+      async close(): Promise<void> {
+        abort.abort();
+        await following;
+      },
+    };
+  }
+  return { url, api, stream, runTask, watchTasks };
 }
 
 /** An embedded Orka in this process, in a temporary directory, with the admin's REST client. */
