@@ -1,3 +1,4 @@
+import type { AgentStatus } from "../../resources/agent.ts";
 import { childrenOf } from "../../resources/meta.ts";
 import type { TaskPhase, TaskSpec, TaskStatus, Task } from "../../resources/task.ts";
 import { errorMessage } from "../../util/errors.ts";
@@ -53,14 +54,22 @@ export function releaseSession(ctx: TaskContext, task: Task): void {
   if (session) ctx.memory.unlockSession(task.metadata.namespace, session.name, task.metadata.name);
 }
 
-/** The Agent's `lastUsed`: best effort, a conflict with an edit of the Agent is not worth a retry. */
+/** How fresh an Agent's `lastUsed` is kept: many Tasks of one Agent ending each second write it once. */
+const LAST_USED_RESOLUTION_MS = 1000;
+
+/**
+ * The Agent's `lastUsed`, to the second: written only when the stored one is older. Best effort, a
+ * conflict with an edit of the Agent is not worth a retry.
+ */
 async function touchAgent(ctx: TaskContext, task: Task): Promise<void> {
   const ref = task.spec.agentRef;
   if (!ref) return;
-  const agent = await ctx.store.get("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
+  const agent = await ctx.store.get<unknown, AgentStatus>("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
   if (!agent) return;
+  const now = Date.now();
+  if (now - Date.parse(agent.status?.lastUsed ?? "") < LAST_USED_RESOLUTION_MS) return;
   await ctx.store
-    .updateStatus({ ...agent, status: { ...(agent.status as object), lastUsed: new Date().toISOString() } })
+    .updateStatus({ ...agent, status: { ...agent.status, lastUsed: new Date(now).toISOString() } })
     .catch((err) => ctx.logger.debug({ err: errorMessage(err) }, "agent lastUsed not updated"));
 }
 
