@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startBackgroundCheckpoints } from "../../src/store/sqlite/checkpointer.ts";
 import { tempStore } from "../helpers/store.ts";
@@ -41,5 +41,17 @@ describe("checkpoints off the server's thread", () => {
     await checkpoints.stop();
     expect(databaseFileBytes(store.dir)).toBeGreaterThan(before + 500 * 1024);
     expect(store.db.prepare("SELECT count(*) AS n FROM filler").get()).toEqual({ n: 500 });
+  });
+
+  it("reports a thread that fails, without taking the process down, and still stops", async () => {
+    const store = storeWithRows();
+    // The open connection keeps working; a new one (the thread's) cannot open the file any more.
+    rmSync(store.dir, { recursive: true, force: true });
+    const failures: Error[] = [];
+    const checkpoints = startBackgroundCheckpoints(store.db, (err) => failures.push(err));
+    await vi.waitFor(() => expect(failures).toHaveLength(1), { timeout: 5000, interval: 20 });
+    expect(failures[0].message).toMatch(/directory does not exist/);
+    await checkpoints.stop();
+    store.write(1);
   });
 });

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import type { Db } from "./db.ts";
 
@@ -28,7 +27,7 @@ export function startBackgroundCheckpoints(db: Db, onFailure: (err: Error) => vo
   const thread = new Worker(new URL("./checkpoint-thread.ts", import.meta.url), { workerData: { path: db.name, intervalMs: CHECKPOINT_INTERVAL_MS } });
   // Without the thread the log still stays bounded: the server's connection checkpoints at the backstop.
   thread.on("error", onFailure);
-  const exited = once(thread, "exit");
+  const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
   thread.unref();
   return {
     async stop() {
