@@ -16,7 +16,10 @@ export interface ControlPlaneAnswer {
 /** What the runner tells a worker about one of its attempts. */
 export type AttemptOrder = { type: "start"; attemptId: string; env: Record<string, string> } | { type: "kill"; attemptId: string; reason: string };
 
-export type ToWorker = AttemptOrder | ({ type: "reply"; id: number } & ControlPlaneAnswer);
+/** A directory tree for a worker to remove (a finished attempt's), answered by `removed` with its id. */
+export type Removal = { type: "remove"; id: number; path: string };
+
+export type ToWorker = AttemptOrder | Removal | ({ type: "reply"; id: number } & ControlPlaneAnswer);
 
 export type FromWorker =
   | { type: "ready" }
@@ -24,4 +27,5 @@ export type FromWorker =
   | { type: "exit"; attemptId: string; exitCode: number; reason?: string }
   | ({ type: "call"; id: number } & ControlPlaneCall)
   /** The worker gave up on a call: what it started at the runner stops. */
-  | { type: "cancel"; id: number };
+  | { type: "cancel"; id: number }
+  | { type: "removed"; id: number; error?: string };

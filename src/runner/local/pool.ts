@@ -41,6 +41,13 @@ interface PooledWorker {
   attempts: Set<string>;
   /** Messages held until the process says it is ready: one sent while its modules load is dropped. */
   unsent?: AttemptOrder[];
+  /** Directory trees it was asked to remove, by request id: removed here instead if it cannot do it. */
+  removals: Map<number, PendingRemoval>;
+}
+
+interface PendingRemoval {
+  path: string;
+  done: (err?: Error) => void;
 }
 
 /**
@@ -57,6 +64,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly git: GitSettings;
   private controlPlane: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
+  private lastRemovalId = 0;
 
   constructor(options: { size: number; attemptsDir: string; git: GitSettings }) {
     this.attemptsDir = options.attemptsDir;
@@ -106,8 +114,19 @@ export class LocalWorkerPool implements WorkloadRunner {
     return this.attemptWorker.has(attemptId);
   }
 
-  async cleanup(attemptId: string): Promise<void> {
-    await rm(join(this.attemptsDir, attemptId), { recursive: true, force: true });
+  /**
+   * Removes an attempt's directories. Removing a tree is a file-system call and a callback per entry: a
+   * ready worker process does it, off this thread (the server's); with none ready, it is done here.
+   */
+  cleanup(attemptId: string): Promise<void> {
+    const path = join(this.attemptsDir, attemptId);
+    const worker = this.workers.find((candidate) => candidate.process.connected && !candidate.unsent);
+    if (!worker) return rm(path, { recursive: true, force: true });
+    const id = ++this.lastRemovalId;
+    return new Promise((resolve, reject) => {
+      worker.removals.set(id, { path, done: (err) => (err ? reject(err) : resolve()) });
+      worker.outgoing.push({ type: "remove", id, path });
+    });
   }
 
   /** Who answers the workers' requests to the control plane (the worker API's routes, without a socket). */
@@ -143,10 +162,13 @@ export class LocalWorkerPool implements WorkloadRunner {
       write: (batch, done) => child.send(batch, done),
       // A batch the worker cannot take (it is dying: EPIPE, closed channel) loses only the attempts it was about.
       failed: (batch, err) => {
-        for (const message of batch) if (message.type !== "reply") this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: `worker process unreachable: ${err.message}` });
+        for (const message of batch) {
+          if (message.type === "remove") this.removeHere(worker, message.id);
+          else if (message.type !== "reply") this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: `worker process unreachable: ${err.message}` });
+        }
       },
     });
-    const worker: PooledWorker = { process: child, outgoing, calls: new Map(), attempts: new Set(), unsent: [] };
+    const worker: PooledWorker = { process: child, outgoing, calls: new Map(), attempts: new Set(), unsent: [], removals: new Map() };
     child.on("message", (batch: FromWorker[]) => {
       for (const message of batch) this.handle(worker, message);
     });
@@ -165,6 +187,21 @@ export class LocalWorkerPool implements WorkloadRunner {
     if (message.type === "cancel") worker.calls.get(message.id)?.abort();
     if (message.type === "log") for (const listener of this.logListeners) listener(message.attemptId, message.chunk);
     if (message.type === "exit") this.finish(worker, { attemptId: message.attemptId, exitCode: message.exitCode, reason: message.reason });
+    if (message.type === "removed") this.removed(worker, message.id, message.error);
+  }
+
+  private removed(worker: PooledWorker, id: number, error?: string): void {
+    const removal = worker.removals.get(id);
+    worker.removals.delete(id);
+    removal?.done(error === undefined ? undefined : new Error(`could not remove ${removal.path}: ${error}`));
+  }
+
+  /** A removal the worker was asked for and cannot do (it is gone), done here. */
+  private removeHere(worker: PooledWorker, id: number): void {
+    const removal = worker.removals.get(id);
+    if (!removal) return;
+    worker.removals.delete(id);
+    rm(removal.path, { recursive: true, force: true }).then(() => removal.done(), removal.done);
   }
 
   private answerCall(worker: PooledWorker, { id, type: _, ...call }: Extract<FromWorker, { type: "call" }>): void {
@@ -191,6 +228,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private workerExited(worker: PooledWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const reason = `worker process exited (${signal ?? `code ${code}`})`;
     for (const call of worker.calls.values()) call.abort();
+    for (const id of [...worker.removals.keys()]) this.removeHere(worker, id);
     for (const attemptId of [...worker.attempts]) this.finish(worker, { attemptId, exitCode: LOST_EXIT_CODE, reason });
     const index = this.workers.indexOf(worker);
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();

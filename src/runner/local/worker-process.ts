@@ -1,4 +1,5 @@
 // A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal.
+import { rm } from "node:fs/promises";
 import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
 import { BatchedSender } from "./batched-sender.ts";
@@ -25,6 +26,13 @@ process.on("message", (batch: ToWorker[]) => {
 
 function receive(message: ToWorker): void {
   if (message.type === "reply") return controlPlane.answer(message);
+  if (message.type === "remove") {
+    void rm(message.path, { recursive: true, force: true }).then(
+      () => send({ type: "removed", id: message.id }),
+      (err: unknown) => send({ type: "removed", id: message.id, error: errorMessage(err) }),
+    );
+    return;
+  }
   if (message.type === "kill") {
     running.get(message.attemptId)?.abort(new OrkaError("unavailable", message.reason));
     controlPlane.stopping(message.attemptId);

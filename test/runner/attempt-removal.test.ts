@@ -1,0 +1,57 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { attemptEnv } from "../../src/runner/attempt-config.ts";
+import type { AttemptExit } from "../../src/runner/runner.ts";
+import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
+import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
+import { childProcessesOf } from "../helpers/orka-server.ts";
+
+describe("removing a finished attempt's directories", () => {
+  let pool: LocalWorkerPool | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A pool of one worker process that has run an attempt (so it is ready), and a second attempt's directories with files in them. */
+  async function poolWithFinishedAttempt() {
+    dir = mkdtempSync(join(tmpdir(), "orka-removal-"));
+    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    pool.serveControlPlane(async () => ({ status: 204, text: "" }));
+    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    pool.start("a-1", attemptEnv(scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "done", tools: [] })));
+    expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
+    const dirs = await pool.prepare("a-2");
+    mkdirSync(join(dirs.workspaceDir, "src", "deep"), { recursive: true });
+    mkdirSync(dirs.artifactsDir, { recursive: true });
+    writeFileSync(join(dirs.workspaceDir, "src", "deep", "file.txt"), "x");
+    writeFileSync(join(dirs.artifactsDir, "report.txt"), "y");
+    return { pool, root: join(dir, "a-2"), worker: childProcessesOf(process.pid, "worker-process.ts")[0] };
+  }
+
+  it("removes the whole tree in the pool's worker process, not on the caller's thread", async () => {
+    const { pool, root, worker } = await poolWithFinishedAttempt();
+    // While the worker process is stopped nothing removes the tree; once it runs again, it does.
+    process.kill(worker, "SIGSTOP");
+    const removed = pool.cleanup("a-2");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(existsSync(root)).toBe(true);
+    process.kill(worker, "SIGCONT");
+    await removed;
+    expect(existsSync(root)).toBe(false);
+  });
+
+  it("still removes it when the worker process is gone before doing it", async () => {
+    const { pool, root, worker } = await poolWithFinishedAttempt();
+    // Stopped, it cannot take the request; killed, it never answers: the pool removes the tree itself.
+    process.kill(worker, "SIGSTOP");
+    const removed = pool.cleanup("a-2");
+    process.kill(worker, "SIGKILL");
+    await removed;
+    expect(existsSync(root)).toBe(false);
+  });
+});
