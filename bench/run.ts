@@ -22,8 +22,8 @@ const QUICK = process.argv.includes("--quick");
 const CONCURRENCIES = [1, 50] as const;
 const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 10, 50: 50 } : { 1: 100, 50: 400 };
 const LATENCY_SAMPLES = QUICK ? 10 : 50;
-/** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model. */
-const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts"];
+/** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model, the floor under the server. */
+const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts", "floor.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
 const BUSIEST = Math.max(...CONCURRENCIES);
 
@@ -31,7 +31,7 @@ interface Row {
   system: string;
   runsPerSecond: Partial<Record<number, number>>;
   /** CPU time per run at the highest concurrency, ms: the system's own processes, and what they are. */
-  cpuPerRun?: { ms: number; parts: string };
+  cpuPerRun?: { ms: number; parts: string; split?: OrkaCpu };
   note?: string;
 }
 
@@ -83,6 +83,8 @@ async function measureOrka(model: { url: string; pid: number }) {
 }
 
 type CpuSeconds = { tree: number; server: number; model: number };
+/** Orka's CPU per run in ms: its server process, its worker processes, and the fake model they call. */
+type OrkaCpu = { server: number; workers: number; model: number };
 
 async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
@@ -130,12 +132,26 @@ async function measureRuns(orka: { runTask(name: string, agent: string): Promise
 function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpuPerRun"] {
   const perRun = (seconds: number) => (seconds * 1000) / runs;
   const server = perRun(after.server - before.server);
-  const workers = perRun(after.tree - before.tree) - server;
-  const model = perRun(after.model - before.model);
+  const split = { server, workers: perRun(after.tree - before.tree) - server, model: perRun(after.model - before.model) };
   return {
-    ms: +(server + workers).toFixed(2),
-    parts: `server process ${server.toFixed(2)} (API, controller, journal, every worker request's checks), worker processes ${workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${model.toFixed(2)} more (four answers and three tool calls)`,
+    ms: +(split.server + split.workers).toFixed(2),
+    parts: `server process ${split.server.toFixed(2)} (API, controller, journal, every worker request's checks), worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`,
+    split,
   };
+}
+
+/**
+ * What the server may spend per run for Orka to reach `times` a peer's rate at the busiest concurrency, on
+ * this machine's cores, after its worker processes and the fake model took theirs: the sentence that says so.
+ */
+function serverBudget(peerRows: Row[], times: number, orka: OrkaCpu): string | undefined {
+  const rate = Math.max(...peerRows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
+  if (!rate) return undefined;
+  const target = rate * times;
+  const perRun = (cpus().length * 1000) / target;
+  const left = perRun - orka.workers - orka.model;
+  return `${times}× ${peerRows[0].system.replace(/ \(.*/, "")} (its faster run: ${rate} runs/s): at ${target.toFixed(0)} runs/s the ${cpus().length} cores give ${perRun.toFixed(2)} ms of CPU per run; ` +
+    `Orka's worker processes and the fake model take ${(orka.workers + orka.model).toFixed(2)}, which leaves the server ${left.toFixed(2)} ms (it used ${orka.server.toFixed(2)}).`;
 }
 
 function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number }): string {
@@ -173,6 +189,9 @@ try {
   console.log(`\nCPU time per run at concurrency ${BUSIEST} (user + system, from /proc and process.cpuUsage; this driver's HTTP client not counted). ` +
     `On ${cpus().length} cores a system cannot exceed ${cpus().length} × 1000 ÷ its CPU per run runs/s, nor 1000 ÷ the CPU per run of its busiest single thread.\n`);
   console.log(markdownTable(["system", "CPU per run, ms", "where"], rows.filter((row) => row.cpuPerRun).map((row) => [row.system, row.cpuPerRun!.ms.toFixed(2), row.cpuPerRun!.parts])));
+  const split = orka.row.cpuPerRun?.split;
+  const budgets = split ? [serverBudget([before[0], after[0]], 1, split), serverBudget([before[1], after[1]], 2, split)].filter(Boolean) : [];
+  if (budgets.length) console.log(`\nThe server's budget per run at the performance goals (compare the floor under it, bench/floor.ts below):\n${budgets.map((line) => `- ${line}`).join("\n")}`);
 } finally {
   model.close();
 }

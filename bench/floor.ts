@@ -1,0 +1,189 @@
+// The floor under Orka's server: what one run of the 3-tool-call loop costs the server's thread in work
+// no logic can remove, each part measured alone on this machine with the same tools Orka uses.
+// - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
+//   no API, no checks): the Task created Pending with its event, the attempt and its status, the five
+//   journal steps with their events, three tool calls recorded in the effect ledger with their result
+//   steps, the end. The same data and commits as a real run (bench/run.ts), WAL mode, checkpoints on
+//   their thread.
+// - The worker's requests: ten request/reply round trips over a pooled worker's IPC channel (the V8
+//   serializer), the sizes of a run's requests; the CPU of this side only.
+// - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
+//   changes of it on one open watch stream; the client is another process.
+// `node bench/floor.ts [--quick]` prints one table; asserts nothing.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { API_VERSION } from "../src/resources/meta.ts";
+import type { ExecutionEventInput } from "../src/store/data-store.ts";
+import { stepOwnerOf, toolResultStep, type StepInput } from "../src/store/journal-store.ts";
+import { SecretCipher } from "../src/store/secret-cipher.ts";
+import { startBackgroundCheckpoints } from "../src/store/sqlite/checkpointer.ts";
+import { SqliteTaskDataStore } from "../src/store/sqlite/data-store.ts";
+import { openDatabase } from "../src/store/sqlite/db.ts";
+import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
+import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
+import { sha256Hex } from "../src/util/hash.ts";
+import { markdownTable } from "./table.ts";
+
+const QUICK = process.argv.includes("--quick");
+const RUNS = QUICK ? 200 : 2000;
+const WARM_UP = 50;
+
+/** CPU time of this process (user + system) per run of `runs`, in ms. */
+async function cpuPerRun(runs: number, one: (i: number) => Promise<void> | void): Promise<number> {
+  for (let i = 0; i < WARM_UP; i++) await one(-1 - i);
+  const start = process.cpuUsage();
+  for (let i = 0; i < runs; i++) await one(i);
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000 / runs;
+}
+
+const event = (type: string, summary: string, content?: string): ExecutionEventInput => ({ type, summary, ...(content ? { content } : {}) });
+
+/** The writes of one run, through the stores a real run writes with, in the same commits. */
+async function durableWrites(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "orka-floor-"));
+  const db = openDatabase(join(dir, "orka.db"));
+  const checkpoints = startBackgroundCheckpoints(db, (err) => console.error(err.message));
+  const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
+  const data = new SqliteTaskDataStore(db);
+  const journal = new SqliteJournalStore(db);
+  const prompt = "x".repeat(200);
+  try {
+    return await cpuPerRun(RUNS, async (i) => {
+      const name = `floor-${i}`;
+      const created = await resources.create({
+        apiVersion: API_VERSION,
+        kind: "Task",
+        metadata: { name, namespace: "default", finalizers: ["orka.ai/cleanup"], labels: { "orka.ai/agent": "loop" } },
+        spec: { type: "ai", agentRef: { name: "loop" }, prompt },
+        status: { phase: "Pending" },
+      });
+      data.appendEvent("default", name, event("TaskCreated", `task ${name} created`));
+      const attempt = data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: ["noop"] }, sha256Hex(name));
+      const running = await resources.updateStatus({ ...created, status: { phase: "Running", attempts: 1, jobName: attempt.id, startTime: new Date().toISOString() } });
+      data.appendEvent("default", name, event("AttemptStarted", "attempt 1 started"));
+      const owner = stepOwnerOf(attempt);
+      let seq = 0;
+      const step = (kind: StepInput["kind"], messages: Record<string, unknown>[], detail: Record<string, unknown>, events: ExecutionEventInput[]) =>
+        data.appendEventsWith("default", name, events, () => journal.append(owner, { run: 1, seq: ++seq, kind, messages, detail }));
+      step("request", [{ role: "user", content: prompt }], { system: "x" }, [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")]);
+      for (let call = 0; call < 3; call++) {
+        const toolCall = { id: `call_${call}`, name: "noop", arguments: JSON.stringify({ n: call }) };
+        step("response", [{ role: "assistant", content: null, toolCalls: [toolCall] }], {}, [event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)]);
+        const key = `${created.metadata.uid}:${sha256Hex(`${name}${call}`)}`;
+        journal.beginEffect({ namespace: "default", task: name }, key, "/internal/v1/tools/:ns/:task/:name");
+        journal.finishEffect(key, JSON.stringify({ status: 200, body: JSON.stringify({ result: `ok ${call}`, journalled: true }) }), { owner, step: toolResultStep({ run: 1, seq: ++seq, toolCallId: toolCall.id }, "noop", `ok ${call}`) });
+        data.appendEvents("default", name, [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)]);
+      }
+      step("response", [{ role: "assistant", content: "done" }], {}, [event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")]);
+      data.putResult("default", name, "done");
+      data.appendEvents("default", name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
+      data.finishAttempt(attempt.id, { state: "succeeded", exitCode: 0 });
+      await resources.updateStatus({ ...running, status: { ...running.status, phase: "Succeeded", completionTime: new Date().toISOString() } });
+      data.appendEvent("default", name, event("TaskSucceeded", "attempt succeeded"));
+    });
+  } finally {
+    await checkpoints.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The replies a worker's requests get in one run, by size: five journal steps, three tool calls, the events, the result. */
+const ROUND_TRIPS = [
+  { request: 900, reply: 40 },
+  { request: 700, reply: 40 },
+  { request: 300, reply: 90 },
+  { request: 700, reply: 40 },
+  { request: 300, reply: 90 },
+  { request: 700, reply: 40 },
+  { request: 300, reply: 90 },
+  { request: 600, reply: 40 },
+  { request: 500, reply: 0 },
+  { request: 300, reply: 0 },
+];
+
+/** Ten request/reply round trips with a child process over IPC, as the pool's channel carries them; this side's CPU. */
+async function workerChannel(): Promise<number> {
+  // The child answers each request with a reply of the size asked for.
+  const echo = "process.on('message', (batch) => process.send(batch.map((m) => ({ type: 'reply', id: m.id, status: 200, text: 'r'.repeat(m.replySize) }))));";
+  const child = spawn(process.execPath, ["-e", echo], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+  const waiting = new Map<number, () => void>();
+  child.on("message", (batch: { id: number }[]) => batch.forEach((reply) => waiting.get(reply.id)?.()));
+  let id = 0;
+  const roundTrip = (request: number, replySize: number) =>
+    new Promise<void>((answered) => {
+      const call = { type: "call", id: ++id, replySize, method: "POST", path: "journal/default/floor", headers: { authorization: "Bearer x".padEnd(50, "x"), "content-type": "application/json" }, body: "b".repeat(request) };
+      waiting.set(call.id, answered);
+      child.send([call]);
+    });
+  try {
+    return await cpuPerRun(RUNS, async () => {
+      for (const trip of ROUND_TRIPS) await roundTrip(trip.request, trip.reply);
+    });
+  } finally {
+    child.kill();
+  }
+}
+
+/** A Task created over HTTP and three changes of it on an open watch stream; the server's side, the client in another process. */
+async function api(): Promise<number> {
+  const task = JSON.stringify({ apiVersion: API_VERSION, kind: "Task", metadata: { name: "floor", namespace: "default", uid: "0".repeat(36), resourceVersion: "1" }, spec: { type: "ai", agentRef: { name: "loop" }, prompt: "x" }, status: { phase: "Pending" } });
+  let watcher: http.ServerResponse | undefined;
+  const server = http.createServer((req, res) => {
+    if (req.url === "/watch") {
+      res.writeHead(200, { "content-type": "text/event-stream" }).write(": connected\n\n");
+      watcher = res;
+      return;
+    }
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      JSON.parse(body);
+      res.writeHead(201, { "content-type": "application/json" }).end(task);
+      // Pending, Running, Succeeded: each a change on the watch, written when it happens.
+      for (const phase of ["Pending", "Running", "Succeeded"]) setImmediate(() => watcher!.write(`event: MODIFIED\ndata: ${task.replace("Pending", phase)}\n\n`));
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The client: one watch, then each create waits for its Succeeded on it; it reports when it is done.
+  const client = `
+    const watch = await fetch("${url}/watch");
+    const reader = watch.body.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = 0, text = "";
+    const succeeded = async (count) => { while (seen < count) { const { value } = await reader.read(); text += value; const parts = text.split("Succeeded"); seen += parts.length - 1; text = parts.at(-1); } };
+    for (let i = 1; i <= ${RUNS + WARM_UP}; i++) {
+      if (i === ${WARM_UP + 1}) process.stdout.write("timing\\n");
+      await (await fetch("${url}/tasks", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "t" + i, type: "ai", agentRef: "loop", prompt: "t" + i }) })).text();
+      await succeeded(i);
+    }
+    process.exit(0);`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", client], { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    await once(child.stdout!, "data");
+    const start = process.cpuUsage();
+    await once(child, "exit");
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1000 / RUNS;
+  } finally {
+    child.kill();
+    watcher?.destroy();
+    server.close();
+  }
+}
+
+const parts = [
+  { part: "durable writes through Orka's stores (24 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the events, the result, the end)", ms: await durableWrites() },
+  { part: "the worker's ten requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
+  { part: "the API: a create over HTTP on a bare node:http server, and three changes on one watch stream (the server's side)", ms: await api() },
+];
+const floor = parts.reduce((sum, part) => sum + part.ms, 0);
+console.log(`\nThe floor under the server's work per run, ${RUNS} runs of each part one at a time after ${WARM_UP} untimed ones${QUICK ? " (quick run)" : ""}: CPU time of this process per run. No controller, no checks, no fastify: what remains when Orka's own logic costs nothing.\n`);
+console.log(markdownTable(["part", "CPU per run, ms"], [...parts.map(({ part, ms }) => [part, ms.toFixed(2)]), ["floor: all three", floor.toFixed(2)]]));
