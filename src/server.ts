@@ -59,7 +59,7 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
 async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLock): Promise<RunningOrka> {
   const logger = createLogger(config.logLevel);
   const db = openDatabase(join(config.dataDir, "orka.db"));
-  const checkpoints = startBackgroundCheckpoints(db, (err) => logger.warn({ err }, "the store's checkpoint thread stopped; the server's thread checkpoints instead"));
+  const checkpoints = startBackgroundCheckpoints(db, (problem) => logger.warn(problem));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const secrets = new TaskSecrets();
   const data = new RedactingTaskDataStore(db, secrets);
