@@ -18,9 +18,9 @@ describe("removing a finished attempt's directories", () => {
   });
 
   /** A pool of one worker process that has run an attempt (so it is ready), and a second attempt's directories with files in them. */
-  async function poolWithFinishedAttempt() {
+  async function poolWithFinishedAttempt(removalWaitMs?: number) {
     dir = mkdtempSync(join(tmpdir(), "orka-removal-"));
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS, removalWaitMs });
     pool.serveControlPlane(async () => ({ status: 204, text: "" }));
     const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
     pool.start("a-1", attemptEnv(scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "done", tools: [] })));
@@ -53,5 +53,16 @@ describe("removing a finished attempt's directories", () => {
     process.kill(worker, "SIGKILL");
     await removed;
     expect(existsSync(root)).toBe(false);
+  });
+
+  it("removes it itself when the worker process does not in time (stuck, but alive)", async () => {
+    const { pool, root, worker } = await poolWithFinishedAttempt(300);
+    process.kill(worker, "SIGSTOP");
+    try {
+      await pool.cleanup("a-2");
+      expect(existsSync(root)).toBe(false);
+    } finally {
+      process.kill(worker, "SIGCONT");
+    }
   });
 });

@@ -17,6 +17,8 @@ const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.ur
  * in speed (bin/orka starts the server the same way; docs/performance.md).
  */
 const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
+/** How long a worker process may take to remove a directory before the pool does it itself (it may be stuck). */
+const DEFAULT_REMOVAL_WAIT_MS = 10_000;
 /** Clearly longer than a coding session's own grace (SIGTERM, then SIGKILL after 5 s), so a CLI slow to stop costs no other attempt. */
 const KILL_GRACE_MS = 10_000;
 
@@ -48,6 +50,7 @@ interface PooledWorker {
 interface PendingRemoval {
   path: string;
   done: (err?: Error) => void;
+  timer: NodeJS.Timeout;
 }
 
 /**
@@ -62,13 +65,15 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
   private readonly attemptsDir: string;
   private readonly git: GitSettings;
+  private readonly removalWaitMs: number;
   private controlPlane: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
   private lastRemovalId = 0;
 
-  constructor(options: { size: number; attemptsDir: string; git: GitSettings }) {
+  constructor(options: { size: number; attemptsDir: string; git: GitSettings; removalWaitMs?: number }) {
     this.attemptsDir = options.attemptsDir;
     this.git = options.git;
+    this.removalWaitMs = options.removalWaitMs ?? DEFAULT_REMOVAL_WAIT_MS;
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
   }
 
@@ -115,16 +120,20 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   /**
-   * Removes an attempt's directories. Removing a tree is a file-system call and a callback per entry: a
-   * ready worker process does it, off this thread (the server's); with none ready, it is done here.
+   * Removes an attempt's directories. Removing a tree is a file-system call and a callback per entry: the
+   * least busy ready worker process does it, off this thread (the server's); with none ready, or one that
+   * has not done it in time (10 s unless the pool was told otherwise), it is done here.
    */
   cleanup(attemptId: string): Promise<void> {
     const path = join(this.attemptsDir, attemptId);
-    const worker = this.workers.find((candidate) => candidate.process.connected && !candidate.unsent);
+    const ready = this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent);
+    const worker = ready.sort((a, b) => a.attempts.size - b.attempts.size)[0];
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;
     return new Promise((resolve, reject) => {
-      worker.removals.set(id, { path, done: (err) => (err ? reject(err) : resolve()) });
+      const timer = setTimeout(() => this.removeHere(worker, id), this.removalWaitMs);
+      timer.unref();
+      worker.removals.set(id, { path, timer, done: (err) => (err ? reject(err) : resolve()) });
       worker.outgoing.push({ type: "remove", id, path });
     });
   }
@@ -191,17 +200,21 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   private removed(worker: PooledWorker, id: number, error?: string): void {
-    const removal = worker.removals.get(id);
-    worker.removals.delete(id);
+    const removal = this.takeRemoval(worker, id);
     removal?.done(error === undefined ? undefined : new Error(`could not remove ${removal.path}: ${error}`));
   }
 
-  /** A removal the worker was asked for and cannot do (it is gone), done here. */
+  /** A removal the worker was asked for and cannot do (it is gone, or did not do it in time), done here. */
   private removeHere(worker: PooledWorker, id: number): void {
+    const removal = this.takeRemoval(worker, id);
+    if (removal) rm(removal.path, { recursive: true, force: true }).then(() => removal.done(), removal.done);
+  }
+
+  private takeRemoval(worker: PooledWorker, id: number): PendingRemoval | undefined {
     const removal = worker.removals.get(id);
-    if (!removal) return;
     worker.removals.delete(id);
-    rm(removal.path, { recursive: true, force: true }).then(() => removal.done(), removal.done);
+    clearTimeout(removal?.timer);
+    return removal;
   }
 
   private answerCall(worker: PooledWorker, { id, type: _, ...call }: Extract<FromWorker, { type: "call" }>): void {
