@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentStatus } from "../../src/resources/agent.ts";
 import { API_VERSION } from "../../src/resources/meta.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
@@ -20,11 +20,16 @@ function finishingRunner(dir: string) {
 describe("an Agent's lastUsed", () => {
   let cleanup: (() => Promise<void>) | undefined;
   afterEach(async () => {
+    vi.useRealTimers();
     await cleanup?.();
     cleanup = undefined;
   });
 
-  it("moves to when its Task ended, but is written at most once a second however many Tasks end", async () => {
+  it("moves to when its Task ended, at most once a second however many Tasks end, and past a time ahead of the clock", async () => {
+    // Only the date is the test's: timers run as they do.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const start = Date.parse("2026-06-01T12:00:00.000Z");
+    vi.setSystemTime(start);
     const store = tempStore();
     const controller = controllerOver(store, finishingRunner(store.dir), 4);
     cleanup = async () => {
@@ -33,10 +38,11 @@ describe("an Agent's lastUsed", () => {
     };
     await store.resources.create(resource("Provider", "offline", { type: "scripted", scripted: { turns: [{ text: "done" }] } }));
     const created = await store.resources.create(resource("Agent", "worker", { providerRef: { name: "offline" } }));
-    await store.resources.updateStatus({ ...created, status: { activeTasks: 0, lastUsed: "2020-01-01T00:00:00.000Z" } });
+    await store.resources.updateStatus({ ...created, status: { activeTasks: 0, lastUsed: "2027-01-01T00:00:00.000Z" } });
     await controller.start();
-    const agent = async () => (await store.resources.get<unknown, AgentStatus>("Agent", "default", "worker"))!;
-    const runToEnd = async (name: string): Promise<void> => {
+    const lastUsed = async () => (await store.resources.get<unknown, AgentStatus>("Agent", "default", "worker"))!.status!.lastUsed;
+    const runToEnd = async (name: string, at: number): Promise<void> => {
+      vi.setSystemTime(at);
       await store.resources.create(resource("Task", name, { type: "ai", agentRef: { name: "worker" }, prompt: "go" }));
       for (let i = 0; i < 500; i++) {
         const phase = (await store.resources.get<unknown, { phase?: string }>("Task", "default", name))?.status?.phase;
@@ -46,19 +52,11 @@ describe("an Agent's lastUsed", () => {
       throw new Error(`${name} did not end`);
     };
 
-    const before = Date.now();
-    await runToEnd("first");
-    const touched = await agent();
-    expect(Date.parse(touched.status!.lastUsed!)).toBeGreaterThanOrEqual(before);
-
-    await runToEnd("second");
-    const after = await agent();
-    if (Date.now() - Date.parse(touched.status!.lastUsed!) < 1000) {
-      // Within the second: the Agent was not written again.
-      expect(after.metadata.resourceVersion).toBe(touched.metadata.resourceVersion);
-    } else {
-      // A machine slow enough to take a second in between: then it moved on.
-      expect(Date.parse(after.status!.lastUsed!)).toBeGreaterThan(Date.parse(touched.status!.lastUsed!));
-    }
+    await runToEnd("first", start);
+    expect(await lastUsed()).toBe(new Date(start).toISOString());
+    await runToEnd("second", start + 900);
+    expect(await lastUsed()).toBe(new Date(start).toISOString());
+    await runToEnd("third", start + 1500);
+    expect(await lastUsed()).toBe(new Date(start + 1500).toISOString());
   });
 });

@@ -67,7 +67,9 @@ async function touchAgent(ctx: TaskContext, task: Task): Promise<void> {
   const agent = await ctx.store.get<unknown, AgentStatus>("Agent", ref.namespace ?? task.metadata.namespace, ref.name);
   if (!agent) return;
   const now = Date.now();
-  if (now - Date.parse(agent.status?.lastUsed ?? "") < LAST_USED_RESOLUTION_MS) return;
+  // A stored time ahead of this clock (it was set back) is replaced, not kept until the clock catches up.
+  const age = now - Date.parse(agent.status?.lastUsed ?? "");
+  if (age >= 0 && age < LAST_USED_RESOLUTION_MS) return;
   await ctx.store
     .updateStatus({ ...agent, status: { ...agent.status, lastUsed: new Date(now).toISOString() } })
     .catch((err) => ctx.logger.debug({ err: errorMessage(err) }, "agent lastUsed not updated"));
