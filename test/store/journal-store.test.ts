@@ -40,13 +40,18 @@ describe("attempt journal and effect ledger", () => {
     expect(journal.steps("uid-1", 1)[0].detail).toEqual({ system: "s" });
   });
 
-  it("takes a repeated step as a no-op, and refuses a different step at a taken position or a gap", () => {
+  it("takes a repeated step as a no-op, and refuses a different step at a taken position, a gap or no position", () => {
     const step = { run: 1, seq: 1, kind: "request" as const, messages: [big], detail: {} };
     journal.append(owner, step);
     expect(journal.append(owner, step).storedBytes).toBe(0);
     expect(() => journal.append(owner, { ...step, messages: [{ role: "user", content: "other" }] })).toThrow("journal step 1 of run 1 is already written");
     expect(() => journal.append(owner, { ...step, seq: 3 })).toThrow("journal step 3 does not follow step 1");
+    expect(() => journal.append(owner, { ...step, run: 2, seq: 0 })).toThrow("journal step 0 is not a step number: steps are numbered from 1");
+    expect(() => journal.checkNextStep("uid-1", 1, 1)).toThrow("journal step 1 of run 1 is already written");
+    expect(() => journal.checkNextStep("uid-1", 1, 3)).toThrow("journal step 3 does not follow step 1");
+    expect(() => journal.checkNextStep("uid-1", 1, 2)).not.toThrow();
     expect(journal.steps("uid-1", 1)).toHaveLength(1);
+    expect(journal.steps("uid-1", 2)).toHaveLength(0);
   });
 
   it("keeps effects by key: begun once, finished with a reply, removed with the Task", () => {

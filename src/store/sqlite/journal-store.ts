@@ -42,6 +42,7 @@ export class SqliteJournalStore implements JournalStore {
 
   /** Steps are written in order, so step `seq` follows the last one when step `seq - 1` is written (two one-step lookups cost less than asking for the highest step). */
   private checkFollows(taskUid: string, run: number, seq: number): void {
+    if (!Number.isInteger(seq) || seq < 1) throw new OrkaError("invalid_argument", `journal step ${seq} is not a step number: steps are numbered from 1`);
     if (seq > 1 && !this.hasStep(taskUid, run, seq - 1)) throw new OrkaError("conflict", `journal step ${seq} does not follow step ${this.lastSeq(taskUid, run)}`);
   }
 
