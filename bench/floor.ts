@@ -1,10 +1,11 @@
-// The floor under Orka's server: what one run of the 3-tool-call loop costs the server's thread in work
-// no logic can remove, each part measured alone on this machine with the same tools Orka uses.
+// The floor under Orka's server: what one run of the 3-tool-call loop costs the server's request thread
+// in work no logic can remove, each part measured alone on this machine with the same tools Orka uses,
+// as the CPU time of this process's main thread.
 // - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
-//   no API, no checks): the Task created Pending with its event, the attempt and its status, the five
+//   no API, no checks): the Task created Pending with its event, the attempt and its status, the eight
 //   journal steps with their events, three tool calls recorded in the effect ledger with their result
-//   steps, the end. The same data and commits as a real run (bench/run.ts), WAL mode, checkpoints on
-//   their thread.
+//   steps, the result, the end: 24 commits (a real run of bench/run.ts makes 27: its output, its session
+//   tools and its cleanup). WAL mode, checkpoints on their thread.
 // - The worker's requests: ten request/reply round trips over a pooled worker's IPC channel (the V8
 //   serializer), the sizes of a run's requests; the CPU of this side only.
 // - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
@@ -33,12 +34,12 @@ const QUICK = process.argv.includes("--quick");
 const RUNS = QUICK ? 200 : 2000;
 const WARM_UP = 50;
 
-/** CPU time of this process (user + system) per run of `runs`, in ms. */
+/** CPU time of this process's main thread (user + system) per run of `runs`, in ms: what the server's request thread would spend. */
 async function cpuPerRun(runs: number, one: (i: number) => Promise<void> | void): Promise<number> {
   for (let i = 0; i < WARM_UP; i++) await one(-1 - i);
-  const start = process.cpuUsage();
+  const start = process.threadCpuUsage();
   for (let i = 0; i < runs; i++) await one(i);
-  const used = process.cpuUsage(start);
+  const used = process.threadCpuUsage(start);
   return (used.user + used.system) / 1000 / runs;
 }
 
@@ -48,7 +49,7 @@ const event = (type: string, summary: string, content?: string): ExecutionEventI
 async function durableWrites(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "orka-floor-"));
   const db = openDatabase(join(dir, "orka.db"));
-  const checkpoints = startBackgroundCheckpoints(db, (err) => console.error(err.message));
+  const checkpoints = startBackgroundCheckpoints(db, (problem) => console.error(problem));
   const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
   const data = new SqliteTaskDataStore(db);
   const journal = new SqliteJournalStore(db);
@@ -168,9 +169,10 @@ async function api(): Promise<number> {
   const child = spawn(process.execPath, ["--input-type=module", "-e", client], { stdio: ["ignore", "pipe", "inherit"] });
   try {
     await once(child.stdout!, "data");
-    const start = process.cpuUsage();
-    await once(child, "exit");
-    const used = process.cpuUsage(start);
+    const start = process.threadCpuUsage();
+    const [code] = (await once(child, "exit")) as [number | null];
+    const used = process.threadCpuUsage(start);
+    if (code !== 0) throw new Error(`the floor's HTTP client failed (exit ${code})`);
     return (used.user + used.system) / 1000 / RUNS;
   } finally {
     child.kill();
@@ -185,5 +187,5 @@ const parts = [
   { part: "the API: a create over HTTP on a bare node:http server, and three changes on one watch stream (the server's side)", ms: await api() },
 ];
 const floor = parts.reduce((sum, part) => sum + part.ms, 0);
-console.log(`\nThe floor under the server's work per run, ${RUNS} runs of each part one at a time after ${WARM_UP} untimed ones${QUICK ? " (quick run)" : ""}: CPU time of this process per run. No controller, no checks, no fastify: what remains when Orka's own logic costs nothing.\n`);
+console.log(`\nThe floor under the server's work per run, ${RUNS} runs of each part one at a time after ${WARM_UP} untimed ones${QUICK ? " (quick run)" : ""}: CPU time of this process's main thread per run. No controller, no checks, no fastify: what remains when Orka's own logic costs nothing.\n`);
 console.log(markdownTable(["part", "CPU per run, ms"], [...parts.map(({ part, ms }) => [part, ms.toFixed(2)]), ["floor: all three", floor.toFixed(2)]]));

@@ -15,11 +15,11 @@ interface ProcessStat {
   rssPages: number;
 }
 
-/** /proc/<pid>/stat, or undefined when the process ended meanwhile. */
-function readStat(pid: number): ProcessStat | undefined {
+/** /proc/<pid>/stat (or a thread's, /proc/<pid>/task/<tid>/stat), or undefined when it ended meanwhile. */
+function readStat(pid: number, file = `/proc/${pid}/stat`): ProcessStat | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    text = readFileSync(file, "utf8");
   } catch {
     return undefined;
   }
@@ -48,4 +48,9 @@ export function processTreeUsage(rootPid: number): { rssBytes: number; cpuSecond
     rootCpuSeconds: (tree[0]?.ownCpuTicks ?? 0) / CLOCK_TICKS,
     pids: tree.map((stat) => stat.pid),
   };
+}
+
+/** The CPU time of a process's main thread alone (its JavaScript), without its helper threads (GC, thread pool, workers). */
+export function mainThreadCpuSeconds(pid: number): number {
+  return (readStat(pid, `/proc/${pid}/task/${pid}/stat`)?.ownCpuTicks ?? 0) / CLOCK_TICKS;
 }

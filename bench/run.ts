@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { rmSync } from "node:fs";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
-import { processTreeUsage } from "./process-tree.ts";
+import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
@@ -71,7 +71,7 @@ async function measureOrka(model: { url: string; pid: number }) {
       return await measureOrkaWith(adminClient(server.url), model, watched.url, () => {
         const usage = processTreeUsage(server.pid);
         treePids = usage.pids;
-        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, model: processTreeUsage(model.pid).rootCpuSeconds };
+        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, serverThread: mainThreadCpuSeconds(server.pid), model: processTreeUsage(model.pid).rootCpuSeconds };
       });
     } finally {
       await stopServerProcess(server, treePids);
@@ -82,9 +82,9 @@ async function measureOrka(model: { url: string; pid: number }) {
   }
 }
 
-type CpuSeconds = { tree: number; server: number; model: number };
-/** Orka's CPU per run in ms: its server process, its worker processes, and the fake model they call. */
-type OrkaCpu = { server: number; workers: number; model: number };
+type CpuSeconds = { tree: number; server: number; serverThread: number; model: number };
+/** Orka's CPU per run in ms: its server process (and the main thread of it), its worker processes, and the fake model they call. */
+type OrkaCpu = { server: number; serverThread: number; workers: number; model: number };
 
 async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
@@ -132,26 +132,30 @@ async function measureRuns(orka: { runTask(name: string, agent: string): Promise
 function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpuPerRun"] {
   const perRun = (seconds: number) => (seconds * 1000) / runs;
   const server = perRun(after.server - before.server);
-  const split = { server, workers: perRun(after.tree - before.tree) - server, model: perRun(after.model - before.model) };
+  const split = { server, serverThread: perRun(after.serverThread - before.serverThread), workers: perRun(after.tree - before.tree) - server, model: perRun(after.model - before.model) };
   return {
     ms: +(split.server + split.workers).toFixed(2),
-    parts: `server process ${split.server.toFixed(2)} (API, controller, journal, every worker request's checks), worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`,
+    parts:
+      `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (API, controller, journal, every worker request's checks; the rest is garbage collection, checkpoints, the thread pool), ` +
+      `worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`,
     split,
   };
 }
 
 /**
- * What the server may spend per run for Orka to reach `times` a peer's rate at the busiest concurrency, on
- * this machine's cores, after its worker processes and the fake model took theirs: the sentence that says so.
+ * What the server may spend per run for Orka to reach `times` a peer's rate at the busiest concurrency: of
+ * what this machine's cores give per run at that rate, what its worker processes and the fake model leave,
+ * and never more than one thread's worth (its JavaScript runs on one), as a sentence beside what it used.
  */
 function serverBudget(peerRows: Row[], times: number, orka: OrkaCpu): string | undefined {
   const rate = Math.max(...peerRows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
   if (!rate) return undefined;
   const target = rate * times;
   const perRun = (cpus().length * 1000) / target;
-  const left = perRun - orka.workers - orka.model;
+  const left = Math.min(perRun - orka.workers - orka.model, 1000 / target);
   return `${times}× ${peerRows[0].system.replace(/ \(.*/, "")} (its faster run: ${rate} runs/s): at ${target.toFixed(0)} runs/s the ${cpus().length} cores give ${perRun.toFixed(2)} ms of CPU per run; ` +
-    `Orka's worker processes and the fake model take ${(orka.workers + orka.model).toFixed(2)}, which leaves the server ${left.toFixed(2)} ms (it used ${orka.server.toFixed(2)}).`;
+    `Orka's worker processes and the fake model take ${(orka.workers + orka.model).toFixed(2)}, and one thread has ${(1000 / target).toFixed(2)}: the server may spend ${left.toFixed(2)} ms ` +
+    `(it used ${orka.server.toFixed(2)}, its main thread ${orka.serverThread.toFixed(2)}; this driver's own CPU is not counted against it).`;
 }
 
 function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number }): string {

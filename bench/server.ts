@@ -51,11 +51,13 @@ export function adminClient(url: string) {
    * Throws unless it Succeeded. `close()` ends the watch.
    */
   async function watchTasks() {
-    const waiting = new Map<string, (phase: string) => void>();
+    type End = { phase?: string; gone?: string };
+    const waiting = new Map<string, (end: End) => void>();
+    let gone: string | undefined;
     const abort = new AbortController();
     const response = await fetch(`${url}/api/v1/watch/tasks`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` }, signal: abort.signal });
     if (!response.ok || !response.body) throw new Error(`GET /watch/tasks: HTTP ${response.status}`);
-    const following = (async () => {
+    const follow = async () => {
       let pending = "";
       for await (const text of response.body!.pipeThrough(new TextDecoderStream())) {
         const frames = (pending + text).split("\n\n");
@@ -65,17 +67,25 @@ export function adminClient(url: string) {
           if (!data) continue;
           const task = JSON.parse(data) as { metadata?: { name?: string }; status?: { phase?: string } };
           const phase = task.status?.phase;
-          if (phase && isTerminalPhase(phase)) waiting.get(task.metadata?.name ?? "")?.(phase);
+          if (phase && isTerminalPhase(phase)) waiting.get(task.metadata?.name ?? "")?.({ phase });
         }
       }
-    })().catch(() => undefined);
+    };
+    // When the watch ends (closed, or the server went), nothing waiting on it would hear of its Task.
+    const following = follow()
+      .catch(() => undefined)
+      .finally(() => {
+        gone = "the watch of the namespace's Tasks ended";
+        for (const settle of waiting.values()) settle({ gone });
+      });
     return {
       async runTask(name: string, agent: string): Promise<void> {
-        const ended = new Promise<string>((resolve) => waiting.set(name, resolve));
+        if (gone) throw new Error(`${name}: ${gone}`);
+        const ended = new Promise<End>((resolve) => waiting.set(name, resolve));
         await api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
-        const phase = await ended;
+        const end = await ended;
         waiting.delete(name);
-        if (phase !== "Succeeded") throw new Error(`${name}: ${phase}`);
+        if (end.phase !== "Succeeded") throw new Error(`${name}: ${end.phase ?? end.gone}`);
       },
       async close(): Promise<void> {
         abort.abort();
@@ -111,8 +121,10 @@ const REPO = join(import.meta.dirname, "..");
  * model's tool); answers its pid and URL once it listens. Its process tree can then be measured alone.
  */
 export async function startServerProcess(dir: string, env: Record<string, string> = {}) {
+  // The caller's own ORKA_ settings (a developer's shell) would change what is measured: only these count.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORKA_")));
   const childEnv = {
-    ...process.env,
+    ...inherited,
     ORKA_HOST: "127.0.0.1",
     ORKA_PORT: "0",
     ORKA_DATA_DIR: join(dir, "state"),
