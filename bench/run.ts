@@ -8,8 +8,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
-import { join } from "node:path";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
@@ -147,13 +147,13 @@ function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpu
  * what this machine's cores give per run at that rate, what its worker processes and the fake model leave,
  * and never more than one thread's worth (its JavaScript runs on one), as a sentence beside what it used.
  */
-function serverBudget(peerRows: Row[], times: number, orka: OrkaCpu): string | undefined {
+function serverBudget(peer: string, peerRows: Row[], times: number, orka: OrkaCpu): string | undefined {
   const rate = Math.max(...peerRows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
   if (!rate) return undefined;
   const target = rate * times;
   const perRun = (cpus().length * 1000) / target;
   const left = Math.min(perRun - orka.workers - orka.model, 1000 / target);
-  return `${times}× ${peerRows[0].system.replace(/ \(.*/, "")} (its faster run: ${rate} runs/s): at ${target.toFixed(0)} runs/s the ${cpus().length} cores give ${perRun.toFixed(2)} ms of CPU per run; ` +
+  return `${times}× ${peer} (its faster run: ${rate} runs/s): at ${target.toFixed(0)} runs/s the ${cpus().length} cores give ${perRun.toFixed(2)} ms of CPU per run; ` +
     `Orka's worker processes and the fake model take ${(orka.workers + orka.model).toFixed(2)}, and one thread has ${(1000 / target).toFixed(2)}: the server may spend ${left.toFixed(2)} ms ` +
     `(it used ${orka.server.toFixed(2)}, its main thread ${orka.serverThread.toFixed(2)}; this driver's own CPU is not counted against it).`;
 }
@@ -194,7 +194,7 @@ try {
     `On ${cpus().length} cores a system cannot exceed ${cpus().length} × 1000 ÷ its CPU per run runs/s, nor 1000 ÷ the CPU per run of its busiest single thread.\n`);
   console.log(markdownTable(["system", "CPU per run, ms", "where"], rows.filter((row) => row.cpuPerRun).map((row) => [row.system, row.cpuPerRun!.ms.toFixed(2), row.cpuPerRun!.parts])));
   const split = orka.row.cpuPerRun?.split;
-  const budgets = split ? [serverBudget([before[0], after[0]], 1, split), serverBudget([before[1], after[1]], 2, split)].filter(Boolean) : [];
+  const budgets = split ? PEERS.map((peer, i) => serverBudget(peer.name, [before[i], after[i]], peer.goal, split)).filter(Boolean) : [];
   if (budgets.length) console.log(`\nThe server's budget per run at the performance goals (compare the floor under it, bench/floor.ts below):\n${budgets.map((line) => `- ${line}`).join("\n")}`);
 } finally {
   model.close();
