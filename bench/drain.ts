@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
-import { processTreeUsage } from "./process-tree.ts";
+import { cpus } from "node:os";
+import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
@@ -20,10 +21,45 @@ const ANSWER_DELAY_MS = 1000;
 const IDEAL_MS = 4 * ANSWER_DELAY_MS;
 const SAMPLE_EVERY_MS = 100;
 const DRAIN_DEADLINE_MS = 180_000;
-const POLL_EVERY_MS = 1000;
 
 const phasesOf = (tasks: { status?: { phase?: string } }[]) =>
   Object.entries(Object.groupBy(tasks, (task) => task.status?.phase ?? "Pending")).map(([phase, group]) => [phase, group!.length] as const);
+
+/** CPU seconds so far: the server's process tree, the server process, its main thread, the fake model, this driver. */
+function cpuNow() {
+  const tree = processTreeUsage(server.pid);
+  const driver = process.cpuUsage();
+  return {
+    tree: tree.cpuSeconds,
+    server: tree.rootCpuSeconds,
+    serverThread: mainThreadCpuSeconds(server.pid),
+    model: processTreeUsage(model.pid).rootCpuSeconds,
+    driver: (driver.user + driver.system) / 1e6,
+  };
+}
+
+type CpuSeconds = ReturnType<typeof cpuNow>;
+
+function cpuSince(before: CpuSeconds): CpuSeconds {
+  const now = cpuNow();
+  return Object.fromEntries(Object.entries(now).map(([part, seconds]) => [part, seconds - before[part as keyof CpuSeconds]])) as CpuSeconds;
+}
+
+/**
+ * Where the drain's CPU went, per Task, and what the server could spend for the drain to end within the
+ * goal (1.5× the ideal): the machine's cores over that time, less what the worker processes, the fake
+ * model and this driver took, and never more than one thread's worth (the server's JavaScript runs on one).
+ */
+function drainBudget(used: CpuSeconds, tasks: number): string {
+  const perTask = (seconds: number) => ((seconds * 1000) / tasks).toFixed(2);
+  const goalSeconds = (1.5 * IDEAL_MS) / 1000;
+  const workers = used.tree - used.server;
+  const budget = Math.min(cpus().length * goalSeconds - workers - used.model - used.driver, goalSeconds);
+  return `CPU per Task during the drain, ms: the server process ${perTask(used.server)} (its main thread ${perTask(used.serverThread)}), ` +
+    `its worker processes ${perTask(workers)}, the fake model ${perTask(used.model)}, this driver (its creates and its watch) ${perTask(used.driver)}. ` +
+    `To drain in 1.5× the ideal (${goalSeconds} s), the ${cpus().length} cores give ${cpus().length * goalSeconds} s; what the worker processes, the fake model and this driver took leaves the server, ` +
+    `on its one thread, at most ${perTask(Math.max(budget, 0))} ms per Task (compare the floor under its work per run, bench/floor.ts).`;
+}
 
 const dir = benchDirectory("drain");
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
@@ -42,20 +78,24 @@ try {
   await orka.api("POST", "/providers", { metadata: { name: "slow" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
   await orka.api("POST", "/agents", { metadata: { name: "slow" }, spec: { providerRef: { name: "slow" }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
 
-  const cpuBefore = processTreeUsage(server.pid).cpuSeconds;
+  const watch = await orka.watchTasks();
+  const names = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);
+  // Each Task's end is heard on the one watch, as a client running many Tasks hears it.
+  const deadline = sleep(DRAIN_DEADLINE_MS, undefined, { ref: false }).then(() => ({ gone: `not ended after ${DRAIN_DEADLINE_MS / 1000} s` }));
+  const ends = names.map((name) => Promise.race([watch.ended(name), deadline]));
+  const cpuBefore = cpuNow();
   const firstCreate = Date.now();
-  const creates = await Promise.allSettled(Array.from({ length: TASKS }, (_, i) => orka.api("POST", "/tasks", { name: `drain-${i}`, type: "ai", agentRef: "slow", prompt: `drain-${i}` })));
+  const creates = await Promise.allSettled(names.map((name) => orka.api("POST", "/tasks", { name, type: "ai", agentRef: "slow", prompt: name })));
   const allCreated = Date.now();
   const refused = creates.filter((create) => create.status === "rejected");
   if (refused.length > 0) console.log(`\n${refused.length} creates failed; the first: ${(refused[0].reason as Error).message}`);
-  let tasks: { metadata: { name: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = [];
-  let allEnded = false;
-  for (const deadline = firstCreate + DRAIN_DEADLINE_MS; !allEnded && Date.now() < deadline; await sleep(POLL_EVERY_MS)) {
-    tasks = (await orka.api("GET", "/tasks?limit=0")).items;
-    allEnded = tasks.length === TASKS - refused.length && tasks.every((task) => isTerminalPhase(task.status?.phase));
-  }
+  await Promise.all(ends.filter((_, i) => creates[i].status === "fulfilled"));
   const ended = Date.now();
-  const cpu = processTreeUsage(server.pid).cpuSeconds - cpuBefore;
+  const used = cpuSince(cpuBefore);
+  const cpu = used.tree;
+  await watch.close();
+  const tasks: { metadata: { name: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = (await orka.api("GET", "/tasks?limit=0")).items;
+  const allEnded = tasks.every((task) => isTerminalPhase(task.status?.phase));
   const succeeded = tasks.filter((task) => task.status?.phase === "Succeeded");
   const drained = succeeded.length === TASKS;
   const drainMs = Math.max(...succeeded.map((task) => Date.parse(task.status!.completionTime!))) - firstCreate;
@@ -71,6 +111,7 @@ try {
     `${(peak.rssBytes / 2 ** 20).toFixed(0)} MiB (${peak.processes} processes)`,
     `${cpu.toFixed(1)} s, ${((cpu / ((ended - firstCreate) / 1000)) * 100).toFixed(0)}% of one core`,
   ]]));
+  console.log(`\n${drainBudget(used, TASKS)}`);
   const unsuccessful = tasks.filter((task) => task.status?.phase !== "Succeeded");
   for (const [message, group] of Object.entries(Object.groupBy(unsuccessful, (task) => `${task.status?.phase ?? "Pending"}: ${task.status?.message ?? "no message"}`))) {
     // Where one of them stopped: its events in order, with the seconds since the first create.

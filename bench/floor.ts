@@ -10,7 +10,10 @@
 //   serializer), the sizes of a run's requests; the CPU of this side only.
 // - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
 //   changes of it on one open watch stream; the client is another process.
-// `node bench/floor.ts [--quick]` prints one table; asserts nothing.
+// - Create → first model request (wall clock, not CPU): the same hops a Task's start makes, from a
+//   POST to the first request reaching the timed model, with Orka's stores, IPC and OpenAI client and no
+//   logic between them (bench/latency-floor.ts); Tasks one at a time, as bench/run.ts measures Orka.
+// `node bench/floor.ts [--quick]` prints two tables; asserts nothing.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -28,11 +31,18 @@ import { openDatabase } from "../src/store/sqlite/db.ts";
 import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
 import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
 import { sha256Hex } from "../src/util/hash.ts";
-import { markdownTable } from "./table.ts";
+import { startChildServer } from "./child-server.ts";
+import { markdownTable, p50p95 } from "./table.ts";
+import { takeNoted } from "./timed-model.ts";
+import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const RUNS = QUICK ? 200 : 2000;
 const WARM_UP = 50;
+const LATENCY_SAMPLES = QUICK ? 10 : 50;
+const LATENCY_WARM_UP = 10;
+/** The pause after each timed create, so that the next starts on a quiet chain as in bench/run.ts (which waits for each Task's end). */
+const LATENCY_PAUSE_MS = 20;
 
 /** CPU time of this process's main thread (user + system) per run of `runs`, in ms: what the server's request thread would spend. */
 async function cpuPerRun(runs: number, one: (i: number) => Promise<void> | void): Promise<number> {
@@ -181,6 +191,29 @@ async function api(): Promise<number> {
   }
 }
 
+/** Create → first model request over the bare chain of bench/latency-floor.ts, one Task at a time: p50 and p95 in ms. */
+async function createToFirstRequest(): Promise<{ p50_ms: number; p95_ms: number }> {
+  const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
+  const chain = await startChildServer(join(import.meta.dirname, "latency-floor.ts"), ["server", model.url]);
+  try {
+    const created = new Map<string, number>();
+    for (let i = -LATENCY_WARM_UP; i < LATENCY_SAMPLES; i++) {
+      const name = i < 0 ? `warm-up-${-i}` : `floor-${i}`;
+      if (i >= 0) created.set(name, performance.timeOrigin + performance.now());
+      const response = await fetch(`${chain.url}/tasks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, type: "ai", agentRef: "floor", prompt: name }) });
+      if (response.status !== 201) throw new Error(`the latency floor's server answered ${response.status}`);
+      await response.text();
+      await new Promise((paused) => setTimeout(paused, LATENCY_PAUSE_MS));
+    }
+    const firstRequests = (await takeNoted(model.url)).filter((note) => note.kind === "model" && created.has(note.conversation));
+    if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} first requests`);
+    return percentiles(firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!));
+  } finally {
+    chain.close();
+    model.close();
+  }
+}
+
 const parts = [
   { part: "durable writes through Orka's stores (24 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the events, the result, the end)", ms: await durableWrites() },
   { part: "the worker's ten requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
@@ -189,3 +222,12 @@ const parts = [
 const floor = parts.reduce((sum, part) => sum + part.ms, 0);
 console.log(`\nThe floor under the server's work per run, ${RUNS} runs of each part one at a time after ${WARM_UP} untimed ones${QUICK ? " (quick run)" : ""}: CPU time of this process's main thread per run. No controller, no checks, no fastify: what remains when Orka's own logic costs nothing.\n`);
 console.log(markdownTable(["part", "CPU per run, ms"], [...parts.map(({ part, ms }) => [part, ms.toFixed(2)]), ["floor: all three", floor.toFixed(2)]]));
+
+const latency = await createToFirstRequest();
+console.log(`\nCreate → first model request with no logic between the hops (bench/latency-floor.ts): ${LATENCY_SAMPLES} Tasks one at a time after ${LATENCY_WARM_UP} untimed ones, ` +
+  `from the POST sent to the request's arrival at the timed model (bench/timed-model.ts), both on the machine's wall clock, as bench/run.ts measures Orka.\n`);
+console.log(markdownTable(["hops", "p50 / p95 ms"], [[
+  "POST /tasks over HTTP → the Task and its event committed (2 commits), 201 → the attempt and Running committed (2) → start over IPC → " +
+    "the worker's first journal step over IPC, committed with its events (1), answered → the request through Orka's OpenAI client",
+  p50p95(latency),
+]]));

@@ -47,8 +47,8 @@ export function adminClient(url: string) {
   }
   /**
    * Follows every Task of the default namespace on one watch (`GET /api/v1/watch/tasks`), as a client
-   * that runs many Tasks does; `runTask` then creates an ai Task and waits for the watch to show it ended.
-   * Throws unless it Succeeded. `close()` ends the watch.
+   * that runs many Tasks does; `runTask` then creates an ai Task and waits for the watch to show it ended,
+   * and throws unless it Succeeded; `ended` tells how a Task ends. `close()` ends the watch.
    */
   async function watchTasks() {
     type End = { phase?: string; gone?: string };
@@ -78,14 +78,18 @@ export function adminClient(url: string) {
         gone = "the watch of the namespace's Tasks ended";
         for (const settle of waiting.values()) settle({ gone });
       });
+    /** The phase the Task `name` ends in, as the watch shows it (ask before creating it), or why the watch cannot tell. */
+    const ended = (name: string): Promise<End> => {
+      if (gone) return Promise.resolve({ gone });
+      return new Promise<End>((resolve) => waiting.set(name, resolve)).finally(() => waiting.delete(name));
+    };
     return {
+      ended,
       async runTask(name: string, agent: string): Promise<void> {
-        if (gone) throw new Error(`${name}: ${gone}`);
-        const ended = new Promise<End>((resolve) => waiting.set(name, resolve));
+        const end = ended(name);
         await api("POST", "/tasks", { name, type: "ai", agentRef: agent, prompt: name });
-        const end = await ended;
-        waiting.delete(name);
-        if (end.phase !== "Succeeded") throw new Error(`${name}: ${end.phase ?? end.gone}`);
+        const { phase, gone } = await end;
+        if (phase !== "Succeeded") throw new Error(`${name}: ${phase ?? gone}`);
       },
       async close(): Promise<void> {
         abort.abort();

@@ -1,0 +1,132 @@
+// The floor under "create → first model request": the hops that path must make, with Orka's own pieces
+// and no logic between them. `node bench/latency-floor.ts server <model URL>` serves it and prints
+// `port <n>`; it forks itself as the worker (`… worker`). bench/floor.ts drives it.
+// - The server (a bare node:http server, Orka's SQLite stores): a POST /tasks is parsed and the Task
+//   created Pending with its event (two commits, as Orka does), answered 201; then the attempt is
+//   recorded and the Task set Running (two commits) and the start sent to the worker over IPC.
+// - The worker (a child process on the pool's IPC channel, the V8 serializer, messages in arrays as the
+//   pool batches them): sends the first journal step (the request it is about to make) and waits for
+//   the server to commit it with its events (one commit); then asks the model through Orka's OpenAI
+//   client, as an attempt does.
+// Nothing is checked, looked up, admitted or authorized, and nothing but the first request is made.
+import { fork } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openAIModel } from "../src/providers/openai.ts";
+import { API_VERSION } from "../src/resources/meta.ts";
+import { stepOwnerOf, type StepOwner } from "../src/store/journal-store.ts";
+import { SecretCipher } from "../src/store/secret-cipher.ts";
+import { startBackgroundCheckpoints } from "../src/store/sqlite/checkpointer.ts";
+import { SqliteTaskDataStore } from "../src/store/sqlite/data-store.ts";
+import { openDatabase } from "../src/store/sqlite/db.ts";
+import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
+import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
+import { sha256Hex } from "../src/util/hash.ts";
+
+type ToWorker = { type: "start"; task: string; modelURL: string } | { type: "reply"; id: number };
+type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string };
+
+/** A system prompt of the size of a real first request's journal step (about 900 bytes with the rest). */
+const SYSTEM_PROMPT = "You are a benchmark agent. ".repeat(30);
+
+async function serve(modelURL: string): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "orka-latency-floor-"));
+  const db = openDatabase(join(dir, "orka.db"));
+  const checkpoints = startBackgroundCheckpoints(db, (problem) => console.error(problem));
+  const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
+  const data = new SqliteTaskDataStore(db);
+  const journal = new SqliteJournalStore(db);
+  const owners = new Map<string, StepOwner>();
+  const worker = fork(fileURLToPath(import.meta.url), ["worker"], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+  const toWorker = (message: ToWorker) => worker.send([message]);
+  // A message sent while the worker's modules load would be dropped: the port is printed once it is ready.
+  const ready = Promise.withResolvers<void>();
+
+  worker.on("message", (batch: FromWorker[]) => {
+    for (const call of batch) {
+      if (call.type === "ready") {
+        ready.resolve();
+        continue;
+      }
+      const step = JSON.parse(call.body);
+      const events = [{ type: "WorkerStarted", summary: "attempt 1" }, { type: "ModelRequestStarted", summary: "turn 1" }];
+      data.appendEventsWith("default", call.task, events, () => journal.append(owners.get(call.task)!, { run: 1, seq: 1, kind: "request", messages: step.messages, detail: { system: step.system } }));
+      toWorker({ type: "reply", id: call.id });
+    }
+  });
+
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", async () => {
+      const { name, prompt } = JSON.parse(body);
+      const task = await resources.create({
+        apiVersion: API_VERSION,
+        kind: "Task",
+        metadata: { name, namespace: "default", finalizers: ["orka.ai/cleanup"] },
+        spec: { type: "ai", agentRef: { name: "floor" }, prompt },
+        status: { phase: "Pending" },
+      });
+      data.appendEvent("default", name, { type: "TaskCreated", summary: `task ${name} created` });
+      res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(task));
+      // As a reconcile pass queued by the create: the attempt known to the store before it starts.
+      setImmediate(async () => {
+        const attempt = data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: task.metadata.uid!, number: 1, allowedTools: [] }, sha256Hex(name));
+        owners.set(name, stepOwnerOf(attempt));
+        await resources.updateStatus({ ...task, status: { phase: "Running", attempts: 1, jobName: attempt.id } });
+        toWorker({ type: "start", task: name, modelURL });
+      });
+    });
+  });
+  server.listen(0, "127.0.0.1");
+  await Promise.all([once(server, "listening"), ready.promise]);
+  console.log(`port ${(server.address() as AddressInfo).port}`);
+  process.on("SIGTERM", async () => {
+    server.close();
+    worker.kill();
+    await checkpoints.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+
+function work(): void {
+  const waiting = new Map<number, () => void>();
+  let lastId = 0;
+  let model: ReturnType<typeof openAIModel> | undefined;
+  const journalled = (task: string, body: unknown) =>
+    new Promise<void>((answered) => {
+      const id = ++lastId;
+      waiting.set(id, answered);
+      process.send!([{ type: "call", id, task, body: JSON.stringify(body) } satisfies FromWorker]);
+    });
+  const start = async (task: string, modelURL: string) => {
+    model ??= openAIModel({ apiKey: "floor", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
+    const messages = [{ role: "user" as const, content: task }];
+    await journalled(task, { system: SYSTEM_PROMPT, messages });
+    await model.complete({ model: "floor", system: SYSTEM_PROMPT, messages, tools: [], maxTokens: 1024 });
+  };
+  process.on("message", (batch: ToWorker[]) => {
+    for (const message of batch) {
+      if (message.type === "reply") {
+        waiting.get(message.id)?.();
+        waiting.delete(message.id);
+      }
+      else void start(message.task, message.modelURL).catch((err: Error) => console.error(`latency floor worker: ${err.message}`));
+    }
+  });
+  // Without its server there is nothing to do.
+  process.on("disconnect", () => process.exit(0));
+  process.send!([{ type: "ready" } satisfies FromWorker]);
+}
+
+const [role, modelURL] = process.argv.slice(2);
+if (role === "server" && modelURL) await serve(modelURL);
+else if (role === "worker") work();
+else throw new Error("usage: node bench/latency-floor.ts server <model URL> | worker");
