@@ -5,7 +5,7 @@
 // `node bench/coordination.ts [--quick]` prints one table; asserts nothing.
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
-import { startBenchServer } from "./server.ts";
+import { startOrkaProcess } from "./server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { childPrompt, takeNoted, type Noted } from "./timed-model.ts";
 import { percentiles } from "./timing.ts";
@@ -30,7 +30,7 @@ function wakeOf(noted: Noted[], parent: string): Wake {
 }
 
 const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
-const orka = await startBenchServer("coordination", { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+const orka = await startOrkaProcess("coordination");
 try {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
   await orka.api("POST", "/providers", { metadata: { name: "timed" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" } } });

@@ -5,14 +5,13 @@
 // Task), so that its process tree can be measured alone from /proc every 100 ms: peak resident memory of
 // the server and all its descendants, and their CPU time during the drain. The fake model and this driver
 // are not counted. `node bench/drain.ts [--quick]` prints one table; asserts nothing.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
-import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
+import { startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -27,12 +26,12 @@ const phasesOf = (tasks: { status?: { phase?: string } }[]) =>
 
 /** CPU seconds so far: the server's process tree, the server process, its main thread, the fake model, this driver. */
 function cpuNow() {
-  const tree = processTreeUsage(server.pid);
+  const tree = processTreeUsage(orka.pid);
   const driver = process.cpuUsage();
   return {
     tree: tree.cpuSeconds,
     server: tree.rootCpuSeconds,
-    serverThread: mainThreadCpuSeconds(server.pid),
+    serverThread: mainThreadCpuSeconds(orka.pid),
     model: processTreeUsage(model.pid).rootCpuSeconds,
     driver: (driver.user + driver.system) / 1e6,
   };
@@ -61,18 +60,14 @@ function drainBudget(used: CpuSeconds, tasks: number): string {
     `on its one thread, at most ${perTask(Math.max(budget, 0))} ms per Task (compare the floor under its work per run, bench/floor.ts).`;
 }
 
-const dir = benchDirectory("drain");
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
-const server = await startServerProcess(dir, { ORKA_WORKER_SLOTS: String(TASKS) });
+const orka = await startOrkaProcess("drain", { ORKA_WORKER_SLOTS: String(TASKS) });
 const peak = { rssBytes: 0, processes: 0 };
-let treePids: number[] = [];
 const sampler = setInterval(() => {
-  const usage = processTreeUsage(server.pid);
+  const usage = processTreeUsage(orka.pid);
   if (usage.rssBytes > peak.rssBytes) Object.assign(peak, { rssBytes: usage.rssBytes, processes: usage.pids.length });
-  treePids = usage.pids;
 }, SAMPLE_EVERY_MS);
 try {
-  const orka = adminClient(server.url);
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
   await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${model.url}/noop` } } });
   await orka.api("POST", "/providers", { metadata: { name: "slow" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
@@ -121,7 +116,6 @@ try {
   }
 } finally {
   clearInterval(sampler);
-  await stopServerProcess(server, treePids);
+  await orka.close();
   model.close();
-  rmSync(dir, { recursive: true, force: true });
 }

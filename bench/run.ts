@@ -8,12 +8,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
-import { adminClient, benchDirectory, startServerProcess, stopServerProcess } from "./server.ts";
+import { startOrkaProcess, type adminClient } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
@@ -63,22 +62,18 @@ async function measurePeers(dir: string | Error, modelPort: string, when: string
  */
 async function measureOrka(model: { url: string; pid: number }) {
   const watched = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
-  const dir = benchDirectory("run");
-  let treePids: number[] = [];
   try {
-    const server = await startServerProcess(dir, { ORKA_WORKER_SLOTS: String(BUSIEST) });
+    const orka = await startOrkaProcess("run", { ORKA_WORKER_SLOTS: String(BUSIEST) });
     try {
-      return await measureOrkaWith(adminClient(server.url), model, watched.url, () => {
-        const usage = processTreeUsage(server.pid);
-        treePids = usage.pids;
-        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, serverThread: mainThreadCpuSeconds(server.pid), model: processTreeUsage(model.pid).rootCpuSeconds };
+      return await measureOrkaWith(orka, model, watched.url, () => {
+        const usage = processTreeUsage(orka.pid);
+        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, serverThread: mainThreadCpuSeconds(orka.pid), model: processTreeUsage(model.pid).rootCpuSeconds };
       });
     } finally {
-      await stopServerProcess(server, treePids);
+      await orka.close();
     }
   } finally {
     watched.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -1,5 +1,5 @@
 // node bench/scale.ts [--quick]: Tasks at scale. Creates Tasks through the API with concurrent clients
-// (each a real create, answered 201; a namespace limit of one active Task and a model that never answers
+// in this process, the server in its own (as `orka serve` runs; each a real create, answered 201; a namespace limit of one active Task and a model that never answers
 // keep them queued, so every one is reconciled as a Pending Task would be), then fills the store up to the
 // large size by direct inserts (a second connection to the same database: the filler is never reconciled)
 // and times lists through the API: a label selector matching one batch of Tasks, and plain pages.
@@ -13,7 +13,8 @@ import type { TaskSpec, TaskStatus } from "../src/resources/task.ts";
 import { SecretCipher } from "../src/store/secret-cipher.ts";
 import { openDatabase } from "../src/store/sqlite/db.ts";
 import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
-import { startBenchServer } from "./server.ts";
+import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
+import { startOrkaProcess } from "./server.ts";
 import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -91,12 +92,14 @@ function fill(dataDir: string, from: number, to: number): void {
   db.close();
 }
 
+/** CPU seconds so far: the server process, its main thread, and this process (the clients). */
+function cpuNow(serverPid: number) {
+  const clients = process.cpuUsage();
+  return { server: processTreeUsage(serverPid).rootCpuSeconds, serverThread: mainThreadCpuSeconds(serverPid), clients: (clients.user + clients.system) / 1e6 };
+}
+
 const model = await startSilentModel();
-const orka = await startBenchServer("scale", {
-  ORKA_ALLOW_LOOPBACK_EGRESS: "true",
-  ORKA_WORKER_SLOTS: "1",
-  ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: "1",
-});
+const orka = await startOrkaProcess("scale", { ORKA_WORKER_SLOTS: "1", ORKA_MAX_ACTIVE_TASKS_PER_NAMESPACE: "1" });
 try {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
   await orka.api("POST", "/providers", { metadata: { name: "silent" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
@@ -104,14 +107,14 @@ try {
 
   // Untimed creates first, so that loading the modules of the create and reconcile paths is not measured.
   await concurrently(CREATES, CREATES + CLIENTS, CLIENTS, (i) => orka.api("POST", "/tasks", { name: taskName(i), type: "ai", agentRef: "silent", prompt: `task ${i}` }));
-  const cpuBefore = process.cpuUsage();
+  const cpuBefore = cpuNow(orka.pid);
   const createSeconds = await concurrently(0, CREATES, CLIENTS, (i) =>
     orka.api("POST", "/tasks", { name: taskName(i), type: "ai", agentRef: "silent", prompt: `task ${i}`, labels: { [BATCH_LABEL]: batchOf(i) } }),
   );
   const createRate = CREATES / createSeconds;
-  // The machine may be shared: CPU time per create (server and clients, this one process) does not depend on what else runs.
-  const createCpu = process.cpuUsage(cpuBefore);
-  const cpuMsPerCreate = (createCpu.user + createCpu.system) / 1000 / CREATES;
+  // The machine may be shared: CPU time per create does not depend on what else runs.
+  const cpuAfter = cpuNow(orka.pid);
+  const msPerCreate = (part: keyof typeof cpuAfter) => (((cpuAfter[part] - cpuBefore[part]) * 1000) / CREATES).toFixed(2);
   console.error(`created ${CREATES} Tasks in ${createSeconds.toFixed(1)} s`);
 
   const fillStarted = performance.now();
@@ -132,7 +135,7 @@ try {
   });
 
   console.log(`${QUICK ? "Quick run" : "Run"}: Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadavg()[0].toFixed(1)}.`);
-  console.log(`create: ${CREATES} Tasks through POST /api/v1/tasks from ${CLIENTS} concurrent clients in ${createSeconds.toFixed(1)} s = ${createRate.toFixed(0)} Tasks/s; ${cpuMsPerCreate.toFixed(2)} ms of this process's CPU per create (clients included)`);
+  console.log(`create: ${CREATES} Tasks through POST /api/v1/tasks from ${CLIENTS} concurrent clients in ${createSeconds.toFixed(1)} s = ${createRate.toFixed(0)} Tasks/s; CPU per create: the server process ${msPerCreate("server")} ms (its main thread ${msPerCreate("serverThread")}), the clients ${msPerCreate("clients")} ms`);
   console.log(`filler: ${TOTAL - CREATES - CLIENTS} finished Tasks inserted directly into the store in ${fillSeconds.toFixed(1)} s (${TOTAL} Tasks in all)`);
   console.log(`list at ${TOTAL} Tasks, GET /api/v1/tasks?labelSelector=${BATCH_LABEL}=<batch of ${BATCH_SIZE}>&limit=${PAGE_LIMIT}: p50 ${selector.p50_ms.toFixed(1)} ms, p95 ${selector.p95_ms.toFixed(1)} ms (${LIST_SAMPLES} samples)`);
   console.log(`list at ${TOTAL} Tasks, GET /api/v1/tasks?limit=${PAGE_LIMIT} following continue: p50 ${plain.p50_ms.toFixed(1)} ms, p95 ${plain.p95_ms.toFixed(1)} ms (${LIST_SAMPLES} pages)`);

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { serverConfigFrom } from "../src/config.ts";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
+import { processTreeUsage } from "./process-tree.ts";
 
 export const BENCH_ADMIN_TOKEN = "bench-admin-token-0000";
 
@@ -121,17 +122,21 @@ export async function startBenchServer(name: string, env: Record<string, string>
 const REPO = join(import.meta.dirname, "..");
 
 /**
- * `orka serve` in its own process, in `dir`, as bin/orka starts it (loopback egress allowed for the fake
- * model's tool); answers its pid and URL once it listens. Its process tree can then be measured alone.
+ * `orka serve` in its own process, in a temporary directory, as bin/orka starts it (loopback egress
+ * allowed for the benchmarks' fake models and tools), with the admin's REST client, once it listens. Its
+ * process tree can be measured alone (`pid`); `close()` stops it (SIGTERM, then SIGKILL after 15 s), then
+ * every process of its tree that still runs, by pid, and removes the directory.
  */
-export async function startServerProcess(dir: string, env: Record<string, string> = {}) {
+export async function startOrkaProcess(name: string, env: Record<string, string> = {}) {
+  const dir = benchDirectory(name);
+  const dataDir = join(dir, "state");
   // The caller's own ORKA_ settings (a developer's shell) would change what is measured: only these count.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ORKA_")));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([variable]) => !variable.startsWith("ORKA_")));
   const childEnv = {
     ...inherited,
     ORKA_HOST: "127.0.0.1",
     ORKA_PORT: "0",
-    ORKA_DATA_DIR: join(dir, "state"),
+    ORKA_DATA_DIR: dataDir,
     ORKA_WORK_DIR: join(dir, "work"),
     ORKA_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     ORKA_LOG_LEVEL: "silent",
@@ -139,6 +144,23 @@ export async function startServerProcess(dir: string, env: Record<string, string
     ...env,
   };
   const child = spawn(process.execPath, ["--max-semi-space-size=8", join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env: childEnv, stdio: ["ignore", "pipe", "inherit"] });
+  const running = () => child.exitCode === null && child.signalCode === null;
+  async function close(): Promise<void> {
+    const tree = processTreeUsage(child.pid!).pids;
+    if (running()) {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await Promise.race([exited, sleep(15_000, undefined, { ref: false }).then(() => child.kill("SIGKILL"))]);
+    }
+    for (const pid of tree) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already ended
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
   const listening = (async () => {
     for await (const line of createInterface({ input: child.stdout })) {
       const url = /^orka listening on (\S+)/.exec(line)?.[1];
@@ -148,25 +170,9 @@ export async function startServerProcess(dir: string, env: Record<string, string
   })();
   try {
     const url = await Promise.race([listening, sleep(60_000, undefined, { ref: false }).then(() => Promise.reject(new Error("the Orka server did not listen within 60 s")))]);
-    return { pid: child.pid!, url, child };
+    return { ...adminClient(url), pid: child.pid!, dataDir, close };
   } catch (err) {
-    child.kill("SIGKILL");
+    await close();
     throw err;
-  }
-}
-
-/** SIGTERM, then SIGKILL after 15 s; then every process of its tree seen last that still runs, by pid. */
-export async function stopServerProcess(server: { pid: number; child: ReturnType<typeof spawn> }, treePids: number[]): Promise<void> {
-  if (server.child.exitCode === null && server.child.signalCode === null) {
-    const exited = once(server.child, "exit");
-    server.child.kill("SIGTERM");
-    await Promise.race([exited, sleep(15_000, undefined, { ref: false }).then(() => server.child.kill("SIGKILL"))]);
-  }
-  for (const pid of treePids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already ended
-    }
   }
 }

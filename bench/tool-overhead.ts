@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { preparePeers, runPeerScript } from "./peers/peers.ts";
-import { startBenchServer } from "./server.ts";
+import { startOrkaProcess } from "./server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { takeNoted, type Noted } from "./timed-model.ts";
 import { percentiles } from "./timing.ts";
@@ -46,7 +46,7 @@ function toolGaps(noted: Noted[], belongs: (conversation: string) => boolean, vi
 
 /** Orka's gaps for a custom HTTP Tool and for recall_memory, `LOOPS` Tasks of each after a warm-up Task. */
 async function measureOrka(modelURL: string): Promise<{ http: Gaps; builtin: Gaps }> {
-  const orka = await startBenchServer("tool-overhead", { ORKA_ALLOW_LOOPBACK_EGRESS: "true" });
+  const orka = await startOrkaProcess("tool-overhead");
   try {
     await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
     await orka.api("POST", "/providers", { metadata: { name: "timed" }, spec: { type: "openai", baseURL: `${modelURL}/v1`, secretRef: { name: "key" } } });
