@@ -1,16 +1,20 @@
-// Many concurrent Tasks against a slow model: 1,000 Tasks (200 with --quick) created through the API at
+// Many concurrent Tasks against a slow model: 1,000 Tasks (100 with --quick) created through the API at
 // once, each the 3-tool-call loop of bench/peers/ against a fake model whose every answer takes 1 s (the
 // tool answers at once), so a Task cannot end in less than 4 s: that is the ideal drain time. The Orka
-// server runs in its own process (`node --max-semi-space-size=8 src/cli/main.ts serve`, as bin/orka starts it, freshly started, with one worker slot per
-// Task), so that its process tree can be measured alone from /proc every 100 ms: peak resident memory of
-// the server and all its descendants, and their CPU time during the drain. The fake model and this driver
-// are not counted. `node bench/drain.ts [--quick]` prints one table; asserts nothing.
+// server runs in its own process, as bin/orka starts it, freshly started, with one worker slot per Task;
+// every Task's end is heard on one watch of the namespace's Tasks. Its process tree is measured alone from
+// /proc every 100 ms: peak resident memory of the server and all its descendants, and their CPU time
+// during the drain, split into the server (and its main thread) and its worker processes, beside the fake
+// model's and this driver's; from these, what the server may spend per Task for the drain to end within
+// 1.5× the ideal. Then the same loops, all at once, in each in-process peer. `node bench/drain.ts
+// [--quick]` prints its tables; asserts nothing.
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
+import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
 import { startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
@@ -58,6 +62,22 @@ function drainBudget(used: CpuSeconds, tasks: number): string {
     `its worker processes ${perTask(workers)}, the fake model ${perTask(used.model)}, this driver (its creates and its watch) ${perTask(used.driver)}. ` +
     `To drain in 1.5× the ideal (${goalSeconds} s), the ${cpus().length} cores give ${cpus().length * goalSeconds} s; what the worker processes, the fake model and this driver took leaves the server, ` +
     `on its one thread, at most ${perTask(Math.max(budget, 0))} ms per Task (compare the floor under its work per run, bench/floor.ts).`;
+}
+
+/**
+ * The same loops against the same model in each in-process peer: all of them at once in the peer's one
+ * process (after one warm-up loop), timed from the first start to the last end; nothing durable.
+ */
+async function peersDraining(modelPort: string): Promise<string> {
+  const dir = await preparePeers().catch((err: Error) => err);
+  const rows: string[][] = [];
+  for (const peer of PEERS) {
+    const figure = dir instanceof Error ? dir : await runPeer(dir, peer.script, modelPort, [{ runs: TASKS, concurrency: TASKS }]).then(([f]) => f, (err: Error) => err);
+    if (figure instanceof Error) rows.push([peer.name, `not run: ${figure.message.split("\n")[0]}`, "", ""]);
+    else rows.push([peer.name, `${(TASKS / figure.runs_per_s).toFixed(1)} s`, `${(TASKS / figure.runs_per_s / (IDEAL_MS / 1000)).toFixed(2)}×`, figure.cpu_ms_per_run.toFixed(2)]);
+  }
+  return `The same ${TASKS} loops at once in each in-process peer (its one process, nothing durable), against the same model:\n\n` +
+    markdownTable(["system", "all ended", "÷ ideal 4 s", "its process's CPU per loop, ms"], rows);
 }
 
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
@@ -117,5 +137,9 @@ try {
 } finally {
   clearInterval(sampler);
   await orka.close();
+}
+try {
+  console.log(`\n${await peersDraining(model.port)}`);
+} finally {
   model.close();
 }
