@@ -1,4 +1,5 @@
 import { carriedSecretValues, type AttemptConfig } from "../runner/attempt-config.ts";
+import { makeAttemptDirs } from "../runner/attempt-dirs.ts";
 import { createToolContext } from "../tools/context.ts";
 import type { ControlPlaneClient } from "./client.ts";
 import { toolExecutor } from "./tool-executor.ts";
@@ -33,5 +34,6 @@ export function attemptToolExecutor(
       sessionName: config.session?.name,
       park: tools.park,
     }),
+    prepareDirs: () => makeAttemptDirs(config),
   });
 }

@@ -19,6 +19,11 @@ export interface ToolExecutorOptions {
   notOffered?: (name: string) => string;
   /** Secret values the attempt carries: an upstream may echo one in an answer or an error, which the model must not see. */
   secretValues?: readonly string[];
+  /**
+   * Makes the directories the context names, when they may not exist yet: called before the first
+   * built-in tool runs (custom Tools run on the control plane and need none).
+   */
+  prepareDirs?: () => void;
 }
 
 /** What the model is told about a call that may or may not have happened before its worker was lost. */
@@ -45,6 +50,7 @@ export function toolExecutor(options: ToolExecutorOptions): (call: ToolCall, how
 }
 
 function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallContext) => Promise<string> {
+  let dirsPrepared = false;
   return async (call, how = { interrupted: false }) => {
     if (!options.allowed.includes(call.name)) {
       throw new ToolRejected("tool_not_enabled", options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
@@ -76,6 +82,10 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
       throw new OrkaError("invalid_argument", message);
     }
     if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
+    if (!dirsPrepared) {
+      options.prepareDirs?.();
+      dirsPrepared = true;
+    }
     const context = how.key && !tool.readOnly ? { ...options.context, callKey: how.key, controlPlane: options.context.controlPlane.withIdempotencyKey(how.key) } : options.context;
     const result = await tool.run(parsed.data, context);
     return capResult(typeof result === "string" ? result : JSON.stringify(result, null, 2));
