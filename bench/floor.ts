@@ -16,21 +16,14 @@
 // `node bench/floor.ts [--quick]` prints two tables; asserts nothing.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { API_VERSION } from "../src/resources/meta.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { stepOwnerOf, toolResultStep, type StepInput } from "../src/store/journal-store.ts";
-import { SecretCipher } from "../src/store/secret-cipher.ts";
-import { startBackgroundCheckpoints } from "../src/store/sqlite/checkpointer.ts";
-import { SqliteTaskDataStore } from "../src/store/sqlite/data-store.ts";
-import { openDatabase } from "../src/store/sqlite/db.ts";
-import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
-import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
 import { sha256Hex } from "../src/util/hash.ts";
+import { openBareStores } from "./stores.ts";
 import { startChildServer } from "./child-server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { takeNoted } from "./timed-model.ts";
@@ -57,12 +50,8 @@ const event = (type: string, summary: string, content?: string): ExecutionEventI
 
 /** The writes of one run, through the stores a real run writes with, in the same commits. */
 async function durableWrites(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), "orka-floor-"));
-  const db = openDatabase(join(dir, "orka.db"));
-  const checkpoints = startBackgroundCheckpoints(db, (problem) => console.error(problem));
-  const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
-  const data = new SqliteTaskDataStore(db);
-  const journal = new SqliteJournalStore(db);
+  const stores = openBareStores("floor");
+  const { resources, data, journal } = stores;
   const prompt = "x".repeat(200);
   try {
     return await cpuPerRun(RUNS, async (i) => {
@@ -99,9 +88,7 @@ async function durableWrites(): Promise<number> {
       data.appendEvent("default", name, event("TaskSucceeded", "attempt succeeded"));
     });
   } finally {
-    await checkpoints.stop();
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stores.close();
   }
 }
 

@@ -11,22 +11,14 @@
 // Nothing is checked, looked up, admitted or authorized, and nothing but the first request is made.
 import { fork } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openAIModel } from "../src/providers/openai.ts";
 import { API_VERSION } from "../src/resources/meta.ts";
 import { stepOwnerOf, type StepOwner } from "../src/store/journal-store.ts";
-import { SecretCipher } from "../src/store/secret-cipher.ts";
-import { startBackgroundCheckpoints } from "../src/store/sqlite/checkpointer.ts";
-import { SqliteTaskDataStore } from "../src/store/sqlite/data-store.ts";
-import { openDatabase } from "../src/store/sqlite/db.ts";
-import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
-import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
 import { sha256Hex } from "../src/util/hash.ts";
+import { openBareStores } from "./stores.ts";
 
 type ToWorker = { type: "start"; task: string; modelURL: string } | { type: "reply"; id: number };
 type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string };
@@ -35,12 +27,8 @@ type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; 
 const SYSTEM_PROMPT = "You are a benchmark agent. ".repeat(30);
 
 async function serve(modelURL: string): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "orka-latency-floor-"));
-  const db = openDatabase(join(dir, "orka.db"));
-  const checkpoints = startBackgroundCheckpoints(db, (problem) => console.error(problem));
-  const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
-  const data = new SqliteTaskDataStore(db);
-  const journal = new SqliteJournalStore(db);
+  const stores = openBareStores("latency-floor");
+  const { resources, data, journal } = stores;
   const owners = new Map<string, StepOwner>();
   const worker = fork(fileURLToPath(import.meta.url), ["worker"], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
   const toWorker = (message: ToWorker) => worker.send([message]);
@@ -89,9 +77,7 @@ async function serve(modelURL: string): Promise<void> {
   process.on("SIGTERM", async () => {
     server.close();
     worker.kill();
-    await checkpoints.stop();
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    await stores.close();
     process.exit(0);
   });
 }
