@@ -8,8 +8,15 @@ import { createInterface } from "node:readline";
  */
 export async function startChildServer(script: string, args: string[] = []) {
   const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
+  // A script that ends (or closes its output) before it prints its port did not start.
+  const lines = createInterface({ input: child.stdout });
+  const first = once(lines, "line").then(([line]) => line as string);
+  const ended = once(lines, "close").then(() => "(it ended without printing its port)");
+  const line = await Promise.race([first, ended]);
   const port = /^port (\d+)$/.exec(line)?.[1];
-  if (!port) throw new Error(`${script} did not start: ${line}`);
+  if (!port) {
+    child.kill();
+    throw new Error(`${script} did not start: ${line}`);
+  }
   return { port, url: `http://127.0.0.1:${port}`, pid: child.pid!, close: () => void child.kill() };
 }

@@ -34,8 +34,8 @@ const RUNS = QUICK ? 200 : 2000;
 const WARM_UP = 50;
 const LATENCY_SAMPLES = QUICK ? 10 : 50;
 const LATENCY_WARM_UP = 10;
-/** The pause after each timed create, so that the next starts on a quiet chain as in bench/run.ts (which waits for each Task's end). */
-const LATENCY_PAUSE_MS = 20;
+/** How often the driver asks the timed model whether a Task's first request has arrived. */
+const LATENCY_POLL_MS = 5;
 
 /** CPU time of this process's main thread (user + system) per run of `runs`, in ms: what the server's request thread would spend. */
 async function cpuPerRun(runs: number, one: (i: number) => Promise<void> | void): Promise<number> {
@@ -181,24 +181,36 @@ async function api(): Promise<number> {
 /** Create → first model request over the bare chain of bench/latency-floor.ts, one Task at a time: p50 and p95 in ms. */
 async function createToFirstRequest(): Promise<{ p50_ms: number; p95_ms: number }> {
   const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
-  const chain = await startChildServer(join(import.meta.dirname, "latency-floor.ts"), ["server", model.url]);
   try {
-    const created = new Map<string, number>();
-    for (let i = -LATENCY_WARM_UP; i < LATENCY_SAMPLES; i++) {
-      const name = i < 0 ? `warm-up-${-i}` : `floor-${i}`;
-      if (i >= 0) created.set(name, performance.timeOrigin + performance.now());
-      const response = await fetch(`${chain.url}/tasks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, type: "ai", agentRef: "floor", prompt: name }) });
-      if (response.status !== 201) throw new Error(`the latency floor's server answered ${response.status}`);
-      await response.text();
-      await new Promise((paused) => setTimeout(paused, LATENCY_PAUSE_MS));
+    const chain = await startChildServer(join(import.meta.dirname, "latency-floor.ts"), ["server", model.url]);
+    try {
+      const latencies: number[] = [];
+      for (let i = -LATENCY_WARM_UP; i < LATENCY_SAMPLES; i++) {
+        const name = i < 0 ? `warm-up-${-i}` : `floor-${i}`;
+        const sent = performance.timeOrigin + performance.now();
+        const response = await fetch(`${chain.url}/tasks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, type: "ai", agentRef: "floor", prompt: name }) });
+        if (response.status !== 201) throw new Error(`the latency floor's server answered ${response.status}`);
+        await response.text();
+        // The next Task starts once this one's request has reached the model, on a quiet chain.
+        const arrived = await firstRequestOf(model.url, name);
+        if (i >= 0) latencies.push(arrived - sent);
+      }
+      return percentiles(latencies);
+    } finally {
+      chain.close();
     }
-    const firstRequests = (await takeNoted(model.url)).filter((note) => note.kind === "model" && created.has(note.conversation));
-    if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} first requests`);
-    return percentiles(firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!));
   } finally {
-    chain.close();
     model.close();
   }
+}
+
+/** When the timed model heard the first request of conversation `name`, asking it every few ms (at most 10 s). */
+async function firstRequestOf(modelURL: string, name: string): Promise<number> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((wait) => setTimeout(wait, LATENCY_POLL_MS))) {
+    const first = (await takeNoted(modelURL)).find((note) => note.kind === "model" && note.conversation === name);
+    if (first) return first.arrivedAt;
+  }
+  throw new Error(`the timed model did not hear ${name}'s first request within 10 s`);
 }
 
 const parts = [

@@ -146,7 +146,8 @@ export async function startOrkaProcess(name: string, env: Record<string, string>
   const child = spawn(process.execPath, ["--max-semi-space-size=8", join(REPO, "src/cli/main.ts"), "serve"], { cwd: dir, env: childEnv, stdio: ["ignore", "pipe", "inherit"] });
   const running = () => child.exitCode === null && child.signalCode === null;
   async function close(): Promise<void> {
-    const tree = processTreeUsage(child.pid!).pids;
+    // Read only while the server runs: once it has ended, its pid may be another process's.
+    const tree = running() ? processTreeUsage(child.pid!).pids : [];
     if (running()) {
       const exited = once(child, "exit");
       child.kill("SIGTERM");

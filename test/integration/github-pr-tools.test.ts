@@ -90,10 +90,17 @@ describe("GitHub pull request lifecycle tools", () => {
 
     it("keeps polling while no checks are registered, until CI registers and passes", async () => {
       const pr = await openPr();
+      const mark = flow.github.log.length;
+      // CI registers once the tool has looked twice and found nothing (a bounded wait: 15 s at most).
+      const lateCi = (async () => {
+        const looked = () => requestsSince(mark).filter((r) => r.call.includes(`/commits/${pr.sha}/check-runs`)).length;
+        for (const deadline = Date.now() + 15_000; looked() < 2 && Date.now() < deadline; ) await new Promise((wait) => setTimeout(wait, 20));
+        await flow.github.addCheckRun(FLOW_REPO, pr.sha, { name: "late-ci" });
+      })();
       const [result] = await run(() => {
-        setTimeout(() => void flow.github.addCheckRun(FLOW_REPO, pr.sha, { name: "late-ci" }), 600);
         return [{ name: "check_pull_request_ci", arguments: { pr_number: pr.number, wait_timeout: "15s", poll_interval: "100ms" } }];
       });
+      await lateCi;
       expect(result).toMatchObject({ status: "passed", checks_passed: true, wait_timed_out: false, message: "all CI checks passed" });
       expect(result.attempts).toBeGreaterThan(2);
     });
