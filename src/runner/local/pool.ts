@@ -53,6 +53,11 @@ interface PendingRemoval {
   timer: NodeJS.Timeout;
 }
 
+/** The worker running the fewest attempts, or undefined when there is none. */
+function leastBusy(workers: PooledWorker[]): PooledWorker | undefined {
+  return workers.reduce<PooledWorker | undefined>((least, w) => (!least || w.attempts.size < least.attempts.size ? w : least), undefined);
+}
+
 /**
  * The embedded runner: a fixed pool of worker processes, each running many attempts.
  * A worker process that dies fails only its own attempts, and is replaced.
@@ -97,7 +102,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   start(attemptId: string, env: Record<string, string>): void {
     // A worker that is going away is skipped while another can take the attempt.
     const candidates = this.workers.filter((w) => w.process.connected);
-    const worker = (candidates.length > 0 ? candidates : this.workers).reduce((least, w) => (w.attempts.size < least.attempts.size ? w : least));
+    const worker = leastBusy(candidates.length > 0 ? candidates : this.workers)!;
     worker.attempts.add(attemptId);
     this.attemptWorker.set(attemptId, worker);
     this.send(worker, { type: "start", attemptId, env });
@@ -126,8 +131,7 @@ export class LocalWorkerPool implements WorkloadRunner {
    */
   cleanup(attemptId: string): Promise<void> {
     const path = join(this.attemptsDir, attemptId);
-    const ready = this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent);
-    const worker = ready.sort((a, b) => a.attempts.size - b.attempts.size)[0];
+    const worker = leastBusy(this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent));
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;
     return new Promise((resolve, reject) => {
