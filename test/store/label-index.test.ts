@@ -130,7 +130,7 @@ describe("the label index migration", () => {
     try {
       const path = join(dir, "orka.db");
       const old = new Database(path);
-      const before = migrations.length - 1;
+      const before = migrations.findIndex((migration) => migration.includes("CREATE TABLE resource_labels"));
       for (const migration of migrations.slice(0, before)) old.exec(migration);
       old.pragma(`user_version = ${before}`);
       const insert = old.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES (?, ?, ?, ?, ?, ?)");

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/store/sqlite/db.ts";
+import { migrations } from "../../src/store/sqlite/migrations.ts";
+
+/** A row of each table the migration rebuilds, written as a database from before it held them. */
+const rows: Record<string, Record<string, unknown>> = {
+  resources: { kind: "Task", namespace: "default", name: "t", uid: "uid-t", resource_version: 3, body: JSON.stringify({ status: { phase: "Running" }, pad: "x".repeat(5000) }) },
+  results: { namespace: "default", task: "t", body: "r".repeat(9000), created_at: "2026-01-01T00:00:00.000Z" },
+  artifacts: { namespace: "default", task: "t", file: "out.bin", content: Buffer.alloc(20_000, 7), created_at: "2026-01-01T00:00:00.000Z" },
+  plans: { namespace: "default", task: "t", iteration: 2, summary: "s", progress_pct: 40, goal_complete: 0, plan_document: "p".repeat(6000), created_at: "c", updated_at: "u" },
+  approvals: {
+    id: "a1", namespace: "default", task: "t", task_uid: "uid-t", iteration: 1, action: "call", target_tool: "x", args_digest: "d", spec_digest: "s",
+    args_preview: "{}", risk_summary: null, severity: "high", status: "pending", created_at: "c", decision_time: null, decision_reason: null, decision_actor: null, executed_attempt: null,
+  },
+  journal_segments: { namespace: "default", task: "t", hash: "h1", body: "m".repeat(7000) },
+  journal_steps: { namespace: "default", task: "t", task_uid: "uid-t", run: 1, seq: 1, kind: "model", segments: '["h1"]', detail: "{}", attempt: 1, created_at: "c" },
+  effects: { key: "k1", namespace: "default", task: "t", tool: "x", state: "done", result: "e".repeat(8000), created_at: "c", updated_at: "u", payload_digest: "pd" },
+};
+
+describe("the migration to rowid tables", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "orka-rowid-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("keeps every row, key and index of the tables it rebuilds", () => {
+    const path = join(dir, "orka.db");
+    const old = new Database(path);
+    const before = migrations.length - 1;
+    for (const migration of migrations.slice(0, before)) old.exec(migration);
+    old.pragma(`user_version = ${before}`);
+    for (const [table, row] of Object.entries(rows)) {
+      const columns = Object.keys(row);
+      old.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...Object.values(row));
+    }
+    const indexesBefore = indexNames(old);
+    old.close();
+
+    const db = openDatabase(path);
+    try {
+      for (const [table, row] of Object.entries(rows)) {
+        // Only a rowid table has a rowid to select.
+        expect(db.prepare(`SELECT rowid, * FROM ${table}`).all()).toEqual([{ rowid: 1, ...row }]);
+      }
+      expect(indexNames(db)).toEqual(indexesBefore.filter((name) => name !== "resources_by_name"));
+      // The keys still refuse a second row.
+      expect(() => db.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES ('Task', 'default', 't', 'other', 1, '{}')").run()).toThrow(/UNIQUE/);
+      expect(() => db.prepare("INSERT INTO effects (key, namespace, task, tool, state, created_at, updated_at) VALUES ('k1', 'n', 't', 'x', 's', 'c', 'u')").run()).toThrow(/UNIQUE/);
+      expect(db.prepare("EXPLAIN QUERY PLAN SELECT body FROM resources WHERE kind = ? AND namespace = ? AND name = ?").all("Task", "default", "t")).toEqual([
+        expect.objectContaining({ detail: expect.stringContaining("USING INDEX sqlite_autoindex_resources") }),
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+/** The named indexes of the rebuilt tables (SQLite's own key indexes change names with the table kind). */
+function indexNames(db: Database.Database): string[] {
+  const tables = Object.keys(rows).map((table) => `'${table}'`).join(", ");
+  return db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${tables}) ORDER BY name`)
+    .pluck()
+    .all() as string[];
+}
