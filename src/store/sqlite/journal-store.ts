@@ -15,39 +15,48 @@ export class SqliteJournalStore implements JournalStore {
     return this.db.transaction(() => {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
+      const segments = JSON.stringify(hashes);
       const detail = canonicalJson(step.detail);
-      const existing = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
-        .get(owner.taskUid, step.run, step.seq);
-      if (existing) {
+      const { taken, follows } = this.place(owner.taskUid, step.run, step.seq);
+      if (taken) {
         // A step sent again (its reply was lost): the same step is a no-op, another one a conflict.
-        if (existing.kind === step.kind && existing.segments === JSON.stringify(hashes) && existing.detail === detail) return { storedBytes: 0 };
+        if (taken.kind === step.kind && taken.segments === segments && taken.detail === detail) return { storedBytes: 0 };
         throw alreadyWritten(step.run, step.seq);
       }
-      this.checkFollows(owner.taskUid, step.run, step.seq);
+      if (!follows) throw this.doesNotFollow(owner.taskUid, step.run, step.seq);
       const insertSegment = prepared(this.db, "INSERT OR IGNORE INTO journal_segments (namespace, task, hash, body) VALUES (?, ?, ?, ?)");
       let storedBytes = detail.length;
       bodies.forEach((body, i) => {
         if (insertSegment.run(owner.namespace, owner.task, hashes[i], body).changes > 0) storedBytes += body.length;
       });
       prepared(this.db, "INSERT INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, JSON.stringify(hashes), detail, owner.attempt, new Date().toISOString());
+        .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, segments, detail, owner.attempt, new Date().toISOString());
       return { storedBytes };
     })();
   }
 
   checkNextStep(taskUid: string, run: number, seq: number): void {
-    if (this.hasStep(taskUid, run, seq)) throw alreadyWritten(run, seq);
-    this.checkFollows(taskUid, run, seq);
+    const { taken, follows } = this.place(taskUid, run, seq);
+    if (taken) throw alreadyWritten(run, seq);
+    if (!follows) throw this.doesNotFollow(taskUid, run, seq);
   }
 
-  /** Steps are written in order, so step `seq` follows the last one when step `seq - 1` is written (two one-step lookups cost less than asking for the highest step). */
-  private checkFollows(taskUid: string, run: number, seq: number): void {
+  /**
+   * What is written at step `seq` of a run, and whether it would follow the run's last step. Steps are
+   * written in order, so it follows when step `seq - 1` is written (one lookup of both positions costs
+   * less than asking for the highest step).
+   */
+  private place(taskUid: string, run: number, seq: number): { taken?: { kind: string; segments: string; detail: string }; follows: boolean } {
     if (!Number.isInteger(seq) || seq < 1) throw new OrkaError("invalid_argument", `journal step ${seq} is not a step number: steps are numbered from 1`);
-    if (seq > 1 && !this.hasStep(taskUid, run, seq - 1)) throw new OrkaError("conflict", `journal step ${seq} does not follow step ${this.lastSeq(taskUid, run)}`);
+    const rows = prepared<[string, number, number, number], { seq: number; kind: string; segments: string; detail: string }>(
+      this.db,
+      "SELECT seq, kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq IN (?, ?)",
+    ).all(taskUid, run, seq, seq - 1);
+    return { taken: rows.find((row) => row.seq === seq), follows: seq === 1 || rows.some((row) => row.seq === seq - 1) };
   }
 
-  private hasStep(taskUid: string, run: number, seq: number): boolean {
-    return prepared<[string, number, number], { found: number }>(this.db, "SELECT 1 AS found FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?").get(taskUid, run, seq) !== undefined;
+  private doesNotFollow(taskUid: string, run: number, seq: number): OrkaError {
+    return new OrkaError("conflict", `journal step ${seq} does not follow step ${this.lastSeq(taskUid, run)}`);
   }
 
   private lastSeq(taskUid: string, run: number): number {
