@@ -3,6 +3,7 @@
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeAttemptDirs } from "../src/runner/attempt-dirs.ts";
 import { prepareAttemptDirs } from "../src/runner/local/dirs.ts";
 import { createToolContext } from "../src/tools/context.ts";
 import { BUILTIN_TOOLS } from "../src/tools/registry.ts";
@@ -15,6 +16,8 @@ const execute = toolExecutor({
   allowed: BUILTIN_TOOLS.map((t) => t.name),
   customTools: new Set(),
   callCustomTool: async () => "",
+  // As an ai attempt's worker does: the directories are made before the first built-in tool runs.
+  prepareDirs: () => makeAttemptDirs(dirs),
   context: createToolContext({
     namespace: "bench",
     taskName: "bench",

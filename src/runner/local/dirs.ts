@@ -10,8 +10,9 @@ import type { AttemptDirs, AttemptFiles } from "../runner.ts";
 
 /**
  * Names an attempt's workspace, artifacts and tmp directories and writes its files beside them. Without
- * files the directories are made by the worker that runs the attempt (`makeAttemptDirs`, when it starts),
- * off the control plane's thread; with files they are made here first.
+ * files the directories are made by the worker that runs the attempt (`makeAttemptDirs`: when it starts,
+ * or for an ai attempt before its first built-in tool runs), off the control plane's thread; with files
+ * they are made here first.
  */
 export async function prepareAttemptDirs(attemptsDir: string, attemptId: string, files: AttemptFiles = {}, git: GitSettings = DEFAULT_GIT_SETTINGS): Promise<AttemptDirs> {
   ensureAttemptsDir(attemptsDir);
