@@ -2,8 +2,8 @@
 // in this process, the server in its own (as `orka serve` runs; each a real create, answered 201; a namespace limit of one active Task and a model that never answers
 // keep them queued, so every one is reconciled as a Pending Task would be), then fills the store up to the
 // large size by direct inserts (a second connection to the same database: the filler is never reconciled)
-// and times lists through the API: a label selector matching one batch of Tasks, and plain pages.
-// Prints its figures; asserts nothing.
+// and times lists through the API (a label selector matching one batch of Tasks, and plain pages) and
+// reads by name through the store. Prints its figures; asserts nothing.
 import { createServer, type Socket } from "node:net";
 import { once } from "node:events";
 import { join } from "node:path";
@@ -25,6 +25,12 @@ const BATCH_SIZE = 100;
 const LIST_SAMPLES = QUICK ? 50 : 200;
 const PAGE_LIMIT = 50;
 const BATCH_LABEL = "bench.orka.dev/batch";
+/**
+ * The filler's prompt: real prompts and statuses often take a Task past 1 KiB, where SQLite starts
+ * keeping part of a row in overflow pages, so the size of the rows matters to what a read costs.
+ */
+const FILLER_PROMPT = "Summarise the open issues of the repository and propose the next step for each. ".repeat(19);
+const READ_SAMPLES = QUICK ? 2_000 : 20_000;
 
 const batchOf = (index: number) => `b${Math.floor(index / BATCH_SIZE)}`;
 const taskName = (index: number) => `t-${String(index).padStart(6, "0")}`;
@@ -81,7 +87,7 @@ function fill(dataDir: string, from: number, to: number): void {
         apiVersion: API_VERSION,
         kind: "Task",
         metadata: { name: taskName(i), namespace: "default", labels: { [BATCH_LABEL]: batchOf(i) } },
-        spec: { type: "ai", agentRef: { name: "silent" }, prompt: `filler ${i}` } as TaskSpec,
+        spec: { type: "ai", agentRef: { name: "silent" }, prompt: `filler ${i}: ${FILLER_PROMPT}` } as TaskSpec,
         status: { phase: "Succeeded", queuedAt: now, startTime: now, completionTime: now, attempts: 1, message: "task completed successfully" } as TaskStatus,
       };
       // The store's writes are synchronous under their promise, so they join this transaction.
@@ -90,6 +96,22 @@ function fill(dataDir: string, from: number, to: number): void {
   });
   for (let start = from; start < to; start += 5_000) insert(start, Math.min(to, start + 5_000));
   db.close();
+}
+
+/**
+ * Reads by name through the store at the large size, in this process (no HTTP): what a reconcile pass or
+ * a tool call's checks pay for each object they read. A Task, and the Agent beside 100,000 Tasks.
+ */
+async function storeReads(dataDir: string) {
+  const db = openDatabase(join(dataDir, "orka.db"));
+  try {
+    const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dataDir, "secret.key")));
+    const task = await timed(READ_SAMPLES, (sample) => store.get("Task", "default", taskName(CREATES + CLIENTS + ((sample * 7919) % (TOTAL - CREATES - CLIENTS)))));
+    const agent = await timed(READ_SAMPLES, () => store.get("Agent", "default", "silent"));
+    return { task, agent };
+  } finally {
+    db.close();
+  }
 }
 
 /** CPU seconds so far: the server process, its main thread, and this process (the clients). */
@@ -128,6 +150,7 @@ try {
     const page = await orka.api("GET", `/tasks?labelSelector=${encodeURIComponent(`${BATCH_LABEL}=${batch}`)}&limit=${PAGE_LIMIT}`);
     if (page.items.length !== PAGE_LIMIT) throw new Error(`selector ${batch}: ${page.items.length} items`);
   });
+  const reads = await storeReads(orka.dataDir);
   let cursor = "";
   const plain = await timed(LIST_SAMPLES, async () => {
     const page = await orka.api("GET", `/tasks?limit=${PAGE_LIMIT}${cursor ? `&continue=${cursor}` : ""}`);
@@ -139,6 +162,8 @@ try {
   console.log(`filler: ${TOTAL - CREATES - CLIENTS} finished Tasks inserted directly into the store in ${fillSeconds.toFixed(1)} s (${TOTAL} Tasks in all)`);
   console.log(`list at ${TOTAL} Tasks, GET /api/v1/tasks?labelSelector=${BATCH_LABEL}=<batch of ${BATCH_SIZE}>&limit=${PAGE_LIMIT}: p50 ${selector.p50_ms.toFixed(1)} ms, p95 ${selector.p95_ms.toFixed(1)} ms (${LIST_SAMPLES} samples)`);
   console.log(`list at ${TOTAL} Tasks, GET /api/v1/tasks?limit=${PAGE_LIMIT} following continue: p50 ${plain.p50_ms.toFixed(1)} ms, p95 ${plain.p95_ms.toFixed(1)} ms (${LIST_SAMPLES} pages)`);
+  const micros = (figure: { p50_ms: number; p95_ms: number }) => `p50 ${(figure.p50_ms * 1000).toFixed(1)} µs, p95 ${(figure.p95_ms * 1000).toFixed(1)} µs`;
+  console.log(`read by name through the store at ${TOTAL} Tasks (the filler's of ${FILLER_PROMPT.length + 20} characters of prompt), ${READ_SAMPLES} samples: a Task ${micros(reads.task)}; the Agent ${micros(reads.agent)}`);
 } finally {
   await orka.close();
   model.close();
