@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
-import { prepared, type Db } from "../store/sqlite/db.ts";
+import { inTransaction, prepared, type Db } from "../store/sqlite/db.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Principal, TokenRole } from "./principal.ts";
 
@@ -38,14 +38,14 @@ export class TokenAuthenticator {
   createToken(name: string, namespace: string, role: TokenRole = "user"): string {
     const token = `orka_${randomBytes(24).toString("base64url")}`;
     // Names are how tokens are listed and revoked, so one name means one token.
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       if (prepared(this.db, "SELECT 1 FROM api_tokens WHERE name = ?").get(name)) {
         throw new OrkaError("conflict", `a token named "${name}" exists; revoke it first (orka token revoke ${name}) or choose another name`);
       }
       prepared(this.db, "INSERT INTO api_tokens (token_hash, name, namespace, role, created_at) VALUES (?, ?, ?, ?, ?)").run(
         sha256Hex(token), name, namespace, role, new Date().toISOString(),
       );
-    })();
+    });
     return token;
   }
 

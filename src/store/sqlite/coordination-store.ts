@@ -1,5 +1,5 @@
 import type { CoordinationStore, Message, Plan } from "../coordination-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -57,7 +57,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   readMessages(namespace: string, parentTask: string, reader: string, markRead: boolean): Message[] {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       const rows = prepared<[string, string, string, string, string], Row>(
         this.db,
         `SELECT * FROM messages m WHERE m.namespace = ? AND m.parent_task = ? AND m.from_task != ? AND m.to_task IN (?, '*')
@@ -77,7 +77,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
         read: markRead,
         createdAt: row.created_at as string,
       }));
-    })();
+    });
   }
 
   deleteMessagesOf(namespace: string, task: string): void {

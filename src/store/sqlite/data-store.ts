@@ -9,7 +9,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
 interface EventRow {
@@ -110,7 +110,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
     // Nobody can subscribe between here and the notifications below (no await), so without a
     // listener the seq before the batch is not needed.
     const heard = this.notifications.listenerCount(name) > 0;
-    const { appended, written } = this.db.transaction(() => {
+    const { appended, written } = inTransaction(this.db, () => {
       const written = write();
       let previousSeq = heard && inputs.length > 0 ? (this.heardSeq.get(name) ?? this.latestEventSeq(namespace, task)) : 0;
       const appended = inputs.map((input) => {
@@ -120,7 +120,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
         return link;
       });
       return { appended, written };
-    })();
+    });
     // Listeners hear only what is committed, in order, each event with the one before it.
     if (heard && appended.length > 0) this.heardSeq.set(name, appended.at(-1)!.event.seq);
     if (heard) for (const { event, previousSeq } of appended) this.notifications.emit(name, event, previousSeq);
@@ -155,9 +155,9 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendLogs(chunks: readonly LogChunk[]): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       for (const { namespace, task, attempt, chunk } of chunks) this.appendLog(namespace, task, attempt, chunk);
-    })();
+    });
   }
 
   readLogs(namespace: string, task: string, afterId = 0): { text: string; lastId: number } {
@@ -217,11 +217,11 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   deleteTaskData(namespace: string, task: string): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
-    })();
+    });
     this.attemptsByToken.forgetTask(namespace, task);
     this.heardSeq.delete(topic("event", namespace, task));
   }

@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 
 
 export class SqliteJournalStore implements JournalStore {
@@ -12,7 +12,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   append(owner: StepOwner, step: StepInput): { storedBytes: number } {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       const bodies = step.messages.map((message) => canonicalJson(message));
       const hashes = bodies.map(sha256Hex);
       const segments = JSON.stringify(hashes);
@@ -32,7 +32,7 @@ export class SqliteJournalStore implements JournalStore {
       prepared(this.db, "INSERT INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .run(owner.namespace, owner.task, owner.taskUid, step.run, step.seq, step.kind, segments, detail, owner.attempt, new Date().toISOString());
       return { storedBytes };
-    })();
+    });
   }
 
   checkNextStep(taskUid: string, run: number, seq: number): void {
@@ -81,7 +81,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   copyRun(from: { taskUid: string; run: number; upTo: number }, to: StepOwner, toRun: number): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       const source = prepared<[string, number], { namespace: string; task: string }>(this.db, "SELECT namespace, task FROM journal_steps WHERE task_uid = ? AND run = ? LIMIT 1").get(from.taskUid, from.run);
       if (!source) return;
       prepared(
@@ -95,7 +95,7 @@ export class SqliteJournalStore implements JournalStore {
         `INSERT OR IGNORE INTO journal_steps (namespace, task, task_uid, run, seq, kind, segments, detail, attempt, created_at)
          SELECT ?, ?, ?, ?, seq, kind, segments, detail, ?, created_at FROM journal_steps WHERE task_uid = ? AND run = ? AND seq <= ?`,
       ).run(to.namespace, to.task, to.taskUid, toRun, to.attempt, from.taskUid, from.run, from.upTo);
-    })();
+    });
   }
 
   effect(key: string): Effect | undefined {
@@ -114,16 +114,16 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       prepared(this.db, "UPDATE effects SET state = 'done', result = ?, updated_at = ? WHERE key = ?").run(result, new Date().toISOString(), key);
       if (resultStep) this.append(resultStep.owner, resultStep.step);
-    })();
+    });
   }
 
   deleteTask(namespace: string, task: string): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       for (const table of ["journal_steps", "journal_segments", "effects"]) prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
-    })();
+    });
   }
 }
 

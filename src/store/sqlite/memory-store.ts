@@ -12,7 +12,7 @@ import type {
   TranscriptSearch,
   TranscriptSearchResult,
 } from "../memory-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 import { recallMemoryRows } from "./memory-recall.ts";
 import { packTags, tagsLine, unpackTags } from "./memory-tags.ts";
 import { likeEscape } from "./term-search.ts";
@@ -101,7 +101,7 @@ export class SqliteMemoryStore implements MemoryStore {
   updateMemory(namespace: string, id: string, change: Parameters<MemoryStore["updateMemory"]>[2]): Memory {
     const current = this.getMemory(namespace, id);
     if (!current || current.deleted) throw new OrkaError("not_found", "memory not found");
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       prepared(
         this.db,
         `UPDATE memories SET content = ?, tags = ?, agent_name = ?, task_name = ?, source = ?, disabled = ?, deleted = ?, updated_at = ? WHERE namespace = ? AND id = ?`,
@@ -118,7 +118,7 @@ export class SqliteMemoryStore implements MemoryStore {
         id,
       );
       this.moveToNewest(namespace, id);
-    })();
+    });
     return this.getMemory(namespace, id)!;
   }
 
@@ -135,17 +135,17 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   setMemoryDisabled(namespace: string, id: string, disabled: boolean): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       const result = prepared(this.db, "UPDATE memories SET disabled = ?, updated_at = ? WHERE namespace = ? AND id = ? AND deleted = 0").run(disabled ? 1 : 0, now(), namespace, id);
       if (result.changes === 0) throw new OrkaError("not_found", "memory not found");
       this.moveToNewest(namespace, id);
-    })();
+    });
   }
 
   markRecalled(namespace: string, ids: string[]): void {
     const statement = prepared(this.db, "UPDATE memories SET last_recalled_at = ?, recalled_count = recalled_count + 1 WHERE namespace = ? AND id = ?");
     const at = now();
-    this.db.transaction(() => ids.forEach((id) => statement.run(at, namespace, id)))();
+    inTransaction(this.db, () => ids.forEach((id) => statement.run(at, namespace, id)));
   }
 
   createProposal(namespace: string, proposal: NewProposal): MemoryProposal {
@@ -184,17 +184,17 @@ export class SqliteMemoryStore implements MemoryStore {
   reviewProposal(namespace: string, id: string, review: { status: string; reviewer: string; reviewNote?: string }): void {
     if (!review.status) throw new OrkaError("invalid_argument", "status is required");
     if (review.status !== "accepted" && review.status !== "rejected") throw new OrkaError("invalid_argument", "proposal review status must be accepted or rejected");
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       const proposal = this.requireProposal(namespace, id);
       if (proposal.status !== "pending") throw new OrkaError("invalid_argument", `proposal status "${proposal.status}" cannot be reviewed`);
       const at = now();
       prepared(this.db, "UPDATE memory_proposals SET status = ?, reviewer = ?, review_note = ?, reviewed_at = ?, updated_at = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
         .run(review.status, review.reviewer, review.reviewNote ?? null, at, at, namespace, id);
-    })();
+    });
   }
 
   applyProposal(namespace: string, id: string, appliedBy: string): Memory {
-    return this.db.transaction(() => {
+    return inTransaction(this.db, () => {
       const proposal = this.requireProposal(namespace, id);
       if (proposal.status === "applied" && proposal.appliedMemoryId) return this.getMemory(namespace, proposal.appliedMemoryId)!;
       if (proposal.type !== "memory") throw new OrkaError("invalid_argument", `proposal type "${proposal.type}" cannot be applied as memory`);
@@ -212,16 +212,16 @@ export class SqliteMemoryStore implements MemoryStore {
       prepared(this.db, "UPDATE memory_proposals SET status = 'applied', applied_memory_id = ?, applied_by = ?, applied_at = ?, updated_at = ? WHERE namespace = ? AND id = ?")
         .run(memory.id, appliedBy, at, at, namespace, id);
       return memory;
-    })();
+    });
   }
 
   archiveProposal(namespace: string, id: string): void {
-    this.db.transaction(() => {
+    inTransaction(this.db, () => {
       const proposal = this.requireProposal(namespace, id);
       if (proposal.status === "applied") throw new OrkaError("invalid_argument", "applied proposal cannot be archived");
       if (proposal.status === "archived") return;
       prepared(this.db, "UPDATE memory_proposals SET status = 'archived', updated_at = ? WHERE namespace = ? AND id = ?").run(now(), namespace, id);
-    })();
+    });
   }
 
   ensureSession(namespace: string, name: string): void {

@@ -12,7 +12,7 @@ import {
   type WatchEvent,
   type WatchListener,
 } from "../resource-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 import { resourceQuery, type ListPosition } from "./resource-query.ts";
 
 interface Row {
@@ -92,7 +92,7 @@ export class SqliteResourceStore implements ResourceStore {
 
   async create<S, T>(object: Resource<S, T>): Promise<Resource<S, T>> {
     const meta = object.metadata;
-    const created = this.db.transaction(() => {
+    const created = inTransaction(this.db, () => {
       if (this.statements.get.get(object.kind, meta.namespace, meta.name)) {
         throw new OrkaError("already_exists", `${kindLabel(object.kind)} already exists`);
       }
@@ -111,7 +111,7 @@ export class SqliteResourceStore implements ResourceStore {
       this.indexOwners(stored);
       this.indexLabels(stored);
       return stored;
-    })();
+    });
     this.emit({ type: "ADDED", object: created });
     return created;
   }
@@ -139,7 +139,7 @@ export class SqliteResourceStore implements ResourceStore {
 
   async delete(kind: KindName, namespace: string, name: string): Promise<void> {
     const emitted: WatchEvent[] = [];
-    this.db.transaction(() => this.deleteInTransaction(kind, namespace, name, emitted, true))();
+    inTransaction(this.db, () => this.deleteInTransaction(kind, namespace, name, emitted, true));
     for (const event of emitted) this.emit(event);
   }
 
@@ -154,7 +154,7 @@ export class SqliteResourceStore implements ResourceStore {
   ): Promise<Resource<S, T>> {
     const meta = object.metadata;
     const emitted: WatchEvent[] = [];
-    const written = this.db.transaction(() => {
+    const written = inTransaction(this.db, () => {
       const row = this.statements.get.get(object.kind, meta.namespace, meta.name);
       if (!row) throw new OrkaError("not_found", `${kindLabel(object.kind)} not found`);
       const current = this.decode(row) as Resource<S, T>;
@@ -175,7 +175,7 @@ export class SqliteResourceStore implements ResourceStore {
       }
       emitted.push({ type: "MODIFIED", object: next });
       return next;
-    })();
+    });
     for (const event of emitted) this.emit(event);
     return Promise.resolve(written);
   }
