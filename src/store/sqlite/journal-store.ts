@@ -20,7 +20,9 @@ export class SqliteJournalStore implements JournalStore {
       const { taken, follows } = this.place(owner.taskUid, step.run, step.seq);
       if (taken) {
         // A step sent again (its reply was lost): the same step is a no-op, another one a conflict.
-        if (taken.kind === step.kind && taken.segments === segments && taken.detail === detail) return { storedBytes: 0 };
+        const written = prepared<[string, number, number], { kind: string; segments: string; detail: string }>(this.db, "SELECT kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq = ?")
+          .get(owner.taskUid, step.run, step.seq)!;
+        if (written.kind === step.kind && written.segments === segments && written.detail === detail) return { storedBytes: 0 };
         throw alreadyWritten(step.run, step.seq);
       }
       if (!follows) throw this.doesNotFollow(owner.taskUid, step.run, step.seq);
@@ -42,17 +44,16 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   /**
-   * What is written at step `seq` of a run, and whether it would follow the run's last step. Steps are
-   * written in order, so it follows when step `seq - 1` is written (one lookup of both positions costs
-   * less than asking for the highest step).
+   * Whether step `seq` of a run is written, and whether it would follow the run's last step. Steps are
+   * written in order, so it follows when step `seq - 1` is written. One lookup of both positions in the
+   * key's index, without reading the steps themselves, costs less than asking for the highest step.
    */
-  private place(taskUid: string, run: number, seq: number): { taken?: { kind: string; segments: string; detail: string }; follows: boolean } {
+  private place(taskUid: string, run: number, seq: number): { taken: boolean; follows: boolean } {
     if (!Number.isInteger(seq) || seq < 1) throw new OrkaError("invalid_argument", `journal step ${seq} is not a step number: steps are numbered from 1`);
-    const rows = prepared<[string, number, number, number], { seq: number; kind: string; segments: string; detail: string }>(
-      this.db,
-      "SELECT seq, kind, segments, detail FROM journal_steps WHERE task_uid = ? AND run = ? AND seq IN (?, ?)",
-    ).all(taskUid, run, seq, seq - 1);
-    return { taken: rows.find((row) => row.seq === seq), follows: seq === 1 || rows.some((row) => row.seq === seq - 1) };
+    const written = prepared<[string, number, number, number], number>(this.db, "SELECT seq FROM journal_steps WHERE task_uid = ? AND run = ? AND seq IN (?, ?)")
+      .pluck()
+      .all(taskUid, run, seq, seq - 1);
+    return { taken: written.includes(seq), follows: seq === 1 || written.includes(seq - 1) };
   }
 
   private doesNotFollow(taskUid: string, run: number, seq: number): OrkaError {
