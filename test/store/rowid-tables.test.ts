@@ -28,7 +28,7 @@ describe("the migration to rowid tables", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("keeps every row, key and index of the tables it rebuilds", () => {
+  it("keeps every row, key and index of the tables it rebuilds, and reads a Task's approvals and attempts without a sort", () => {
     const path = join(dir, "orka.db");
     const old = new Database(path);
     const before = migrations.length - 1;
@@ -51,14 +51,23 @@ describe("the migration to rowid tables", () => {
       // The keys still refuse a second row.
       expect(() => db.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES ('Task', 'default', 't', 'other', 1, '{}')").run()).toThrow(/UNIQUE/);
       expect(() => db.prepare("INSERT INTO effects (key, namespace, task, tool, state, created_at, updated_at) VALUES ('k1', 'n', 't', 'x', 's', 'c', 'u')").run()).toThrow(/UNIQUE/);
-      expect(db.prepare("EXPLAIN QUERY PLAN SELECT body FROM resources WHERE kind = ? AND namespace = ? AND name = ?").all("Task", "default", "t")).toEqual([
-        expect.objectContaining({ detail: expect.stringContaining("USING INDEX sqlite_autoindex_resources") }),
+      expect(plan(db, "SELECT body FROM resources WHERE kind = ? AND namespace = ? AND name = ?")).toEqual([expect.stringContaining("USING INDEX sqlite_autoindex_resources")]);
+      // A Task's approvals and its latest attempt are read in index order, with no sort.
+      expect(plan(db, "SELECT * FROM approvals WHERE namespace = ? AND task = ? ORDER BY created_at, id")).toEqual([expect.stringContaining("USING INDEX approvals_by_task")]);
+      expect(plan(db, "SELECT * FROM attempts WHERE namespace = ? AND task = ? ORDER BY started_at DESC, number DESC LIMIT 1")).toEqual([
+        expect.stringContaining("USING INDEX attempts_by_task"),
       ]);
     } finally {
       db.close();
     }
   });
 });
+
+/** How SQLite would run `sql`, a line per step. */
+function plan(db: Database.Database, sql: string): string[] {
+  const parameters = (sql.match(/\?/g) ?? []).map(() => "x");
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as { detail: string }[]).map((step) => step.detail);
+}
 
 /** The named indexes of the rebuilt tables (SQLite's own key indexes change names with the table kind). */
 function indexNames(db: Database.Database): string[] {

@@ -228,7 +228,9 @@ export const migrations: string[] = [
   // plans, approval previews) become rowid tables with the same unique key. A WITHOUT ROWID table keeps
   // whole rows in its key's b-tree, so every step down the tree compared against a whole row and read its
   // overflow pages from disk: a lookup by name cost 17-26 µs at a thousand Tasks instead of 7. The key's own
-  // index now serves what resources_by_name did. No other table refers to these.
+  // index now serves what resources_by_name did. No other table refers to these. A Task's approvals and
+  // attempts are indexed in the order they are read in, so the reads need no sort (a sort cost about 10 µs
+  // even when nothing was found).
   [
     rowidTable("resources", "kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL UNIQUE, resource_version INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, namespace, name)", [
       "CREATE INDEX resources_by_phase ON resources (kind, namespace, json_extract(body, '$.status.phase'))",
@@ -242,7 +244,7 @@ export const migrations: string[] = [
     rowidTable(
       "approvals",
       "id TEXT NOT NULL, namespace TEXT NOT NULL, task TEXT NOT NULL, task_uid TEXT NOT NULL, iteration INTEGER NOT NULL, action TEXT NOT NULL, target_tool TEXT NOT NULL, args_digest TEXT NOT NULL, spec_digest TEXT NOT NULL, args_preview TEXT NOT NULL, risk_summary TEXT, severity TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, decision_time TEXT, decision_reason TEXT, decision_actor TEXT, executed_attempt TEXT, PRIMARY KEY (namespace, id)",
-      ["CREATE INDEX approvals_by_task ON approvals (namespace, task, created_at)"],
+      ["CREATE INDEX approvals_by_task ON approvals (namespace, task, created_at, id)"],
     ),
     rowidTable("journal_segments", "namespace TEXT NOT NULL, task TEXT NOT NULL, hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (namespace, task, hash)"),
     rowidTable(
@@ -255,6 +257,8 @@ export const migrations: string[] = [
       "key TEXT PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, tool TEXT NOT NULL, state TEXT NOT NULL, result TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, payload_digest TEXT",
       ["CREATE INDEX effects_task ON effects (namespace, task)"],
     ),
+    "DROP INDEX attempts_by_task;",
+    "CREATE INDEX attempts_by_task ON attempts (namespace, task, started_at, number);",
   ].join("\n"),
 ];
 
