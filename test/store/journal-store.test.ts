@@ -52,7 +52,7 @@ describe("attempt journal and effect ledger", () => {
     expect(() => journal.checkNextStep("uid-1", 1, 2)).not.toThrow();
     expect(journal.steps("uid-1", 1)).toHaveLength(1);
     expect(journal.steps("uid-1", 2)).toHaveLength(0);
-    // A refused step stores none of its messages: the next step that carries one pays for it.
+    // A refused step leaves none of its messages stored: the next step that carries one pays for it.
     const other = { role: "user", content: "o".repeat(5_000) };
     expect(() => journal.append(owner, { ...step, seq: 3, messages: [other] })).toThrow("journal step 3 does not follow step 1");
     expect(journal.append(owner, { ...step, seq: 2, messages: [other] }).storedBytes).toBeGreaterThan(5_000);

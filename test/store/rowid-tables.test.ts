@@ -31,14 +31,15 @@ describe("the migration to rowid tables", () => {
   it("keeps every row, key and index of the tables it rebuilds, and reads a Task's approvals and attempts without a sort", () => {
     const path = join(dir, "orka.db");
     const old = new Database(path);
-    const before = migrations.length - 1;
+    const before = migrations.findIndex((migration) => migration.includes("CREATE TABLE resources_rowid"));
     for (const migration of migrations.slice(0, before)) old.exec(migration);
     old.pragma(`user_version = ${before}`);
     for (const [table, row] of Object.entries(rows)) {
       const columns = Object.keys(row);
       old.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...Object.values(row));
     }
-    const indexesBefore = indexNames(old);
+    const indexesBefore = indexes(old);
+    const columnsBefore = columns(old);
     old.close();
 
     const db = openDatabase(path);
@@ -47,7 +48,12 @@ describe("the migration to rowid tables", () => {
         // Only a rowid table has a rowid to select.
         expect(db.prepare(`SELECT rowid, * FROM ${table}`).all()).toEqual([{ rowid: 1, ...row }]);
       }
-      expect(indexNames(db)).toEqual(indexesBefore.filter((name) => name !== "resources_by_name"));
+      // The same columns, types, NOT NULLs and keys; the same indexes, but for the redundant one dropped and
+      // the approvals' index, which now also gives their order.
+      expect(columns(db)).toEqual(columnsBefore);
+      const { resources_by_name: dropped, approvals_by_task: widened, ...kept } = indexesBefore;
+      expect(dropped).toBeDefined();
+      expect(indexes(db)).toEqual({ ...kept, approvals_by_task: widened!.replace("created_at)", "created_at, id)") });
       // The keys still refuse a second row.
       expect(() => db.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES ('Task', 'default', 't', 'other', 1, '{}')").run()).toThrow(/UNIQUE/);
       expect(() => db.prepare("INSERT INTO effects (key, namespace, task, tool, state, created_at, updated_at) VALUES ('k1', 'n', 't', 'x', 's', 'c', 'u')").run()).toThrow(/UNIQUE/);
@@ -69,11 +75,17 @@ function plan(db: Database.Database, sql: string): string[] {
   return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as { detail: string }[]).map((step) => step.detail);
 }
 
-/** The named indexes of the rebuilt tables (SQLite's own key indexes change names with the table kind). */
-function indexNames(db: Database.Database): string[] {
-  const tables = Object.keys(rows).map((table) => `'${table}'`).join(", ");
-  return db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${tables}) ORDER BY name`)
-    .pluck()
-    .all() as string[];
+const tableList = Object.keys(rows)
+  .map((table) => `'${table}'`)
+  .join(", ");
+
+/** The named indexes of the rebuilt tables with their definitions (SQLite's own key indexes change names with the table kind). */
+function indexes(db: Database.Database): Record<string, string> {
+  const found = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${tableList})`).all() as { name: string; sql: string }[];
+  return Object.fromEntries(found.map(({ name, sql }) => [name, sql]));
+}
+
+/** Each rebuilt table's columns as SQLite reports them: name, type, NOT NULL, default, place in the key. */
+function columns(db: Database.Database): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(rows).map((table) => [table, db.pragma(`table_info(${table})`)]));
 }

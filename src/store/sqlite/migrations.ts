@@ -254,7 +254,7 @@ export const migrations: string[] = [
     ),
     rowidTable(
       "effects",
-      "key TEXT PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, tool TEXT NOT NULL, state TEXT NOT NULL, result TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, payload_digest TEXT",
+      "key TEXT NOT NULL PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, tool TEXT NOT NULL, state TEXT NOT NULL, result TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, payload_digest TEXT",
       ["CREATE INDEX effects_task ON effects (namespace, task)"],
     ),
     "DROP INDEX attempts_by_task;",
@@ -264,7 +264,8 @@ export const migrations: string[] = [
 
 /**
  * Rebuilds `table` as a rowid table: `columns` lists the table's columns in their current order (rows are
- * copied by position) with its key; dropping the old table drops its indexes, so `indexes` are made again.
+ * copied by position) with its key, each key column NOT NULL (a WITHOUT ROWID table's key is, a rowid
+ * table's is not unless said); dropping the old table drops its indexes, so `indexes` are made again.
  */
 function rowidTable(table: string, columns: string, indexes: string[] = []): string {
   return [
