@@ -50,9 +50,10 @@ export class SqliteJournalStore implements JournalStore {
    */
   private place(taskUid: string, run: number, seq: number): { taken: boolean; follows: boolean } {
     if (!Number.isInteger(seq) || seq < 1) throw new OrkaError("invalid_argument", `journal step ${seq} is not a step number: steps are numbered from 1`);
-    const written = prepared<[string, number, number, number], number>(this.db, "SELECT seq FROM journal_steps WHERE task_uid = ? AND run = ? AND seq IN (?, ?)")
+    // A range of the two positions reads the index once (an IN list builds a table of its values first).
+    const written = prepared<[string, number, number, number], number>(this.db, "SELECT seq FROM journal_steps WHERE task_uid = ? AND run = ? AND seq BETWEEN ? AND ?")
       .pluck()
-      .all(taskUid, run, seq, seq - 1);
+      .all(taskUid, run, seq - 1, seq);
     return { taken: written.includes(seq), follows: seq === 1 || written.includes(seq - 1) };
   }
 
