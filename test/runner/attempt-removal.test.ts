@@ -45,6 +45,20 @@ describe("removing a finished attempt's directories", () => {
     expect(existsSync(root)).toBe(false);
   });
 
+  it("is done at once for an attempt that made no directories, without asking a worker process", async () => {
+    const { pool, worker } = await poolWithFinishedAttempt();
+    expect(existsSync(join(dir!, "a-1"))).toBe(false); // its loop ran no built-in tool
+    // A stopped worker process would hold a removal it was asked for until the pool's 10 s wait ran out.
+    process.kill(worker, "SIGSTOP");
+    try {
+      const started = performance.now();
+      await pool.cleanup("a-1");
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      process.kill(worker, "SIGCONT");
+    }
+  });
+
   it("still removes it when the worker process is gone before doing it", async () => {
     const { pool, root, worker } = await poolWithFinishedAttempt();
     // Stopped, it cannot take the request; killed, it never answers: the pool removes the tree itself.

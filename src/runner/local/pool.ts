@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -127,10 +128,12 @@ export class LocalWorkerPool implements WorkloadRunner {
   /**
    * Removes an attempt's directories. Removing a tree is a file-system call and a callback per entry: the
    * least busy ready worker process does it, off this thread (the server's); with none ready, or one that
-   * has not done it in time (10 s unless the pool was told otherwise), it is done here.
+   * has not done it in time (10 s unless the pool was told otherwise), it is done here. An attempt that
+   * made no directories (an ai loop that ran no built-in tool) costs one look here and nothing more.
    */
   cleanup(attemptId: string): Promise<void> {
     const path = join(this.attemptsDir, attemptId);
+    if (!existsSync(path)) return Promise.resolve();
     const worker = leastBusy(this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent));
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;
