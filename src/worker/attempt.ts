@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, existsSync } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type ToolDefinition, DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
@@ -144,6 +144,8 @@ export function offeredTools(names: readonly string[], customTools: Map<string, 
 }
 
 async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void): Promise<void> {
+  // An ai attempt that ran no built-in tool made no directories; a failed readdir costs an error's stack.
+  if (!existsSync(dir)) return;
   let files: string[];
   try {
     files = await readdir(dir);
