@@ -58,7 +58,9 @@ export async function startOrka(config: ServerConfig): Promise<RunningOrka> {
 
 async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLock): Promise<RunningOrka> {
   const logger = createLogger(config.logLevel);
-  const db = openDatabase(join(config.dataDir, "orka.db"));
+  const db = openDatabase(join(config.dataDir, "orka.db"), (fromVersion, toVersion) =>
+    logger.info({ fromVersion, toVersion }, "upgrading the store's schema; on a large store this takes a while, and the server answers once it is done"),
+  );
   const checkpoints = startBackgroundCheckpoints(db, (problem) => logger.warn(problem));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const secrets = new TaskSecrets();

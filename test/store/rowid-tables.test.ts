@@ -42,8 +42,11 @@ describe("the migration to rowid tables", () => {
     const columnsBefore = columns(old);
     old.close();
 
-    const db = openDatabase(path);
+    const upgrades: number[][] = [];
+    const db = openDatabase(path, (from, to) => upgrades.push([from, to]));
     try {
+      // The caller hears of the upgrade before it runs (the server says so in its log).
+      expect(upgrades).toEqual([[before, migrations.length]]);
       for (const [table, row] of Object.entries(rows)) {
         // Only a rowid table has a rowid to select.
         expect(db.prepare(`SELECT rowid, * FROM ${table}`).all()).toEqual([{ rowid: 1, ...row }]);
@@ -67,6 +70,17 @@ describe("the migration to rowid tables", () => {
       db.close();
     }
   });
+});
+
+it("says nothing of an upgrade when it makes a new database", () => {
+  const dir = mkdtempSync(join(tmpdir(), "orka-rowid-"));
+  try {
+    const upgrades: number[][] = [];
+    openDatabase(join(dir, "orka.db"), (from, to) => upgrades.push([from, to])).close();
+    expect(upgrades).toEqual([]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /** How SQLite would run `sql`, a line per step. */

@@ -4,14 +4,18 @@ import { migrations } from "./migrations.ts";
 
 export type Db = Database.Database;
 
-/** Opens (creating if needed) the SQLite database with WAL and the schema brought up to date. */
-export function openDatabase(path: string): Db {
+/**
+ * Opens (creating if needed) the SQLite database with WAL and the schema brought up to date.
+ * `upgrading` hears of an existing database about to be migrated (some migrations rewrite whole tables,
+ * which takes a while on a large store); a new database is made silently.
+ */
+export function openDatabase(path: string, upgrading?: (fromVersion: number, toVersion: number) => void): Db {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   db.pragma("synchronous = NORMAL");
-  migrate(db);
+  migrate(db, upgrading);
   return db;
 }
 
@@ -51,8 +55,9 @@ export function prepared<Params extends unknown[] = unknown[], Row = unknown>(db
   return statement as Database.Statement<Params, Row>;
 }
 
-function migrate(db: Db): void {
+function migrate(db: Db, upgrading?: (fromVersion: number, toVersion: number) => void): void {
   const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > 0 && current < migrations.length) upgrading?.(current, migrations.length);
   for (let version = current; version < migrations.length; version++) {
     inTransaction(db, () => {
       db.exec(migrations[version]);
