@@ -129,11 +129,13 @@ export class LocalWorkerPool implements WorkloadRunner {
    * Removes an attempt's directories. Removing a tree is a file-system call and a callback per entry: the
    * least busy ready worker process does it, off this thread (the server's); with none ready, or one that
    * has not done it in time (10 s unless the pool was told otherwise), it is done here. An attempt that
-   * made no directories (an ai loop that ran no built-in tool) costs one look here and nothing more.
+   * has ended without making directories (an ai loop that ran no built-in tool) costs one look here and
+   * nothing more; one still running (a deleted Task's, being killed) may yet make them, so its worker is
+   * asked, after the kill.
    */
   cleanup(attemptId: string): Promise<void> {
     const path = join(this.attemptsDir, attemptId);
-    if (!existsSync(path)) return Promise.resolve();
+    if (!this.attemptWorker.has(attemptId) && !existsSync(path)) return Promise.resolve();
     const worker = leastBusy(this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent));
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;

@@ -15,7 +15,12 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   db.pragma("synchronous = NORMAL");
-  migrate(db, upgrading);
+  try {
+    migrate(db, upgrading);
+  } catch (err) {
+    db.close(); // each migration's transaction was undone; nothing keeps the file open
+    throw err;
+  }
   return db;
 }
 
