@@ -18,8 +18,8 @@ export function attemptToolExecutor(
     allowed: tools.allowed,
     secretValues: carriedSecretValues(config),
     customTools: new Set(tools.custom),
-    callCustomTool: async (name, args, key, resultStep) => {
-      const response = await client.callTool(name, args, key, resultStep);
+    callCustomTool: async (name, args, key, journal) => {
+      const response = await client.callTool(name, args, key, journal);
       if (response.parked) tools.park?.(response.result);
       return response.result;
     },

@@ -1,7 +1,7 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
-import type { ServerJournalledResult } from "./tool-call.ts";
+import type { CarriedJournal, JournalledCall } from "./tool-call.ts";
 import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
 interface ClientOptions {
@@ -35,15 +35,16 @@ export class ControlPlaneClient implements ControlPlane {
 
   /**
    * Runs a custom Tool on the server, which rechecks that this attempt may call it. `parked` means the call
-   * waits for a person's approval: the iteration must end. A keyed call carries the place of its result
-   * step, which the server journals with the reply it records.
+   * waits for a person's approval: the iteration must end. A keyed call carries its journal: the steps it
+   * acts on that are not written yet, which the server writes first, and the place of its result step,
+   * which the server journals with the reply it records.
    */
-  async callTool(name: string, args: Record<string, unknown>, key?: string, resultStep?: ServerJournalledResult): Promise<{ result: string; parked?: boolean }> {
+  async callTool(name: string, args: Record<string, unknown>, key?: string, journal?: JournalledCall): Promise<{ result: string; parked?: boolean }> {
     const client = key ? this.withIdempotencyKey(key) : this;
-    const place = key ? resultStep?.handOver() : undefined;
-    const body = JSON.stringify({ arguments: args, ...(place ? { resultStep: place } : {}) });
-    const answer = (await client.send("POST", `tools/${this.taskPath()}/${encodeURIComponent(name)}`, body, "application/json")) as { result: string; parked?: boolean; journalled?: boolean };
-    if (answer.journalled) resultStep?.journalled(answer.result);
+    const path = `tools/${this.taskPath()}/${encodeURIComponent(name)}`;
+    const send = (carried?: CarriedJournal) => client.send("POST", path, JSON.stringify({ arguments: args, ...carried }), "application/json") as Promise<{ result: string; parked?: boolean; journalled?: boolean }>;
+    const answer = key && journal ? await journal.send(send) : await send();
+    if (answer.journalled) journal?.journalled(answer.result);
     return { result: answer.result, ...(answer.parked ? { parked: true } : {}) };
   }
 
@@ -95,11 +96,14 @@ export class ControlPlaneClient implements ControlPlane {
       } catch {
         // not JSON: keep the text
       }
-      throw new OrkaError(errorCodeOfStatus(status), message || `control plane answered HTTP ${status}`);
+      throw new ControlPlaneRefusal(errorCodeOfStatus(status), message || `control plane answered HTTP ${status}`);
     }
     return text ? JSON.parse(text) : undefined;
   }
 }
+
+/** The control plane answered, with an error: unlike a call that had no answer, it heard the call. */
+export class ControlPlaneRefusal extends OrkaError {}
 
 /** The path with the query's set, non-empty entries. */
 function withQuery(path: string, query: Record<string, string | undefined>): string {

@@ -1,11 +1,11 @@
 import { sha256Hex } from "../util/hash.ts";
 import type { ChatMessage, ToolCall } from "../providers/model.ts";
 import type { JournalStep, StepInput } from "../store/journal-store.ts";
-import { ServerJournalledResult } from "./tool-call.ts";
+import { JournalledCall, type JournalFirst } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
-import type { ControlPlaneClient } from "./client.ts";
+import { ControlPlaneRefusal, type ControlPlaneClient } from "./client.ts";
 
 /** Where a journalled conversation stands: what the loop needs to continue exactly from there. */
 export interface LoopResume {
@@ -31,21 +31,26 @@ export interface Replay {
   steps: number;
 }
 
-/**
- * The attempt's journal: every step is written to the control plane before it is acted on, and a
- * message is sent once (the server keeps each by its hash), so a step costs what is new in it.
- */
 /** Sends a step together with the events waiting to be sent, in order with everything sent before. */
 export interface StepCarrier {
   carry<T>(send: (events: ExecutionEventInput[]) => Promise<T>): Promise<T>;
 }
 
+/**
+ * The attempt's journal: every step is written to the control plane before it is acted on, and a
+ * message is sent once (the server keeps each by its hash), so a step costs what is new in it.
+ * A model answer that asks for tool calls is acted on only by its first call, so it is held until then:
+ * a call the control plane runs carries it, and anything else writes it first.
+ */
 export class AttemptJournal {
   private readonly client: ControlPlaneClient;
   private readonly carrier: StepCarrier;
   private readonly run: number;
   private readonly taskName: string;
+  /** The last step written. */
   private seq: number;
+  /** Steps after `seq` that nothing has acted on yet, written with the next write or call. */
+  private unwritten: StepInput[] = [];
   private readonly written = new WeakSet<ChatMessage>();
   readonly taskUid: string;
 
@@ -65,54 +70,57 @@ export class AttemptJournal {
    */
   async request(messages: ChatMessage[], system?: string): Promise<void> {
     const fresh = messages.filter((m) => !this.written.has(m));
-    if (fresh.length === 0 && this.seq > 0) return;
-    await this.write("request", fresh, this.seq === 0 ? { system: system ?? "" } : {});
+    if (fresh.length === 0 && this.lastSeq() > 0) return;
+    await this.write("request", fresh, this.lastSeq() === 0 ? { system: system ?? "" } : {});
   }
 
-  /** After the model answered, before anything in the answer is acted on. */
-  response(message: ChatMessage): Promise<void> {
-    return this.write("response", [message], {});
+  /** After the model answered, before anything in the answer is acted on: a final answer at once, tool calls with the first call. */
+  async response(message: ChatMessage): Promise<void> {
+    if (message.role === "assistant" && message.toolCalls?.length) this.unwritten.push(this.next("response", [message], {}));
+    else await this.write("response", [message], {});
   }
 
   toolStarted(call: ToolCall, key: string): Promise<void> {
     return this.write("tool_started", [], { callId: call.id, tool: call.name, key });
   }
 
-  /** The next step, as the place of `call`'s result for the control plane to write with the call's reply. */
-  resultStepFor(call: ToolCall): ServerJournalledResult {
-    const seq = this.seq + 1;
+  /** `call`'s place: after the steps it acts on, its result as the next step, for the control plane to write with the call's reply. */
+  callJournal(call: ToolCall): JournalledCall {
+    const seq = this.lastSeq() + 1;
+    const unwritten = { carry: <T>(send: (first: JournalFirst | undefined) => Promise<T>) => this.carry(send), write: () => this.flush() };
     // The worker's fault point before this step: before the call that would write it is sent.
-    return new ServerJournalledResult({ run: this.run, seq, toolCallId: call.id }, () => killBeforeJournalStep("worker", this.taskName, seq));
+    return new JournalledCall({ run: this.run, seq, toolCallId: call.id }, unwritten, () => killBeforeJournalStep("worker", this.taskName, seq));
   }
 
   /**
    * After a tool call, before its result is given to the model: written here, unless the control plane
    * wrote it with the call. Answers the message the model is to be given: the journalled one.
    */
-  async toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<ChatMessage> {
-    const journalled = resultStep?.content;
+  async toolResult(message: ChatMessage, call?: JournalledCall): Promise<ChatMessage> {
+    const journalled = call?.content;
     if (journalled !== undefined) {
       // Fail closed: what the model would be given (scrubbed of the attempt's secrets) must be what was journalled.
-      if (message.role !== "tool" || message.content !== journalled) throw new OrkaError("internal", `the control plane journalled a result for tool call ${resultStep!.place.toolCallId} other than the one the model would be given`);
-      return this.taken(resultStep!.place.seq, message);
+      if (message.role !== "tool" || message.content !== journalled) throw new OrkaError("internal", `the control plane journalled a result for tool call ${call!.place.toolCallId} other than the one the model would be given`);
+      return this.taken(call!.place.seq, message);
     }
     try {
       await this.write("tool_result", [message], {});
       return message;
     } catch (err) {
-      if (!resultStep || !(err instanceof OrkaError && err.code === "conflict")) throw err;
+      if (!call || !(err instanceof OrkaError && err.code === "conflict")) throw err;
       // The control plane may have journalled the call's result after this worker stopped waiting for it
       // (a timeout): then that result is the call's, and the model is given it.
-      const written = await this.stepAt(resultStep.place.seq);
+      const written = await this.stepAt(call.place.seq);
       const [result] = (written?.kind === "tool_result" ? written.messages : []) as ChatMessage[];
-      if (result?.role !== "tool" || result.toolCallId !== resultStep.place.toolCallId) throw err;
-      return this.taken(resultStep.place.seq, result);
+      if (result?.role !== "tool" || result.toolCallId !== call.place.toolCallId) throw err;
+      return this.taken(call.place.seq, result);
     }
   }
 
-  /** Where the run stands: the fields an event carries, none before the first step. */
+  /** Where the run stands: the fields an event carries, none before the first step. A held step is written before the event is. */
   position(): Pick<ExecutionEventInput, "journalRun" | "journalStep"> {
-    return this.seq > 0 ? { journalRun: this.run, journalStep: this.seq } : {};
+    const seq = this.lastSeq();
+    return seq > 0 ? { journalRun: this.run, journalStep: seq } : {};
   }
 
   /** The idempotency key of a tool call: Task uid, run, call index and argument digest. */
@@ -122,8 +130,7 @@ export class AttemptJournal {
 
   /** A step the control plane wrote: the run stands after it, and its message needs no writing again. */
   private taken(seq: number, message: ChatMessage): ChatMessage {
-    this.seq = seq;
-    this.written.add(message);
+    this.writtenUpTo(seq, [message]);
     return message;
   }
 
@@ -132,11 +139,63 @@ export class AttemptJournal {
     return steps.find((step) => step.seq === seq);
   }
 
-  private async write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {
-    const step: StepInput = { run: this.run, seq: this.seq + 1, kind, messages, detail };
-    killBeforeJournalStep("worker", this.taskName, step.seq);
-    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { ...step, events }));
-    this.seq = step.seq;
+  /** The last step, written or held. */
+  private lastSeq(): number {
+    return this.seq + this.unwritten.length;
+  }
+
+  private next(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): StepInput {
+    return { run: this.run, seq: this.lastSeq() + 1, kind, messages, detail };
+  }
+
+  /** Writes a step, after the held ones, with the events waiting to be sent. */
+  private write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {
+    return this.send([...this.unwritten, this.next(kind, messages, detail)]);
+  }
+
+  /** Writes the held steps, if any. */
+  private async flush(): Promise<void> {
+    if (this.unwritten.length > 0) await this.send([...this.unwritten]);
+  }
+
+  private async send(steps: StepInput[]): Promise<void> {
+    for (const step of steps) killBeforeJournalStep("worker", this.taskName, step.seq);
+    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events }));
+    this.wrote(steps);
+  }
+
+  /**
+   * Sends a call that carries the held steps and the events waiting to be sent; the control plane writes
+   * them before anything else of the call. Events are recorded once: a call the control plane answered,
+   * even with a refusal, is not sent again with them. A held step still counts as unwritten unless the call
+   * succeeded: it goes again with the next write, where a step already written changes nothing.
+   */
+  private async carry<T>(send: (first: JournalFirst | undefined) => Promise<T>): Promise<T> {
+    const steps = [...this.unwritten];
+    if (steps.length === 0) return send(undefined);
+    for (const step of steps) killBeforeJournalStep("worker", this.taskName, step.seq);
+    const outcome = await this.carrier.carry(async (events) => {
+      try {
+        return { answer: await send({ steps, events }) };
+      } catch (err) {
+        if (err instanceof ControlPlaneRefusal) return { refused: err };
+        throw err;
+      }
+    });
+    if ("refused" in outcome) throw outcome.refused;
+    this.wrote(steps);
+    return outcome.answer;
+  }
+
+  private wrote(steps: StepInput[]): void {
+    this.writtenUpTo(steps.at(-1)!.seq, steps.flatMap((step) => step.messages as ChatMessage[]));
+  }
+
+  /** The run stands after step `seq` (and so after every step held before it), whose new messages are `messages`. */
+  private writtenUpTo(seq: number, messages: ChatMessage[]): void {
+    for (const held of this.unwritten) if (held.seq < seq) messages.push(...(held.messages as ChatMessage[]));
+    this.unwritten = this.unwritten.filter((held) => held.seq > seq);
+    this.seq = seq;
     for (const message of messages) this.written.add(message);
   }
 }

@@ -1,4 +1,4 @@
-import { ToolRejected, type ServerJournalledResult, type ToolCallContext } from "./tool-call.ts";
+import { ToolRejected, type JournalledCall, type ToolCallContext } from "./tool-call.ts";
 import type { LoopResume } from "./journal.ts";
 import { type ChatMessage, type ModelClient, type ModelResponse, type ToolCall, type ToolDefinition, ModelApiError, toolMessage } from "../providers/model.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
@@ -43,10 +43,10 @@ export interface LoopJournal {
   request(messages: ChatMessage[], system?: string): Promise<void>;
   response(message: ChatMessage): Promise<void>;
   toolStarted(call: ToolCall, key: string): Promise<void>;
-  /** The place of a call's result step, for a control plane that can write it with the call's reply. */
-  resultStepFor(call: ToolCall): ServerJournalledResult;
-  /** Writes the result step, unless the control plane wrote it (`resultStep` says so). */
-  toolResult(message: ChatMessage, resultStep?: ServerJournalledResult): Promise<ChatMessage>;
+  /** A call's place: the steps it acts on (written before it acts, or carried by it), and its result step, which the control plane may write with the call's reply. */
+  callJournal(call: ToolCall): JournalledCall;
+  /** Writes the result step, unless the control plane wrote it (`call` says so). */
+  toolResult(message: ChatMessage, call?: JournalledCall): Promise<ChatMessage>;
   keyFor(callIndex: number, call: ToolCall): string;
 }
 
@@ -106,11 +106,11 @@ async function runCalls(options: LoopOptions, messages: ChatMessage[], state: Lo
     const interrupted = state.interrupted === call.id;
     const key = options.journal?.keyFor(state.callIndex, call);
     if (key && !interrupted && options.marksStart?.(call)) await options.journal!.toolStarted(call, key);
-    const resultStep = options.journal?.resultStepFor(call);
-    const content = await runToolCall(options, call, { key, interrupted, resultStep });
+    const journal = options.journal?.callJournal(call);
+    const content = await runToolCall(options, call, { key, interrupted, journal });
     const message = toolMessage(call.id, call.name, content);
     // What is journalled is what the model is given, exactly as a resumed run will replay it.
-    const result = options.journal ? await options.journal.toolResult(message, resultStep) : message;
+    const result = options.journal ? await options.journal.toolResult(message, journal) : message;
     state.interrupted = undefined;
     state.callIndex++;
     messages.push(result);

@@ -1,33 +1,67 @@
-import type { ResultStepPlace } from "../store/journal-store.ts";
+import type { ResultStepPlace, StepInput } from "../store/journal-store.ts";
+import type { ExecutionEventInput } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 
 /** How the loop asks for one tool call: with its idempotency key, and whether a lost attempt had started it. */
 export interface ToolCallContext {
   key?: string;
   interrupted: boolean;
-  /** Where the call's result goes in the journal, for a call the control plane can journal itself. */
-  resultStep?: ServerJournalledResult;
+  /** The call's place in the journal: what must be written before it acts, and where its result goes. */
+  journal?: JournalledCall;
+}
+
+/** Journal steps not written yet, carried by a call that acts on them, with the events emitted since the last write. */
+export interface JournalFirst {
+  steps: StepInput[];
+  events: ExecutionEventInput[];
+}
+
+/** What a call carries to the control plane about the journal. */
+export interface CarriedJournal {
+  /** Where the call's result goes: the control plane writes that step with the call's reply. */
+  resultStep: ResultStepPlace;
+  /** Written by the control plane before anything else of the call. */
+  journalFirst?: JournalFirst;
+}
+
+/** The steps a call acts on that are not written yet (the model's answer that asked for it). */
+export interface UnwrittenSteps {
+  /** Sends a call with the unwritten steps, if any; they count as written once it is answered with success. */
+  carry<T>(send: (first: JournalFirst | undefined) => Promise<T>): Promise<T>;
+  /** Writes them on their own. */
+  write(): Promise<void>;
 }
 
 /**
- * A tool call's result step that the control plane may write with the call's reply (a custom Tool call:
- * the ledger records its reply, and the step goes in the same commit). Whoever runs the call hands the
- * place over with it and says what was journalled; if nothing was, the loop journals the result itself.
+ * A tool call's place in the journal. The answer that asked for the call may not be written yet: a call
+ * the control plane runs (a custom Tool call) carries it, one round trip for both; any other call has it
+ * written before it acts (`writeFirst`). The call's result step the control plane may write with the
+ * call's reply (the ledger records the reply, and the step goes in the same commit): it says so, and if
+ * nothing was journalled, the loop journals the result itself.
  */
-export class ServerJournalledResult {
+export class JournalledCall {
   readonly place: ResultStepPlace;
+  private readonly unwritten: UnwrittenSteps;
   private readonly beforeHandOver: () => void;
   private written?: string;
 
-  constructor(place: ResultStepPlace, beforeHandOver: () => void) {
+  constructor(place: ResultStepPlace, unwritten: UnwrittenSteps, beforeHandOver: () => void) {
     this.place = place;
+    this.unwritten = unwritten;
     this.beforeHandOver = beforeHandOver;
   }
 
-  /** The place, as the call carries it to the control plane. */
-  handOver(): ResultStepPlace {
-    this.beforeHandOver();
-    return this.place;
+  /** Sends the call with what it carries of the journal. */
+  send<T>(request: (carried: CarriedJournal) => Promise<T>): Promise<T> {
+    return this.unwritten.carry((journalFirst) => {
+      this.beforeHandOver();
+      return request({ resultStep: this.place, ...(journalFirst ? { journalFirst } : {}) });
+    });
+  }
+
+  /** For a call that runs anywhere but on the control plane: what it acts on is written before it runs. */
+  writeFirst(): Promise<void> {
+    return this.unwritten.write();
   }
 
   /** The control plane journalled the call's result with this content. */

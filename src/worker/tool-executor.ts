@@ -4,7 +4,7 @@ import type { ToolContext, BuiltinTool, ResumeRule } from "../tools/define.ts";
 import { builtinTool } from "../tools/registry.ts";
 import { describeZodError } from "../resources/validate.ts";
 import { redactValues } from "../policy/redact.ts";
-import { ToolRejected, type ServerJournalledResult, type ToolCallContext } from "./tool-call.ts";
+import { ToolRejected, type JournalledCall, type ToolCallContext } from "./tool-call.ts";
 import { OrkaError } from "../util/errors.ts";
 import { ToolRefusal } from "../tools/envelope.ts";
 
@@ -12,8 +12,8 @@ export interface ToolExecutorOptions {
   /** The names this attempt was given; anything else is refused. */
   allowed: readonly string[];
   customTools: ReadonlySet<string>;
-  /** Runs a custom Tool on the control plane; with `resultStep`, the control plane may journal the result with the reply. */
-  callCustomTool: (name: string, args: Record<string, unknown>, key?: string, resultStep?: ServerJournalledResult) => Promise<string>;
+  /** Runs a custom Tool on the control plane; with `journal`, the call carries the steps it acts on, and the control plane may journal the result with the reply. */
+  callCustomTool: (name: string, args: Record<string, unknown>, key?: string, journal?: JournalledCall) => Promise<string>;
   context: ToolContext;
   /** The refusal for a tool that was not offered (the worker's: `tool "<x>" was not enabled for this task`). */
   notOffered?: (name: string) => string;
@@ -56,7 +56,7 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
       throw new ToolRejected("tool_not_enabled", options.notOffered?.(call.name) ?? `tool "${call.name}" was not enabled for this task`);
     }
     const args = parseArguments(call.arguments);
-    if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args, how.key, how.resultStep);
+    if (options.customTools.has(call.name)) return options.callCustomTool(call.name, args, how.key, how.journal);
     const tool = builtinTool(call.name);
     if (!tool) throw new OrkaError("not_found", `tool "${call.name}" is not available in this Orka build`);
 
@@ -82,6 +82,7 @@ function runCall(options: ToolExecutorOptions): (call: ToolCall, how?: ToolCallC
       throw new OrkaError("invalid_argument", message);
     }
     if (how.interrupted && resumeRule(tool, parsed.data) === "unknown") return outcomeUnknown(name);
+    await how.journal?.writeFirst();
     if (!dirsPrepared) {
       options.prepareDirs?.();
       dirsPrepared = true;

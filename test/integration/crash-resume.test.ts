@@ -40,6 +40,14 @@ spec:
   coordination: {enabled: true, allowedAgents: [{name: helper}]}
 `;
 
+const CALLER = `
+---
+apiVersion: core.orka.ai/v1alpha1
+kind: Agent
+metadata: {name: caller}
+spec: {providerRef: {name: peer}, tools: [{name: notify}]}
+`;
+
 /** What varies between runs for reasons other than crashes: generated names and ids. */
 const sanitize = (text: string) =>
   text
@@ -172,6 +180,35 @@ describe("crash-exact durability", () => {
       await stop();
     }
   }, 300_000);
+
+  // The model's answer that asks for a custom Tool travels with the Tool's call (step 2), whose result the
+  // server writes with the reply (step 3): dying before either must still call the Tool once.
+  it("kills the worker, or the server, before an answer that travels with its custom Tool call: the Tool still acts once", async () => {
+    const LOSES_ANSWER = { worker: new Set([2, 3]), server: new Set([2]) }; // the worker dies before sending the call that carries it
+    for (const where of ["worker", "server"] as const) {
+      const markerDir = mkdtempSync(join(tmpdir(), "orka-faults-"));
+      const tasks = [2, 3].map((step) => ({ step, task: `${where[0]}-carried-${step}` }));
+      const { orka, peer, stop } = await startOrkaWithPeer(`${AGENTS(notify.url)}${CALLER}`, {
+        ORKA_FAULT_INJECTION: JSON.stringify({ where, steps: Object.fromEntries(tasks.map(({ step, task }) => [task, step])), markerDir }),
+        ORKA_ALLOW_LOOPBACK_EGRESS: "true",
+      });
+      try {
+        for (const { step, task } of tasks) {
+          peer.script(`m-${task}`, [{ toolCalls: [{ name: "notify", arguments: { message: `started ${task}` } }] }, (body) => ({ text: `final: ${toolResultsOf(body).join(" | ")}` })]);
+          await orka.api("POST", "/api/v1/tasks", { name: task, type: "ai", agentRef: "caller", prompt: "go", ai: { model: `m-${task}` } });
+          if (where === "server") {
+            await untilDown(orka);
+            await orka.restart();
+          }
+          const outcome = await outcomeOf(orka, peer, notify.received, task);
+          expect(existsSync(join(markerDir, `${where}-${task}-${step}`)), `the ${where} was killed before step ${step}`).toBe(true);
+          expect({ step, ...outcome }).toEqual({ step, phase: "Succeeded", result: 'final: {"ok":true}', children: 0, proposals: 0, notified: 1, modelRequests: LOSES_ANSWER[where].has(step) ? 3 : 2, resumed: true });
+        }
+      } finally {
+        await stop();
+      }
+    }
+  }, 120_000);
 });
 
 /** Waits (at most 20 s) until the server process has died by its own fault switch. */

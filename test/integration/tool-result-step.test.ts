@@ -135,4 +135,37 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     expect(await (await first).json()).toEqual({ result: "echo slower", journalled: true });
     expect(timesCalled("slower")).toBe(1);
   });
+
+  it("writes the answer a call carries before the call, with the events that came with it, once; a misplaced one refuses the call", async () => {
+    const carrier = { task: "carrying-task", token: "attempt-token-that-carries" };
+    orka.data.createAttempt({ id: "a-carrying", namespace: "default", task: carrier.task, taskUid: await createTask(carrier.task), number: 1, allowedTools: ["echo"] }, hashToken(carrier.token));
+    const journalOf = async () =>
+      ((await (await fetch(`${orka.url}/internal/v1/journal/default/${carrier.task}?run=1`, { headers: { authorization: `Bearer ${carrier.token}` } })).json()) as { steps: { seq: number; kind: string }[] }).steps.map((step) => [step.seq, step.kind]);
+    const eventsOf = () => orka.data.listEvents("default", carrier.task, { type: "ToolCallStarted" }).map((event) => event.summary);
+    const write = (steps: unknown[]) =>
+      fetch(`${orka.url}/internal/v1/journal/default/${carrier.task}`, { method: "POST", headers: { authorization: `Bearer ${carrier.token}`, "content-type": "application/json" }, body: JSON.stringify({ steps }) });
+    const request = { run: 1, seq: 1, kind: "request", messages: [{ role: "user", content: "say it" }], detail: { system: "" } };
+    const answer = (seq: number, word: string) => ({ run: 1, seq, kind: "response", messages: [{ role: "assistant", content: "", toolCalls: [{ id: `call-${word}`, name: "echo", arguments: JSON.stringify({ word }) }] }], detail: {} });
+    expect((await write([request])).status).toBe(200);
+
+    // Carried at the wrong place: refused before the Tool is called, and nothing of the call is recorded.
+    const misplaced = await call({ arguments: { word: "early" }, resultStep: { run: 1, seq: 4, toolCallId: "call-early" }, journalFirst: { steps: [answer(3, "early")] } }, key(8), carrier);
+    expect([misplaced.status, ((await misplaced.json()) as any).error.message]).toEqual([409, "journal step 3 does not follow step 1"]);
+    // A field the carried journal does not know, or no idempotency key: refused as a whole.
+    const unknown = await call({ arguments: { word: "early" }, journalFirst: { steps: [answer(2, "early")], extra: true } }, key(8), carrier);
+    expect([unknown.status, ((await unknown.json()) as any).error.message]).toEqual([400, expect.stringMatching(/extra/)]);
+    const unkeyed = await call({ arguments: { word: "early" }, journalFirst: { steps: [answer(2, "early")] } }, undefined, carrier);
+    expect([unkeyed.status, ((await unkeyed.json()) as any).error.message]).toEqual([400, "a tool call that carries journal steps (journalFirst) must carry an Idempotency-Key header"]);
+    expect([timesCalled("early"), await journalOf(), eventsOf()]).toEqual([0, [[1, "request"]], []]);
+
+    const carried = { arguments: { word: "carried" }, resultStep: { run: 1, seq: 3, toolCallId: "call-carried" }, journalFirst: { steps: [answer(2, "carried")], events: [{ type: "ToolCallStarted", summary: "echo", journalRun: 1, journalStep: 2 }] } };
+    const first = await call(carried, key(9), carrier);
+    expect([first.status, await first.json()]).toEqual([200, { result: "echo carried", journalled: true }]);
+    expect([await journalOf(), eventsOf()]).toEqual([[[1, "request"], [2, "response"], [3, "tool_result"]], ["echo"]]);
+    // The same answer sent again on its own (a worker that did not hear the call succeed) changes nothing.
+    expect((await write([answer(2, "carried")])).status).toBe(200);
+    // Another answer at its place is refused.
+    expect((await write([answer(2, "other")])).status).toBe(409);
+    expect([timesCalled("carried"), await journalOf()]).toEqual([1, [[1, "request"], [2, "response"], [3, "tool_result"]]]);
+  });
 });

@@ -25,7 +25,7 @@ describe("AI attempt starting with the memories its config carries", () => {
       expect(outcome).toEqual({ exitCode: 0 });
       expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("answered with memory");
       // The journal's first step holds the system prompt exactly as the model saw it.
-      const firstStep = JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/journal/"))!.body) as { seq: number; detail: { system: string } };
+      const [firstStep] = (JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/journal/"))!.body) as { steps: { seq: number; detail: { system: string } }[] }).steps;
       expect(firstStep.seq).toBe(1);
       expect(firstStep.detail.system).toContain("## Durable Memory");
       expect(firstStep.detail.system).toContain("1. [source=api; tags=ops; created=2026-01-02T03:04:05.000Z]\nDeploys go through staging first.");

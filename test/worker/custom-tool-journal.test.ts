@@ -10,6 +10,17 @@ interface Step {
   seq: number;
   kind: string;
   messages: { role: string; content?: string }[];
+  /** How the worker sent it: on its own (`journal`), or carried by the custom Tool's call (`call`). */
+  via: "journal" | "call";
+}
+
+/** Every step the worker sent, in order, with the call that carried it. */
+function stepsSent(seen: SeenCall[]): Step[] {
+  return seen.flatMap(({ method, path, body }): Step[] => {
+    if (path.startsWith("/internal/v1/journal/") && method === "POST") return (JSON.parse(body).steps as Step[]).map((step) => ({ ...step, via: "journal" }));
+    if (path.startsWith("/internal/v1/tools/")) return ((JSON.parse(body).journalFirst?.steps ?? []) as Step[]).map((step) => ({ ...step, via: "call" }));
+    return [];
+  });
 }
 
 const MODEL_KEY = "sk-model-key-0123456789";
@@ -37,7 +48,7 @@ describe("a custom Tool call's result step in the worker", () => {
       return json(200, { result, ...(answering === "plain" ? {} : { journalled: true }) });
     }
     if (path.startsWith("/internal/v1/journal/") && method === "GET") return json(200, { steps: [lateStep] });
-    if (path.startsWith("/internal/v1/journal/") && answering === "late" && JSON.parse(body).seq === TOOL_STEP.seq) {
+    if (path.startsWith("/internal/v1/journal/") && answering === "late" && (JSON.parse(body).steps as Step[]).some((step) => step.seq === TOOL_STEP.seq)) {
       return json(409, { error: { code: 409, message: "journal step 3 of run 1 is already written" } });
     }
     res.writeHead(204).end();
@@ -48,7 +59,7 @@ describe("a custom Tool call's result step in the worker", () => {
   });
   afterAll(() => controlPlane.close());
 
-  async function run(mode: Answering): Promise<{ outcome: AttemptOutcome; steps: Step[]; toolCall: { resultStep?: unknown }; result?: string }> {
+  async function run(mode: Answering): Promise<{ outcome: AttemptOutcome; steps: Step[]; toolCall: { resultStep?: unknown; journalFirst?: { events: { type: string }[] } }; result?: string }> {
     answering = mode;
     const { url, seen } = controlPlane;
     seen.splice(0);
@@ -60,7 +71,7 @@ describe("a custom Tool call's result step in the worker", () => {
       const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
       return {
         outcome,
-        steps: seen.filter((r) => r.path.startsWith("/internal/v1/journal/") && r.method === "POST").map((r) => JSON.parse(r.body) as Step),
+        steps: stepsSent(seen),
         toolCall: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/tools/"))!.body),
         result: seen.find((r) => r.path === "/internal/v1/results/default/t")?.body,
       };
@@ -69,26 +80,29 @@ describe("a custom Tool call's result step in the worker", () => {
     }
   }
 
-  it("sends the place of the result with the call, writes no step for it, and goes on after it", async () => {
+  it("sends the answer that asked for the call and the place of the result with the call, writes neither step itself, and goes on after it", async () => {
     const { outcome, steps, toolCall, result } = await run("journalled");
     expect([outcome, result]).toEqual([{ exitCode: 0 }, "done: pong"]);
     expect(toolCall.resultStep).toEqual(TOOL_STEP);
-    // request, answer with the call, (step 3 written by the control plane), final answer.
-    expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [4, "response"]]);
+    // request, the answer with the call (carried by it), step 3 written by the control plane, final answer.
+    expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [4, "response", "journal"]]);
+    // The events since the first step go with the answer they follow, journalled at it.
+    expect(toolCall.journalFirst?.events.map((e) => e.type)).toEqual(["ModelRequestStarted", "ModelRequestCompleted", "ToolCallStarted"]);
   });
 
-  it("writes the step itself when the control plane did not", async () => {
+  it("writes the result step itself when the control plane did not", async () => {
     const { outcome, steps } = await run("plain");
     expect(outcome).toEqual({ exitCode: 0 });
-    expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [3, "tool_result"], [4, "response"]]);
+    expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [3, "tool_result", "journal"], [4, "response", "journal"]]);
     expect(steps[2].messages).toEqual([{ role: "tool", toolCallId: "call_1_1", name: "ping", content: "pong" }]);
   });
 
   it("gives the model the result the control plane journalled after the worker stopped waiting, instead of failing", async () => {
     const { outcome, steps, result } = await run("late");
     expect(outcome).toEqual({ exitCode: 0 });
-    // Its own step 3 (the call's error) was refused; the journalled result went to the model.
-    expect(steps.map((s) => [s.seq, s.kind])).toEqual([[1, "request"], [2, "response"], [3, "tool_result"], [4, "response"]]);
+    // The call failed, so the answer it carried went again with the call's error as step 3 (an answer already
+    // written changes nothing); that step was refused, and the journalled result went to the model.
+    expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [2, "response", "journal"], [3, "tool_result", "journal"], [4, "response", "journal"]]);
     expect(result).toBe("done: pong (late)");
   });
 

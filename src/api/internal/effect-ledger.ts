@@ -15,7 +15,7 @@ declare module "fastify" {
     resultStep?: { owner: StepOwner; step: StepInput };
   }
   interface FastifyContextConfig {
-    /** A route's last check of a new keyed call, before the ledger records it as started (a refusal leaves no record). */
+    /** A route's last check of a new keyed call, before the ledger records it as started (a refusal leaves no record of the call). */
     beforeEffect?: (request: FastifyRequest) => void;
   }
 }
@@ -55,10 +55,10 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
         result: `outcome unknown: this call of ${params.name ?? params.tool} started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.`,
       });
     }
+    request.routeOptions.config.beforeEffect?.(request);
     // The fault point before a step the control plane writes for the worker: before the call starts anything.
     const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
     if (typeof resultSeq === "number") killBeforeJournalStep("server", attempt.task, resultSeq);
-    request.routeOptions.config.beforeEffect?.(request);
     ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
     request.effectKey = scoped;
   });

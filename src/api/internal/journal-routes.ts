@@ -1,34 +1,47 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { parseWith } from "../../resources/validate.ts";
+import type { Attempt } from "../../store/data-store.ts";
 import { STEP_KINDS, stepOwnerOf } from "../../store/journal-store.ts";
 import { killBeforeJournalStep } from "../../util/fault-injection.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
-import { eventBatchSchema } from "./routes.ts";
+import { eventBatchSchema } from "./execution-events.ts";
 
 type TaskParams = { ns: string; task: string };
 
-const MAX_STEP_BYTES = 12 * 1024 * 1024;
-const stepSchema = z.object({
+export const MAX_STEP_BYTES = 12 * 1024 * 1024;
+/** A worker writes the step it is about to act on, after any it held until then (a model answer whose tool calls had not run). */
+const MAX_STEPS_PER_WRITE = 8;
+
+const stepSchema = z.strictObject({
   run: z.number().int().positive(),
   seq: z.number().int().positive(),
   kind: z.enum(STEP_KINDS),
   messages: z.array(z.record(z.string(), z.unknown())).max(10_000),
   detail: z.record(z.string(), z.unknown()).default({}),
-  /** Execution events emitted since the worker's last call, carried along to save a round trip. */
+});
+
+/** Steps in order, with the execution events emitted since the worker's last call, carried along to save a round trip. */
+export const journalWriteSchema = z.strictObject({
+  steps: z.array(stepSchema).min(1).max(MAX_STEPS_PER_WRITE),
   events: eventBatchSchema.default([]),
 });
+
+/** Writes the steps and the events that came with them in one commit; a step already written as sent changes nothing. */
+export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: z.infer<typeof journalWriteSchema>): { storedBytes: number } {
+  for (const step of steps) killBeforeJournalStep("server", attempt.task, step.seq);
+  const owner = stepOwnerOf(attempt);
+  return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ({
+    storedBytes: steps.reduce((stored, step) => stored + ctx.journal.append(owner, step).storedBytes, 0),
+  })).written;
+}
 
 /** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
 export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: TaskParams }>("/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    const step = parseWith(stepSchema, request.body ?? {});
-    killBeforeJournalStep("server", attempt.task, step.seq);
-    const { events, ...journalled } = step;
-    // The step and the events that came with it are one commit.
-    return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ctx.journal.append(stepOwnerOf(attempt), journalled)).written;
+    return writeSteps(ctx, attempt, parseWith(journalWriteSchema, request.body ?? {}));
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {

@@ -13,6 +13,8 @@ import { stepOwnerOf, toolResultStep } from "../../store/journal-store.ts";
 import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
+import { eventBatchSchema, eventSchema } from "./execution-events.ts";
+import { journalWriteSchema, MAX_STEP_BYTES, writeSteps } from "./journal-routes.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
@@ -25,23 +27,12 @@ const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 type TaskParams = { ns: string; task: string };
 
-export const eventSchema = z.object({
-  type: z.string().min(1).max(EVENT_LIMITS.type),
-  severity: z.enum(["info", "warning", "error"]).optional(),
-  toolName: z.string().max(EVENT_LIMITS.toolName).optional(),
-  toolCallID: z.string().max(EVENT_LIMITS.toolCallID).optional(),
-  summary: z.string().max(EVENT_LIMITS.summary),
-  content: z.string().max(EVENT_LIMITS.content).optional(),
-  journalRun: z.number().int().positive().optional(),
-  journalStep: z.number().int().positive().optional(),
-});
-
-export const eventBatchSchema = z.array(eventSchema).max(500, "at most 500 events per call");
-
 const toolCallBody = z.strictObject({
   arguments: z.record(z.string(), z.unknown()).default({}),
   /** Where the call's result goes in the journal: the control plane writes that step with the call's reply. */
   resultStep: z.strictObject({ run: z.number().int().positive(), seq: z.number().int().positive(), toolCallId: z.string().min(1).max(EVENT_LIMITS.toolCallID) }).optional(),
+  /** Journal steps the call acts on (the model's answer that asked for it), with the events since the worker's last write: written first. */
+  journalFirst: journalWriteSchema.optional(),
 });
 
 /** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
@@ -88,12 +79,23 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
   app.post<{ Params: TaskParams & { name: string } }>(
     "/tools/:ns/:task/:name",
     {
+      // The answer that asked for the call may come with it (a journal step, as large as one written alone).
+      bodyLimit: MAX_STEP_BYTES,
       // Checked before the effect ledger records the call as started (the caller first): a refused call leaves nothing behind.
       preValidation: async (request) => {
         attemptOf(request);
         request.body = parsedToolCall(request);
       },
-      config: { beforeEffect: (request: FastifyRequest) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request as FastifyRequest<{ Params: TaskParams }>)) },
+      // A new call's carried journal steps are written first (scrubbed of the Task's secrets, as every body a worker
+      // sends is by then), so that the call's result step follows them.
+      config: {
+        beforeEffect: (request: FastifyRequest) => {
+          const attempt = attemptOf(request as FastifyRequest<{ Params: TaskParams }>);
+          const body = request.body as ToolCallBody;
+          if (body.journalFirst) writeSteps(ctx, attempt, body.journalFirst);
+          checkResultPlace(ctx, body, attempt);
+        },
+      },
     },
     async (request) => {
       const attempt = attemptOf(request);
@@ -139,11 +141,14 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 
 type ToolCallBody = z.infer<typeof toolCallBody>;
 
-/** A tool call's body; a result step needs an idempotency key (the ledger records the step with the reply). */
+/** A tool call's body; a result step or carried steps need an idempotency key (the ledger writes them only for a new call). */
 function parsedToolCall(request: FastifyRequest): ToolCallBody {
   const body = parseWith(toolCallBody, request.body ?? {});
   if (body.resultStep && typeof request.headers["idempotency-key"] !== "string") {
     throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
+  }
+  if (body.journalFirst && typeof request.headers["idempotency-key"] !== "string") {
+    throw new OrkaError("invalid_argument", "a tool call that carries journal steps (journalFirst) must carry an Idempotency-Key header");
   }
   return body;
 }
