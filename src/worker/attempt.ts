@@ -60,6 +60,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       taskUid: config.task.uid,
       seq: start.replay?.steps,
       written: start.replay?.messages,
+      finalAnswerIsResult: true,
     });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
@@ -89,7 +90,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
     await session.flush();
     // A parked iteration has no answer: its text is the park notice, which is not the Task's result.
     if (!parked) {
-      await client.postResult(result);
+      if (!journal.resultWritten) await client.postResult(result);
       emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
     }
     await uploadArtifacts(config.artifactsDir, client, emit);

@@ -52,16 +52,25 @@ export class AttemptJournal {
   /** Steps after `seq` that nothing has acted on yet, written with the next write or call. */
   private unwritten: StepInput[] = [];
   private readonly written = new WeakSet<ChatMessage>();
+  private readonly finalAnswerIsResult: boolean;
+  private resultStored = false;
   readonly taskUid: string;
 
-  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
+  /** With `finalAnswerIsResult`, the step of the final answer also stores it as the Task's result, in the same commit. */
+  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[]; finalAnswerIsResult?: boolean }) {
     this.client = client;
     this.carrier = carrier;
     this.run = options.run;
     this.taskName = options.taskName;
     this.taskUid = options.taskUid;
     this.seq = options.seq ?? 0;
+    this.finalAnswerIsResult = options.finalAnswerIsResult ?? false;
     for (const message of options.written ?? []) this.written.add(message);
+  }
+
+  /** Whether this journal stored the final answer as the Task's result (a resumed run's journalled answer was not written again). */
+  get resultWritten(): boolean {
+    return this.resultStored;
   }
 
   /**
@@ -76,8 +85,11 @@ export class AttemptJournal {
 
   /** After the model answered, before anything in the answer is acted on: a final answer at once, tool calls with the first call. */
   async response(message: ChatMessage): Promise<void> {
-    if (message.role === "assistant" && message.toolCalls?.length) this.unwritten.push(this.next("response", [message], {}));
-    else await this.write("response", [message], {});
+    if (message.role === "assistant" && message.toolCalls?.length) return void this.unwritten.push(this.next("response", [message], {}));
+    // An empty answer is no result: the model is asked once more.
+    const isResult = this.finalAnswerIsResult && message.content.trim() !== "";
+    await this.write("response", [message], {}, isResult);
+    this.resultStored = isResult;
   }
 
   toolStarted(call: ToolCall, key: string): Promise<void> {
@@ -148,9 +160,9 @@ export class AttemptJournal {
     return { run: this.run, seq: this.lastSeq() + 1, kind, messages, detail };
   }
 
-  /** Writes a step, after the held ones, with the events waiting to be sent. */
-  private write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>): Promise<void> {
-    return this.send([...this.unwritten, this.next(kind, messages, detail)]);
+  /** Writes a step, after the held ones, with the events waiting to be sent; `answerIsResult` stores it as the Task's result too. */
+  private write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>, answerIsResult = false): Promise<void> {
+    return this.send([...this.unwritten, this.next(kind, messages, detail)], answerIsResult);
   }
 
   /** Writes the held steps, if any. */
@@ -158,9 +170,9 @@ export class AttemptJournal {
     if (this.unwritten.length > 0) await this.send([...this.unwritten]);
   }
 
-  private async send(steps: StepInput[]): Promise<void> {
+  private async send(steps: StepInput[], answerIsResult = false): Promise<void> {
     for (const step of steps) killBeforeJournalStep("worker", this.taskName, step.seq);
-    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events }));
+    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) }));
     this.wrote(steps);
   }
 

@@ -41,3 +41,18 @@ export async function freshAttemptDirs(label: string): Promise<AttemptDirs & { r
   makeAttemptDirs(dirs);
   return { ...dirs, remove: () => rmSync(join(attemptsDir, id), { recursive: true, force: true }) };
 }
+
+/**
+ * The result a worker stored through its calls: a result posted alone, or the final answer a journal write
+ * stored as the result (`answerIsResult`).
+ */
+export function storedResult(calls: { method?: string; path: string; body?: string | Uint8Array }[]): string | undefined {
+  const text = (body?: string | Uint8Array) => (typeof body === "string" ? body : Buffer.from(body ?? "").toString());
+  for (const { path, body } of calls) {
+    if (/(^|\/)results\//.test(path)) return text(body);
+    if (!/(^|\/)journal\//.test(path) || !body) continue;
+    const write = JSON.parse(text(body)) as { answerIsResult?: boolean; steps: { messages: { content: string }[] }[] };
+    if (write.answerIsResult) return write.steps.at(-1)!.messages[0].content;
+  }
+  return undefined;
+}

@@ -10,6 +10,7 @@ import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
 import { OrkaError } from "../../src/util/errors.ts";
 import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
+import { storedResult } from "../helpers/stand-in-control-plane.ts";
 
 describe("the pool's control-plane channel", () => {
   let pool: LocalWorkerPool | undefined;
@@ -34,8 +35,7 @@ describe("the pool's control-plane channel", () => {
     config.session = { name: "s", append: false, maxMessages: 10 };
     pool.start("a-1", attemptEnv(config));
     expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
-    const result = calls.find((call) => call.path === "results/default/t");
-    expect(Buffer.from(result!.body!).toString()).toBe("answered over the channel");
+    expect(storedResult(calls)).toBe("answered over the channel");
     expect(calls.map((call) => call.path)).toEqual(expect.arrayContaining(["sessions/default/s/messages?limit=10", "journal/default/t"]));
     for (const call of calls) expect(call.headers.authorization).toBe("Bearer attempt-token");
   });

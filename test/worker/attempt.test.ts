@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
-import { freshAttemptDirs, startStandInControlPlane } from "../helpers/stand-in-control-plane.ts";
+import { freshAttemptDirs, startStandInControlPlane, storedResult } from "../helpers/stand-in-control-plane.ts";
 
 // The worker against a stand-in control plane that records every call and would fail a memory read.
 describe("AI attempt starting with the memories its config carries", () => {
@@ -23,7 +23,7 @@ describe("AI attempt starting with the memories its config carries", () => {
     try {
       const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
       expect(outcome).toEqual({ exitCode: 0 });
-      expect(seen.find((r) => r.path === "/internal/v1/results/default/t")?.body).toBe("answered with memory");
+      expect(storedResult(seen)).toBe("answered with memory");
       // The journal's first step holds the system prompt exactly as the model saw it.
       const [firstStep] = (JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/journal/"))!.body) as { steps: { seq: number; detail: { system: string } }[] }).steps;
       expect(firstStep.seq).toBe(1);

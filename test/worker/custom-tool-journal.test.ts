@@ -4,7 +4,7 @@ import type { AttemptOutcome } from "../../src/worker/attempt-io.ts";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
-import { freshAttemptDirs, startStandInControlPlane, type SeenCall } from "../helpers/stand-in-control-plane.ts";
+import { freshAttemptDirs, startStandInControlPlane, storedResult, type SeenCall } from "../helpers/stand-in-control-plane.ts";
 
 interface Step {
   seq: number;
@@ -73,7 +73,7 @@ describe("a custom Tool call's result step in the worker", () => {
         outcome,
         steps: stepsSent(seen),
         toolCall: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/tools/"))!.body),
-        result: seen.find((r) => r.path === "/internal/v1/results/default/t")?.body,
+        result: storedResult(seen),
       };
     } finally {
       remove();

@@ -4,6 +4,7 @@ import { parseWith } from "../../resources/validate.ts";
 import type { Attempt } from "../../store/data-store.ts";
 import { STEP_KINDS, stepOwnerOf } from "../../store/journal-store.ts";
 import { killBeforeJournalStep } from "../../util/fault-injection.ts";
+import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { eventBatchSchema } from "./execution-events.ts";
@@ -11,6 +12,12 @@ import { eventBatchSchema } from "./execution-events.ts";
 type TaskParams = { ns: string; task: string };
 
 export const MAX_STEP_BYTES = 12 * 1024 * 1024;
+export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
+
+/** A Task's result is at most 10 MB, however it is sent. */
+export function refuseOversizedResult(bytes: number): void {
+  if (bytes > MAX_RESULT_BYTES) throw new OrkaError("payload_too_large", "result exceeds 10MB limit");
+}
 /** A worker writes the step it is about to act on, after any it held until then (a model answer whose tool calls had not run). */
 const MAX_STEPS_PER_WRITE = 8;
 
@@ -28,20 +35,41 @@ export const journalWriteSchema = z.strictObject({
   events: eventBatchSchema.default([]),
 });
 
-/** Writes the steps and the events that came with them in one commit; a step already written as sent changes nothing. */
-export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: z.infer<typeof journalWriteSchema>): { storedBytes: number } {
+/** A write of the journal route: the last step may be the run's final answer, which is also the Task's result. */
+const journalRouteSchema = journalWriteSchema.extend({
+  answerIsResult: z.literal(true).optional(),
+});
+
+/**
+ * Writes the steps and the events that came with them in one commit (a step already written as sent
+ * changes nothing); with `result`, the Task's result too.
+ */
+export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: z.infer<typeof journalWriteSchema>, result?: string): { storedBytes: number } {
   for (const step of steps) killBeforeJournalStep("server", attempt.task, step.seq);
   const owner = stepOwnerOf(attempt);
-  return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => ({
-    storedBytes: steps.reduce((stored, step) => stored + ctx.journal.append(owner, step).storedBytes, 0),
-  })).written;
+  return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => {
+    const storedBytes = steps.reduce((stored, step) => stored + ctx.journal.append(owner, step).storedBytes, 0);
+    if (result !== undefined) ctx.data.putResult(attempt.namespace, attempt.task, result);
+    return { storedBytes };
+  }).written;
+}
+
+/** The text of a write's last step when it is a final answer (a response without tool calls) that says something. */
+function finalAnswerOf(steps: z.infer<typeof journalWriteSchema>["steps"]): string {
+  const last = steps.at(-1)!;
+  const [message] = last.messages as { role?: unknown; content?: unknown; toolCalls?: unknown[] }[];
+  const answer = last.kind === "response" && message?.role === "assistant" && !message.toolCalls?.length && typeof message.content === "string" ? message.content : "";
+  if (!answer.trim()) throw new OrkaError("invalid_argument", "answerIsResult needs the write's last step to be a final answer: a response without tool calls whose text is not empty");
+  refuseOversizedResult(Buffer.byteLength(answer));
+  return answer;
 }
 
 /** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
 export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Params: TaskParams }>("/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    return writeSteps(ctx, attempt, parseWith(journalWriteSchema, request.body ?? {}));
+    const { answerIsResult, ...write } = parseWith(journalRouteSchema, request.body ?? {});
+    return writeSteps(ctx, attempt, write, answerIsResult ? finalAnswerOf(write.steps) : undefined);
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {

@@ -14,7 +14,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
 import { eventBatchSchema, eventSchema } from "./execution-events.ts";
-import { journalWriteSchema, MAX_STEP_BYTES, writeSteps } from "./journal-routes.ts";
+import { journalWriteSchema, MAX_RESULT_BYTES, MAX_STEP_BYTES, refuseOversizedResult, writeSteps } from "./journal-routes.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
@@ -22,7 +22,6 @@ import { CREDENTIALS_SCOPE, GrantRefused } from "../../auth/grants.ts";
 import { approvalGate } from "./approval-routes.ts";
 import { registerInternalCompatRoutes } from "./compat-routes.ts";
 
-export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
 
 type TaskParams = { ns: string; task: string };
@@ -48,7 +47,7 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
       attemptOf(request);
       const body = request.body as Buffer | undefined;
       if (!body || body.length === 0) throw new OrkaError("invalid_argument", "empty request body");
-      if (body.length > MAX_RESULT_BYTES) throw new OrkaError("payload_too_large", "result exceeds 10MB limit");
+      refuseOversizedResult(body.length);
       ctx.data.putResult(request.params.ns, request.params.task, body.toString("utf8"));
       return reply.code(204).send();
     },
