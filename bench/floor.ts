@@ -4,9 +4,9 @@
 // - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
 //   no API, no checks): the Task created Pending with its event, the attempt and its status, the eight
 //   journal steps with their events, three tool calls recorded in the effect ledger with their result
-//   steps, the result, the end: 24 commits (a real run of bench/run.ts makes 27: its output, its session
-//   tools and its cleanup). WAL mode, checkpoints on their thread.
-// - The worker's requests: ten request/reply round trips over a pooled worker's IPC channel (the V8
+//   steps, the result with the final answer, the end: 20 commits (a real run of bench/run.ts makes 23:
+//   its output, its session tools and its cleanup). WAL mode, checkpoints on their thread.
+// - The worker's requests: six request/reply round trips over a pooled worker's IPC channel (the V8
 //   serializer), the sizes of a run's requests; the CPU of this side only.
 // - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
 //   changes of it on one open watch stream; the client is another process.
@@ -72,16 +72,21 @@ async function durableWrites(): Promise<number> {
       const step = (kind: StepInput["kind"], messages: Record<string, unknown>[], detail: Record<string, unknown>, events: ExecutionEventInput[]) =>
         data.appendEventsWith("default", name, events, () => journal.append(owner, { run: 1, seq: ++seq, kind, messages, detail }));
       step("request", [{ role: "user", content: prompt }], { system: "x" }, [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")]);
+      // Each answer goes with its tool call, and with it the events since the last write.
+      let sinceLastWrite: ExecutionEventInput[] = [];
       for (let call = 0; call < 3; call++) {
         const toolCall = { id: `call_${call}`, name: "noop", arguments: JSON.stringify({ n: call }) };
-        step("response", [{ role: "assistant", content: null, toolCalls: [toolCall] }], {}, [event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)]);
+        step("response", [{ role: "assistant", content: null, toolCalls: [toolCall] }], {}, [...sinceLastWrite, event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)]);
         const key = `${created.metadata.uid}:${sha256Hex(`${name}${call}`)}`;
         journal.beginEffect({ namespace: "default", task: name }, key, "/internal/v1/tools/:ns/:task/:name");
         journal.finishEffect(key, JSON.stringify({ status: 200, body: JSON.stringify({ result: `ok ${call}`, journalled: true }) }), { owner, step: toolResultStep({ run: 1, seq: ++seq, toolCallId: toolCall.id }, "noop", `ok ${call}`) });
-        data.appendEvents("default", name, [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)]);
+        sinceLastWrite = [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)];
       }
-      step("response", [{ role: "assistant", content: "done" }], {}, [event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")]);
-      data.putResult("default", name, "done");
+      // The final answer is the result, in the same commit.
+      data.appendEventsWith("default", name, [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")], () => {
+        journal.append(owner, { run: 1, seq: ++seq, kind: "response", messages: [{ role: "assistant", content: "done" }], detail: {} });
+        data.putResult("default", name, "done");
+      });
       data.appendEvents("default", name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
       data.finishAttempt(attempt.id, { state: "succeeded", exitCode: 0 });
       await resources.updateStatus({ ...running, status: { ...running.status, phase: "Succeeded", completionTime: new Date().toISOString() } });
@@ -92,21 +97,17 @@ async function durableWrites(): Promise<number> {
   }
 }
 
-/** The replies a worker's requests get in one run, by size: five journal steps, three tool calls, the events, the result. */
+/** The replies a worker's requests get in one run, by size: the first journal step, three tool calls each carrying its answer, the final answer with the result, the last events. */
 const ROUND_TRIPS = [
   { request: 900, reply: 40 },
-  { request: 700, reply: 40 },
-  { request: 300, reply: 90 },
-  { request: 700, reply: 40 },
-  { request: 300, reply: 90 },
-  { request: 700, reply: 40 },
-  { request: 300, reply: 90 },
+  { request: 1000, reply: 90 },
+  { request: 1000, reply: 90 },
+  { request: 1000, reply: 90 },
   { request: 600, reply: 40 },
-  { request: 500, reply: 0 },
   { request: 300, reply: 0 },
 ];
 
-/** Ten request/reply round trips with a child process over IPC, as the pool's channel carries them; this side's CPU. */
+/** Six request/reply round trips with a child process over IPC, as the pool's channel carries them; this side's CPU. */
 async function workerChannel(): Promise<number> {
   // The child answers each request with a reply of the size asked for.
   const echo = "process.on('message', (batch) => process.send(batch.map((m) => ({ type: 'reply', id: m.id, status: 200, text: 'r'.repeat(m.replySize) }))));";
@@ -214,8 +215,8 @@ async function firstRequestOf(modelURL: string, name: string): Promise<number> {
 }
 
 const parts = [
-  { part: "durable writes through Orka's stores (24 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the events, the result, the end)", ms: await durableWrites() },
-  { part: "the worker's ten requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
+  { part: "durable writes through Orka's stores (20 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the final answer with the result, the events, the end)", ms: await durableWrites() },
+  { part: "the worker's six requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
   { part: "the API: a create over HTTP on a bare node:http server, and three changes on one watch stream (the server's side)", ms: await api() },
 ];
 const floor = parts.reduce((sum, part) => sum + part.ms, 0);
