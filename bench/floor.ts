@@ -4,7 +4,7 @@
 // - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
 //   no API, no checks): the Task created Pending with its event, the attempt and its status, the eight
 //   journal steps with their events, three tool calls recorded in the effect ledger with their result
-//   steps, the result with the final answer, the end: 20 commits (a real run of bench/run.ts makes 23:
+//   steps, the result with the final answer, the end: 17 commits (a real run of bench/run.ts makes 20:
 //   its output, its session tools and its cleanup). WAL mode, checkpoints on their thread.
 // - The worker's requests: six request/reply round trips over a pooled worker's IPC channel (the V8
 //   serializer), the sizes of a run's requests; the CPU of this side only.
@@ -76,9 +76,12 @@ async function durableWrites(): Promise<number> {
       let sinceLastWrite: ExecutionEventInput[] = [];
       for (let call = 0; call < 3; call++) {
         const toolCall = { id: `call_${call}`, name: "noop", arguments: JSON.stringify({ n: call }) };
-        step("response", [{ role: "assistant", content: null, toolCalls: [toolCall] }], {}, [...sinceLastWrite, event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)]);
+        // The answer and the call's start in the effect ledger are one commit.
         const key = `${created.metadata.uid}:${sha256Hex(`${name}${call}`)}`;
-        journal.beginEffect({ namespace: "default", task: name }, key, "/internal/v1/tools/:ns/:task/:name");
+        data.appendEventsWith("default", name, [...sinceLastWrite, event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)], () => {
+          journal.append(owner, { run: 1, seq: ++seq, kind: "response", messages: [{ role: "assistant", content: null, toolCalls: [toolCall] }], detail: {} });
+          journal.beginEffect({ namespace: "default", task: name }, key, "/internal/v1/tools/:ns/:task/:name");
+        });
         journal.finishEffect(key, JSON.stringify({ status: 200, body: JSON.stringify({ result: `ok ${call}`, journalled: true }) }), { owner, step: toolResultStep({ run: 1, seq: ++seq, toolCallId: toolCall.id }, "noop", `ok ${call}`) });
         sinceLastWrite = [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)];
       }
@@ -215,7 +218,7 @@ async function firstRequestOf(modelURL: string, name: string): Promise<number> {
 }
 
 const parts = [
-  { part: "durable writes through Orka's stores (20 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the final answer with the result, the events, the end)", ms: await durableWrites() },
+  { part: "durable writes through Orka's stores (17 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the final answer with the result, the events, the end)", ms: await durableWrites() },
   { part: "the worker's six requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
   { part: "the API: a create over HTTP on a bare node:http server, and three changes on one watch stream (the server's side)", ms: await api() },
 ];

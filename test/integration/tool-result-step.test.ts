@@ -136,7 +136,7 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     expect(timesCalled("slower")).toBe(1);
   });
 
-  it("writes the answer a call carries before the call, with the events that came with it, once; a misplaced one refuses the call", async () => {
+  it("writes the answer a call carries in the commit that starts the call, with the events that came with it, once; a misplaced one refuses the call", async () => {
     const carrier = { task: "carrying-task", token: "attempt-token-that-carries" };
     orka.data.createAttempt({ id: "a-carrying", namespace: "default", task: carrier.task, taskUid: await createTask(carrier.task), number: 1, allowedTools: ["echo"] }, hashToken(carrier.token));
     const journalOf = async () =>
@@ -151,6 +151,9 @@ describe("a custom Tool call's result step, journalled by the control plane", ()
     // Carried at the wrong place: refused before the Tool is called, and nothing of the call is recorded.
     const misplaced = await call({ arguments: { word: "early" }, resultStep: { run: 1, seq: 4, toolCallId: "call-early" }, journalFirst: { steps: [answer(3, "early")] } }, key(8), carrier);
     expect([misplaced.status, ((await misplaced.json()) as any).error.message]).toEqual([409, "journal step 3 does not follow step 1"]);
+    // The answer in its place but the call's result not after it: the call is refused, and the answer is not written either.
+    const resultMisplaced = await call({ arguments: { word: "early" }, resultStep: { run: 1, seq: 5, toolCallId: "call-early" }, journalFirst: { steps: [answer(2, "early")] } }, key(8), carrier);
+    expect([resultMisplaced.status, ((await resultMisplaced.json()) as any).error.message]).toEqual([409, "journal step 5 does not follow step 2"]);
     // A field the carried journal does not know, or no idempotency key: refused as a whole.
     const unknown = await call({ arguments: { word: "early" }, journalFirst: { steps: [answer(2, "early")], extra: true } }, key(8), carrier);
     expect([unknown.status, ((await unknown.json()) as any).error.message]).toEqual([400, expect.stringMatching(/extra/)]);

@@ -6,6 +6,7 @@ import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 import { bearerToken } from "../auth.ts";
+import { writeSteps, type JournalWrite } from "./journal-routes.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -17,6 +18,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** A route's last check of a new keyed call, before the ledger records it as started (a refusal leaves no record of the call). */
     beforeEffect?: (request: FastifyRequest) => void;
+    /** Journal steps a new keyed call carries (scrubbed by then, as every body a worker sends), written in the commit that records it as started. */
+    journalFirst?: (request: FastifyRequest) => JournalWrite | undefined;
   }
 }
 
@@ -55,11 +58,17 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
         result: `outcome unknown: this call of ${params.name ?? params.tool} started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.`,
       });
     }
-    request.routeOptions.config.beforeEffect?.(request);
-    // The fault point before a step the control plane writes for the worker: before the call starts anything.
+    // The fault point before a step the control plane writes for the worker: before the commit that starts the call.
     const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
     if (typeof resultSeq === "number") killBeforeJournalStep("server", attempt.task, resultSeq);
-    ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
+    const begin = () => {
+      request.routeOptions.config.beforeEffect?.(request);
+      ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
+    };
+    // The journal steps a call carries and its start are one commit: a call refused here writes neither.
+    const carried = request.routeOptions.config.journalFirst?.(request);
+    if (carried) writeSteps(ctx, attempt, carried, { inSameCommit: begin });
+    else begin();
     request.effectKey = scoped;
   });
 

@@ -40,16 +40,19 @@ const journalRouteSchema = journalWriteSchema.extend({
   answerIsResult: z.literal(true).optional(),
 });
 
+export type JournalWrite = z.infer<typeof journalWriteSchema>;
+
 /**
  * Writes the steps and the events that came with them in one commit (a step already written as sent
- * changes nothing); with `result`, the Task's result too.
+ * changes nothing); with `result`, the Task's result too, and `inSameCommit` runs in that commit after them.
  */
-export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: z.infer<typeof journalWriteSchema>, result?: string): { storedBytes: number } {
+export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: JournalWrite, also: { result?: string; inSameCommit?: () => void } = {}): { storedBytes: number } {
   for (const step of steps) killBeforeJournalStep("server", attempt.task, step.seq);
   const owner = stepOwnerOf(attempt);
   return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => {
     const storedBytes = steps.reduce((stored, step) => stored + ctx.journal.append(owner, step).storedBytes, 0);
-    if (result !== undefined) ctx.data.putResult(attempt.namespace, attempt.task, result);
+    if (also.result !== undefined) ctx.data.putResult(attempt.namespace, attempt.task, also.result);
+    also.inSameCommit?.();
     return { storedBytes };
   }).written;
 }
@@ -69,7 +72,7 @@ export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiCont
   app.post<{ Params: TaskParams }>("/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
     const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
     const { answerIsResult, ...write } = parseWith(journalRouteSchema, request.body ?? {});
-    return writeSteps(ctx, attempt, write, answerIsResult ? finalAnswerOf(write.steps) : undefined);
+    return writeSteps(ctx, attempt, write, { result: answerIsResult ? finalAnswerOf(write.steps) : undefined });
   });
 
   app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {

@@ -14,7 +14,7 @@ import { OrkaError, errorMessage } from "../../util/errors.ts";
 import { redact } from "../../policy/redact.ts";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
 import { eventBatchSchema, eventSchema } from "./execution-events.ts";
-import { journalWriteSchema, MAX_RESULT_BYTES, MAX_STEP_BYTES, refuseOversizedResult, writeSteps } from "./journal-routes.ts";
+import { journalWriteSchema, MAX_RESULT_BYTES, MAX_STEP_BYTES, refuseOversizedResult } from "./journal-routes.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
@@ -85,15 +85,9 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
         attemptOf(request);
         request.body = parsedToolCall(request);
       },
-      // A new call's carried journal steps are written first (scrubbed of the Task's secrets, as every body a worker
-      // sends is by then), so that the call's result step follows them.
       config: {
-        beforeEffect: (request: FastifyRequest) => {
-          const attempt = attemptOf(request as FastifyRequest<{ Params: TaskParams }>);
-          const body = request.body as ToolCallBody;
-          if (body.journalFirst) writeSteps(ctx, attempt, body.journalFirst);
-          checkResultPlace(ctx, body, attempt);
-        },
+        journalFirst: (request: FastifyRequest) => (request.body as ToolCallBody).journalFirst,
+        beforeEffect: (request: FastifyRequest) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request as FastifyRequest<{ Params: TaskParams }>)),
       },
     },
     async (request) => {
