@@ -137,7 +137,7 @@ function parseArguments(text: string): Record<string, unknown> {
 
 export const MAX_RESULT_BYTES = 2 * 1024 * 1024;
 
-/** The framework cap (core-tools T-5): at most 2 MiB per result, cut on a UTF-8 boundary, with a marker. */
+/** The cap on every tool result: at most 2 MiB, cut on a UTF-8 boundary, with a marker. */
 export function capResult(text: string): string {
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= MAX_RESULT_BYTES) return text;
