@@ -96,14 +96,11 @@ export class ControlPlaneClient implements ControlPlane {
       } catch {
         // not JSON: keep the text
       }
-      throw new ControlPlaneRefusal(errorCodeOfStatus(status), message || `control plane answered HTTP ${status}`);
+      throw new OrkaError(errorCodeOfStatus(status), message || `control plane answered HTTP ${status}`);
     }
     return text ? JSON.parse(text) : undefined;
   }
 }
-
-/** The control plane answered, with an error: unlike a call that had no answer, it heard the call. */
-export class ControlPlaneRefusal extends OrkaError {}
 
 /** The path with the query's set, non-empty entries. */
 function withQuery(path: string, query: Record<string, string | undefined>): string {

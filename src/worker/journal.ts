@@ -5,7 +5,7 @@ import { JournalledCall, type JournalFirst } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { killBeforeJournalStep } from "../util/fault-injection.ts";
-import { ControlPlaneRefusal, type ControlPlaneClient } from "./client.ts";
+import type { ControlPlaneClient } from "./client.ts";
 
 /** Where a journalled conversation stands: what the loop needs to continue exactly from there. */
 export interface LoopResume {
@@ -178,9 +178,9 @@ export class AttemptJournal {
 
   /**
    * Sends a call that carries the held steps and the events waiting to be sent; the control plane writes
-   * them before anything else of the call. Events are recorded once: a call the control plane answered,
-   * even with a refusal, is not sent again with them. A held step still counts as unwritten unless the call
-   * succeeded: it goes again with the next write, where a step already written changes nothing.
+   * them in one commit before the call starts. When the call fails, that commit may or may not have been
+   * made (a refusal before it, a timeout after it): the journal says which. Written, the steps and their
+   * events are not sent again; not written, they go with the next write.
    */
   private async carry<T>(send: (first: JournalFirst | undefined) => Promise<T>): Promise<T> {
     const steps = [...this.unwritten];
@@ -190,13 +190,19 @@ export class AttemptJournal {
       try {
         return { answer: await send({ steps, events }) };
       } catch (err) {
-        if (err instanceof ControlPlaneRefusal) return { refused: err };
-        throw err;
+        if (!(await this.isWritten(steps.at(-1)!))) throw err; // the events go back in the queue
+        return { failed: err };
       }
     });
-    if ("refused" in outcome) throw outcome.refused;
     this.wrote(steps);
+    if ("failed" in outcome) throw outcome.failed;
     return outcome.answer;
+  }
+
+  /** Whether `step` is in the journal; false when the journal cannot be read either. */
+  private async isWritten(step: StepInput): Promise<boolean> {
+    const written = await this.stepAt(step.seq).catch(() => undefined);
+    return written?.kind === step.kind;
   }
 
   private wrote(steps: StepInput[]): void {

@@ -25,7 +25,7 @@ describe("the journal route", () => {
   });
   afterAll(() => orka.close());
 
-  it("refuses to take as the result anything but a final answer that says something, and changes nothing", async () => {
+  it("refuses a result that is not a final answer that says something, or a field it does not know, and changes nothing", async () => {
     const asking = answer(1, "", [{ id: "c1", name: "noop", arguments: "{}" }]);
     for (const steps of [[request], [asking], [answer(1, "   ")]]) {
       const refused = await write({ steps, answerIsResult: true });
@@ -33,6 +33,8 @@ describe("the journal route", () => {
     }
     const unknown = await write({ steps: [request], result: "forged" });
     expect([unknown.status, ((await unknown.json()) as any).error.message]).toEqual([400, expect.stringMatching(/result/)]);
+    const unknownInEvent = await write({ steps: [request], events: [{ type: "Note", summary: "s", colour: "red" }] });
+    expect([unknownInEvent.status, ((await unknownInEvent.json()) as any).error.message]).toEqual([400, expect.stringMatching(/colour/)]);
     expect([await stepsWritten(), orka.data.getResult("default", "writer")]).toEqual([[], undefined]);
   });
 

@@ -29,9 +29,10 @@ const TOOL_STEP = { run: 1, seq: 3, toolCallId: "call_1_1" };
 /**
  * How the stand-in control plane answers the custom Tool's call: it journalled the result; it did not; the
  * worker's call failed but the step was written meanwhile (a reply that came after the worker stopped
- * waiting); it journalled a result holding the attempt's model key.
+ * waiting); it journalled a result holding the attempt's model key; the Tool failed after the answer the
+ * call carried was written.
  */
-type Answering = "journalled" | "plain" | "late" | "leaky";
+type Answering = "journalled" | "plain" | "late" | "leaky" | "failed";
 
 // The worker against a stand-in control plane that records every call: a custom Tool's call carries the
 // place of its result step, and the worker writes that step only when the control plane did not.
@@ -39,15 +40,20 @@ describe("a custom Tool call's result step in the worker", () => {
   let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
   let answering: Answering = "journalled";
   const lateStep = { ...TOOL_STEP, kind: "tool_result", messages: [{ role: "tool", toolCallId: TOOL_STEP.toolCallId, name: "ping", content: "pong (late)" }], detail: {} };
+  let carriedAnswer: unknown;
 
   function answer({ method, path, body }: SeenCall, res: http.ServerResponse): void {
     const json = (status: number, value: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
     if (path.startsWith("/internal/v1/tools/")) {
       if (answering === "late") return json(504, { error: { code: 504, message: "the control plane did not answer in time" } });
+      if (answering === "failed") {
+        carriedAnswer = JSON.parse(body).journalFirst.steps[0];
+        return json(400, { error: { code: 400, message: "tool \"ping\": the endpoint answered HTTP 500" } });
+      }
       const result = answering === "leaky" ? `pong ${MODEL_KEY}` : "pong";
       return json(200, { result, ...(answering === "plain" ? {} : { journalled: true }) });
     }
-    if (path.startsWith("/internal/v1/journal/") && method === "GET") return json(200, { steps: [lateStep] });
+    if (path.startsWith("/internal/v1/journal/") && method === "GET") return json(200, { steps: answering === "failed" ? [carriedAnswer] : [lateStep] });
     if (path.startsWith("/internal/v1/journal/") && answering === "late" && (JSON.parse(body).steps as Step[]).some((step) => step.seq === TOOL_STEP.seq)) {
       return json(409, { error: { code: 409, message: "journal step 3 of run 1 is already written" } });
     }
@@ -104,6 +110,20 @@ describe("a custom Tool call's result step in the worker", () => {
     // written changes nothing); that step was refused, and the journalled result went to the model.
     expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [2, "response", "journal"], [3, "tool_result", "journal"], [4, "response", "journal"]]);
     expect(result).toBe("done: pong (late)");
+  });
+
+  it("sends neither the answer nor its events again when the call that carried them failed after writing them", async () => {
+    const { outcome, steps, result } = await run("failed");
+    expect(outcome).toEqual({ exitCode: 0 });
+    expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [3, "tool_result", "journal"], [4, "response", "journal"]]);
+    expect(result).toBe('done: Error executing tool: tool "ping": the endpoint answered HTTP 500');
+    const sent = controlPlane.seen.flatMap(({ path, body }) => {
+      if (path.startsWith("/internal/v1/tools/")) return JSON.parse(body).journalFirst.events as { type: string }[];
+      if (path.startsWith("/internal/v1/journal/") && body) return JSON.parse(body).events as { type: string }[];
+      if (path.startsWith("/internal/v1/events/")) return JSON.parse(body) as { type: string }[];
+      return [];
+    });
+    expect(sent.filter((event) => event.type === "ToolCallStarted")).toHaveLength(1);
   });
 
   it("stops, failing closed, when the journalled result holds a secret the attempt carries: the model never sees it", async () => {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EVENT_LIMITS } from "../../store/data-store.ts";
 
 /** An execution event as a worker reports it. */
-export const eventSchema = z.object({
+export const eventSchema = z.strictObject({
   type: z.string().min(1).max(EVENT_LIMITS.type),
   severity: z.enum(["info", "warning", "error"]).optional(),
   toolName: z.string().max(EVENT_LIMITS.toolName).optional(),
