@@ -60,7 +60,6 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       taskUid: config.task.uid,
       seq: start.replay?.steps,
       written: start.replay?.messages,
-      finalAnswerIsResult: true,
     });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {

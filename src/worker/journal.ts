@@ -52,19 +52,16 @@ export class AttemptJournal {
   /** Steps after `seq` that nothing has acted on yet, written with the next write or call. */
   private unwritten: StepInput[] = [];
   private readonly written = new WeakSet<ChatMessage>();
-  private readonly finalAnswerIsResult: boolean;
   private resultStored = false;
   readonly taskUid: string;
 
-  /** With `finalAnswerIsResult`, the step of the final answer also stores it as the Task's result, in the same commit. */
-  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[]; finalAnswerIsResult?: boolean }) {
+  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
     this.client = client;
     this.carrier = carrier;
     this.run = options.run;
     this.taskName = options.taskName;
     this.taskUid = options.taskUid;
     this.seq = options.seq ?? 0;
-    this.finalAnswerIsResult = options.finalAnswerIsResult ?? false;
     for (const message of options.written ?? []) this.written.add(message);
   }
 
@@ -83,11 +80,14 @@ export class AttemptJournal {
     await this.write("request", fresh, this.lastSeq() === 0 ? { system: system ?? "" } : {});
   }
 
-  /** After the model answered, before anything in the answer is acted on: a final answer at once, tool calls with the first call. */
+  /**
+   * After the model answered, before anything in the answer is acted on: tool calls with the first call; a
+   * final answer at once, stored as the Task's result in the same commit.
+   */
   async response(message: ChatMessage): Promise<void> {
     if (message.role === "assistant" && message.toolCalls?.length) return void this.unwritten.push(this.next("response", [message], {}));
     // An empty answer is no result: the model is asked once more.
-    const isResult = this.finalAnswerIsResult && message.content.trim() !== "";
+    const isResult = message.content.trim() !== "";
     await this.write("response", [message], {}, isResult);
     this.resultStored = isResult;
   }
