@@ -58,7 +58,7 @@ export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }:
 }
 
 /** The text of a write's last step when it is a final answer (a response without tool calls) that says something. */
-function finalAnswerOf(steps: z.infer<typeof journalWriteSchema>["steps"]): string {
+function finalAnswerOf(steps: JournalWrite["steps"]): string {
   const last = steps.at(-1)!;
   const [message] = last.messages as { role?: unknown; content?: unknown; toolCalls?: unknown[] }[];
   const answer = last.kind === "response" && message?.role === "assistant" && !message.toolCalls?.length && typeof message.content === "string" ? message.content : "";

@@ -30,7 +30,7 @@ const toolCallBody = z.strictObject({
   arguments: z.record(z.string(), z.unknown()).default({}),
   /** Where the call's result goes in the journal: the control plane writes that step with the call's reply. */
   resultStep: z.strictObject({ run: z.number().int().positive(), seq: z.number().int().positive(), toolCallId: z.string().min(1).max(EVENT_LIMITS.toolCallID) }).optional(),
-  /** Journal steps the call acts on (the model's answer that asked for it), with the events since the worker's last write: written first. */
+  /** Journal steps the call acts on (the model's answer that asked for it), with the events since the worker's last write: written in the commit that starts the call. */
   journalFirst: journalWriteSchema.optional(),
 });
 
