@@ -35,15 +35,16 @@ export class ControlPlaneClient implements ControlPlane {
 
   /**
    * Runs a custom Tool on the server, which rechecks that this attempt may call it. `parked` means the call
-   * waits for a person's approval: the iteration must end. A keyed call carries its journal: the steps it
-   * acts on that are not written yet, which the server writes first, and the place of its result step,
-   * which the server journals with the reply it records.
+   * waits for a person's approval: the iteration must end. A call with a journal carries it: the steps it
+   * acts on that are not written yet, which the server writes in the commit that starts the call, and the
+   * place of its result step, which the server journals with the reply it records (both need the key).
    */
   async callTool(name: string, args: Record<string, unknown>, key?: string, journal?: JournalledCall): Promise<{ result: string; parked?: boolean }> {
     const client = key ? this.withIdempotencyKey(key) : this;
     const path = `tools/${this.taskPath()}/${encodeURIComponent(name)}`;
     const send = (carried?: CarriedJournal) => client.send("POST", path, JSON.stringify({ arguments: args, ...carried }), "application/json") as Promise<{ result: string; parked?: boolean; journalled?: boolean }>;
-    const answer = key && journal ? await journal.send(send) : await send();
+    // A journalled call never goes without its journal: the answer it acts on must be written first.
+    const answer = journal ? await journal.send(send) : await send();
     if (answer.journalled) journal?.journalled(answer.result);
     return { result: answer.result, ...(answer.parked ? { parked: true } : {}) };
   }

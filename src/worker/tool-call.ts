@@ -20,13 +20,13 @@ export interface JournalFirst {
 export interface CarriedJournal {
   /** Where the call's result goes: the control plane writes that step with the call's reply. */
   resultStep: ResultStepPlace;
-  /** Written by the control plane before anything else of the call. */
+  /** Written by the control plane in the commit that starts the call. */
   journalFirst?: JournalFirst;
 }
 
 /** The steps a call acts on that are not written yet (the model's answer that asked for it). */
 export interface UnwrittenSteps {
-  /** Sends a call with the unwritten steps, if any; they count as written once it is answered with success. */
+  /** Sends a call with the unwritten steps, if any; once it is answered, or has failed after writing them, they count as written. */
   carry<T>(send: (first: JournalFirst | undefined) => Promise<T>): Promise<T>;
   /** Writes them on their own. */
   write(): Promise<void>;

@@ -46,7 +46,7 @@ export async function freshAttemptDirs(label: string): Promise<AttemptDirs & { r
  * The result a worker stored through its calls: a result posted alone, or the final answer a journal write
  * stored as the result (`answerIsResult`).
  */
-export function storedResult(calls: { method?: string; path: string; body?: string | Uint8Array }[]): string | undefined {
+export function storedResult(calls: { path: string; body?: string | Uint8Array }[]): string | undefined {
   const text = (body?: string | Uint8Array) => (typeof body === "string" ? body : Buffer.from(body ?? "").toString());
   for (const { path, body } of calls) {
     if (/(^|\/)results\//.test(path)) return text(body);

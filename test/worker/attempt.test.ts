@@ -41,3 +41,37 @@ describe("AI attempt starting with the memories its config carries", () => {
     }
   });
 });
+
+// A lost attempt whose run had journalled its final answer: the next one gives that answer as the result,
+// asking the model nothing and writing no step (the answer's step stored the result already; storing it
+// again is the same result).
+describe("AI attempt resuming a run whose final answer is journalled", () => {
+  const journalled = [
+    { run: 1, seq: 1, kind: "request", messages: [{ role: "user", content: "hi" }], detail: { system: "" }, attempt: 1, createdAt: "2026-01-02T03:04:05.000Z" },
+    { run: 1, seq: 2, kind: "response", messages: [{ role: "assistant", content: "the journalled answer" }], detail: {}, attempt: 1, createdAt: "2026-01-02T03:04:06.000Z" },
+  ];
+  let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
+  beforeAll(async () => {
+    controlPlane = await startStandInControlPlane(({ method, path }, res) => {
+      if (method === "GET" && path.startsWith("/internal/v1/journal/")) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ steps: journalled }));
+      res.writeHead(204).end();
+    });
+  });
+  afterAll(() => controlPlane.close());
+
+  it("posts the journalled answer as the result and writes nothing to the journal", async () => {
+    const { url, seen } = controlPlane;
+    const { remove, ...dirs } = await freshAttemptDirs("resumed-final");
+    // The scripted model would answer otherwise: the result shows it was not asked.
+    const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "a new answer", tools: [] });
+    config.journal = { run: 1, resume: true };
+    try {
+      const outcome = await runAttempt(config, { log: () => undefined, signal: new AbortController().signal, transport: httpTransport(url) });
+      expect(outcome).toEqual({ exitCode: 0 });
+      expect(seen.filter((r) => r.path.startsWith("/internal/v1/results/")).map((r) => r.body)).toEqual(["the journalled answer"]);
+      expect(seen.filter((r) => r.method === "POST" && r.path.startsWith("/internal/v1/journal/"))).toEqual([]);
+    } finally {
+      remove();
+    }
+  });
+});

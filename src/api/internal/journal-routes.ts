@@ -18,6 +18,7 @@ export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 export function refuseOversizedResult(bytes: number): void {
   if (bytes > MAX_RESULT_BYTES) throw new OrkaError("payload_too_large", "result exceeds 10MB limit");
 }
+
 /** A worker writes the step it is about to act on, after any it held until then (a model answer whose tool calls had not run). */
 const MAX_STEPS_PER_WRITE = 8;
 

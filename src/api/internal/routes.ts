@@ -134,14 +134,14 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
 
 type ToolCallBody = z.infer<typeof toolCallBody>;
 
-/** A tool call's body; a result step or carried steps need an idempotency key (the ledger writes them only for a new call). */
+/** What of a tool call's body the ledger writes, and only for a new call: each needs an idempotency key. */
+const JOURNAL_FIELDS = { resultStep: "asks for its result to be journalled", journalFirst: "carries journal steps" } as const;
+
 function parsedToolCall(request: FastifyRequest): ToolCallBody {
   const body = parseWith(toolCallBody, request.body ?? {});
-  if (body.resultStep && typeof request.headers["idempotency-key"] !== "string") {
-    throw new OrkaError("invalid_argument", "a tool call that asks for its result to be journalled (resultStep) must carry an Idempotency-Key header");
-  }
-  if (body.journalFirst && typeof request.headers["idempotency-key"] !== "string") {
-    throw new OrkaError("invalid_argument", "a tool call that carries journal steps (journalFirst) must carry an Idempotency-Key header");
+  if (typeof request.headers["idempotency-key"] === "string") return body;
+  for (const [field, what] of Object.entries(JOURNAL_FIELDS)) {
+    if (body[field as keyof typeof JOURNAL_FIELDS]) throw new OrkaError("invalid_argument", `a tool call that ${what} (${field}) must carry an Idempotency-Key header`);
   }
   return body;
 }
