@@ -1,7 +1,11 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anthropicModel } from "../../src/providers/anthropic.ts";
 import { ModelApiError, type ModelClient } from "../../src/providers/model.ts";
 import { openAIModel } from "../../src/providers/openai.ts";
+import { sdkTransport } from "../../src/providers/transport.ts";
 import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
 
 const API_KEY = "sk-peer-0000000000000000000";
@@ -27,5 +31,102 @@ describe("vendor SDK transport", () => {
     expect(failure).toMatchObject({ retryable: true, message: expect.stringMatching(/^provider connection failed: (.+ \(UND_ERR_HEADERS_TIMEOUT\)|Request timed out\.)$/) });
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000);
     expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+/** What a local server heard: each request's path, method, authorization header and body. */
+interface Heard {
+  path: string;
+  method: string;
+  authorization?: string;
+  body: string;
+}
+
+/** A server on loopback that records each request and answers it with `answer`. */
+async function startServer(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+  const heard: Heard[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      heard.push({ path: req.url ?? "", method: req.method ?? "", authorization: req.headers.authorization, body });
+      answer(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, heard, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+// The SDKs' fetch is built on undici's request (cheaper per call than undici's fetch); it must keep fetch's contract.
+describe("the SDKs' fetch", () => {
+  const { fetch } = sdkTransport(10_000);
+  const post = { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-secret" }, body: JSON.stringify({ ask: "hi" }) };
+  const servers: { close: () => Promise<unknown> }[] = [];
+  const server = async (answer: Parameters<typeof startServer>[0]) => {
+    const started = await startServer(answer);
+    servers.push(started);
+    return started;
+  };
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  it("answers with the status, headers (a repeated one kept) and body the server sent", async () => {
+    const peer = await server((_req, res) => {
+      res.setHeader("set-cookie", ["a=1", "b=2"]);
+      res.writeHead(201, { "content-type": "application/json", "x-request-id": "r-1" }).end(JSON.stringify({ ok: true }));
+    });
+    const response = await fetch(`${peer.url}/v1/chat`, post);
+    expect(response.status).toBe(201);
+    expect(response.headers.get("x-request-id")).toBe("r-1");
+    expect(response.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    expect(await response.json()).toEqual({ ok: true });
+    expect(peer.heard).toEqual([{ path: "/v1/chat", method: "POST", authorization: "Bearer sk-secret", body: JSON.stringify({ ask: "hi" }) }]);
+  });
+
+  it("answers a status without a body (204) with no body, and the connection serves the next call", async () => {
+    const peer = await server((req, res) => (req.url === "/empty" ? res.writeHead(204).end() : res.writeHead(200).end("next")));
+    const empty = await fetch(`${peer.url}/empty`, post);
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBeNull();
+    expect(await (await fetch(`${peer.url}/next`, post)).text()).toBe("next");
+  });
+
+  it("decodes a gzip body the server chose to send", async () => {
+    const peer = await server((_req, res) => res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" }).end(gzipSync(JSON.stringify({ zipped: true }))));
+    expect(await (await fetch(`${peer.url}/v1/chat`, post)).json()).toEqual({ zipped: true });
+  });
+
+  it("follows a 307 with the same body, and keeps the credential from another origin a redirect points to", async () => {
+    const elsewhere = await server((_req, res) => res.writeHead(200).end("moved"));
+    const peer = await server((req, res) => {
+      if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();
+      else if (req.url === "/away") res.writeHead(307, { location: `${elsewhere.url}/landed` }).end();
+      else res.writeHead(200).end("same origin");
+    });
+    expect(await (await fetch(`${peer.url}/old`, post)).text()).toBe("same origin");
+    expect(peer.heard[1]).toEqual({ path: "/new", method: "POST", authorization: "Bearer sk-secret", body: post.body });
+    expect(await (await fetch(`${peer.url}/away`, post)).text()).toBe("moved");
+    expect(elsewhere.heard).toEqual([{ path: "/landed", method: "POST", authorization: undefined, body: post.body }]);
+  });
+
+  it("fails with the signal's reason when the caller aborts, and with a TypeError naming undici's cause when the connection is refused", async () => {
+    const peer = await server(() => undefined); // never answers
+    const caller = new AbortController();
+    const pending = fetch(`${peer.url}/hang`, { ...post, signal: caller.signal });
+    await expect.poll(() => peer.heard.length).toBe(1);
+    caller.abort();
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    await expect(fetch(`${peer.url}/late`, { ...post, signal: caller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    const closed = await server(() => undefined);
+    await closed.close();
+    await expect(fetch(`${closed.url}/gone`, post)).rejects.toMatchObject({ name: "TypeError", message: "fetch failed", cause: { code: "ECONNREFUSED" } });
+  });
+
+  it("sends a body only fetch knows how to encode (URL-encoded form fields) as fetch does", async () => {
+    const peer = await server((req, res) => res.writeHead(200).end(req.headers["content-type"]));
+    const response = await fetch(`${peer.url}/form`, { method: "POST", body: new URLSearchParams({ purpose: "batch", name: "a b" }) });
+    expect(await response.text()).toBe("application/x-www-form-urlencoded;charset=UTF-8");
+    expect(peer.heard).toEqual([{ path: "/form", method: "POST", authorization: undefined, body: "purpose=batch&name=a+b" }]);
   });
 });
