@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { Agent, errors, interceptors, request, type Dispatcher } from "undici";
+import { withCallSignal } from "../util/call-signal.ts";
 import { errorMessage, OrkaError } from "../util/errors.ts";
 
 /** What outbound requests made on a user's behalf may reach. */
@@ -138,29 +139,29 @@ export async function guardedRequest<T>(
   read: (response: EgressResponse, url: URL) => Promise<T>,
 ): Promise<T> {
   const dispatcher = guardedDispatcher(policy);
-  const deadline = AbortSignal.timeout(egress.timeoutMs);
-  const signal = egress.signal ? AbortSignal.any([deadline, egress.signal]) : deadline;
   let url = checkEgressUrl(rawUrl, policy);
-  for (let hop = 0; ; hop++) {
-    const response = await request(url, { method: egress.method ?? "GET", headers: egress.headers, body: egress.body, dispatcher, signal }).catch(
-      (err: unknown) => Promise.reject(describeFetchError(err, egress.timeoutMs)),
-    );
-    const location = headerOf(response, "location");
-    if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
-      await response.body.dump();
-      if (hop >= egress.maxRedirects) throw new OrkaError("unavailable", `too many redirects (max ${egress.maxRedirects})`);
-      url = checkEgressUrl(new URL(location, url).toString(), policy);
-      continue;
+  return withCallSignal({ timeoutMs: egress.timeoutMs, parents: [egress.signal] }, async (signal) => {
+    for (let hop = 0; ; hop++) {
+      const response = await request(url, { method: egress.method ?? "GET", headers: egress.headers, body: egress.body, dispatcher, signal }).catch(
+        (err: unknown) => Promise.reject(describeFetchError(err, egress.timeoutMs)),
+      );
+      const location = headerOf(response, "location");
+      if (egress.maxRedirects > 0 && isRedirect(response.statusCode) && location) {
+        await response.body.dump();
+        if (hop >= egress.maxRedirects) throw new OrkaError("unavailable", `too many redirects (max ${egress.maxRedirects})`);
+        url = checkEgressUrl(new URL(location, url).toString(), policy);
+        continue;
+      }
+      try {
+        return await read(response, url);
+      } catch (err) {
+        throw describeFetchError(err, egress.timeoutMs);
+      } finally {
+        // Whatever `read` left unread is dropped; undici reports that as an error nobody needs.
+        response.body.on("error", () => undefined).destroy();
+      }
     }
-    try {
-      return await read(response, url);
-    } catch (err) {
-      throw describeFetchError(err, egress.timeoutMs);
-    } finally {
-      // Whatever `read` left unread is dropped; undici reports that as an error nobody needs.
-      response.body.on("error", () => undefined).destroy();
-    }
-  }
+  });
 }
 
 const dispatchers = new Map<boolean, Dispatcher>();

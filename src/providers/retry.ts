@@ -1,4 +1,5 @@
 import { type ModelClient, type ModelRequest, type ModelResponse, ModelApiError } from "./model.ts";
+import { withCallSignal } from "../util/call-signal.ts";
 
 const MAX_RETRIES = 3;
 const MAX_DELAY_MS = 30_000;
@@ -23,8 +24,7 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
   const budgetMs = options.timeoutMs * CALL_BUDGET_DEADLINES;
   return {
     provider: client.provider,
-    async complete(request: ModelRequest): Promise<ModelResponse> {
-      const budget = AbortSignal.timeout(budgetMs);
+    complete: (request: ModelRequest): Promise<ModelResponse> => withCallSignal({ timeoutMs: budgetMs }, async (budget) => {
       const started = Date.now();
       for (let attempt = 0; ; attempt++) {
         try {
@@ -35,12 +35,12 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
           const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
           if (delayMs >= budgetMs - (Date.now() - started)) throw err;
           options.onRetry?.(attempt + 1, err, delayMs);
-          await sleep(delayMs, request.signal ? AbortSignal.any([request.signal, budget]) : budget).catch((reason) => {
+          await withCallSignal({ parents: [request.signal, budget] }, (signal) => sleep(delayMs, signal)).catch((reason) => {
             throw budget.aborted && !request.signal?.aborted ? err : reason;
           });
         }
       }
-    },
+    }),
   };
 }
 
@@ -59,13 +59,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * the vendor client honours the abort: a provider that stays silent is a provider error like a 503.
  */
 function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: { timeoutMs: number; budget: AbortSignal; budgetMs: number }): Promise<ModelResponse> {
-  const deadline = AbortSignal.any([AbortSignal.timeout(limits.timeoutMs), limits.budget]);
-  const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
-  const silence = new Promise<never>((_resolve, reject) => {
-    deadline.addEventListener("abort", () => {
-      const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
-      reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
-    }, { once: true });
-  });
-  return Promise.race([client.complete({ ...request, signal }), silence]);
+  return withCallSignal({ timeoutMs: limits.timeoutMs, parents: [limits.budget] }, (deadline) =>
+    withCallSignal({ parents: [request.signal, deadline] }, (signal) => {
+      const silence = new Promise<never>((_resolve, reject) => {
+        deadline.addEventListener("abort", () => {
+          const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
+          reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
+        }, { once: true });
+      });
+      return Promise.race([client.complete({ ...request, signal }), silence]);
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
+import { withCallSignal } from "../util/call-signal.ts";
 import type { CarriedJournal, JournalledCall } from "./tool-call.ts";
 import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
@@ -81,8 +82,7 @@ export class ControlPlaneClient implements ControlPlane {
         ...(contentType ? { "content-type": contentType } : {}),
         ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
       };
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])]);
-      reply = await this.options.transport.send({ method, path, headers, body }, signal);
+      reply = await withCallSignal({ timeoutMs, parents: [options.signal] }, (signal) => this.options.transport.send({ method, path, headers, body }, signal));
     } catch (err) {
       // An abort's DOMException has a read-only message; the caller gets an error it can report.
       if (options.signal?.aborted) throw new OrkaError("deadline_exceeded", "the call was cancelled before the control plane answered");

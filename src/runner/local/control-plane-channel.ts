@@ -1,4 +1,5 @@
 import { OrkaError } from "../../util/errors.ts";
+import { withCallSignal } from "../../util/call-signal.ts";
 import type { ControlPlaneReply, ControlPlaneRequest, ControlPlaneTransport } from "../../worker/transport.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
@@ -37,7 +38,7 @@ export class ControlPlaneChannel {
     this.stopped.set(attemptId, stopped);
     return {
       timeoutMs: CHANNEL_TIMEOUT_MS,
-      send: (request, signal) => this.call(request, AbortSignal.any([signal, stopped.signal])),
+      send: (request, signal) => withCallSignal({ parents: [signal, stopped.signal] }, (callSignal) => this.call(request, callSignal)),
     };
   }
 

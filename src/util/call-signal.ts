@@ -1,0 +1,34 @@
+import { setLongTimeout } from "./timer.ts";
+
+export interface CallSignalOptions {
+  /** Aborts with a TimeoutError (as `AbortSignal.timeout` does) after this long. */
+  timeoutMs?: number;
+  /** Aborts with the reason of the first of these to abort. */
+  parents?: readonly (AbortSignal | undefined)[];
+}
+
+/**
+ * Runs `call` with a signal that aborts when a parent does or its time is up, and that lets go of its
+ * parents and its timer as soon as the call settles. `AbortSignal.any` over `AbortSignal.timeout` keeps
+ * both alive long after a quick call has ended (a timer for the whole timeout, weak links the garbage
+ * collector must trace), at three to eight times the CPU per call of this (docs/performance.md): the
+ * calls of every step to the model and to the control plane are made with it.
+ */
+export async function withCallSignal<T>(options: CallSignalOptions, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const parents = (options.parents ?? []).filter((parent): parent is AbortSignal => parent !== undefined);
+  const abortedParent = parents.find((parent) => parent.aborted);
+  if (abortedParent) controller.abort(abortedParent.reason);
+  const forward = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const parent of parents) parent.addEventListener("abort", forward, { once: true });
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setLongTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), options.timeoutMs);
+  try {
+    return await call(controller.signal);
+  } finally {
+    timer?.clear();
+    for (const parent of parents) parent.removeEventListener("abort", forward);
+  }
+}
