@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import { readCapped } from "../util/read-capped.ts";
+import { sha256Hex } from "../util/hash.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { GithubSettings } from "./settings.ts";
 
@@ -61,7 +61,7 @@ export function createGithubClient(options: ClientOptions): GithubClient {
     throttle: {
       retryAfterBaseValue: timing.retryAfterBaseMs,
       // Secondary limits are per account: writes of one token are spaced, other tokens are not held up.
-      id: options.token ? createHash("sha256").update(options.token).digest("hex").slice(0, 16) : "anonymous",
+      id: options.token ? sha256Hex(options.token).slice(0, 16) : "anonymous",
       onRateLimit: waitOutRateLimit,
       onSecondaryRateLimit: waitOutRateLimit,
     },
