@@ -59,15 +59,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * the vendor client honours the abort: a provider that stays silent is a provider error like a 503.
  */
 function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: { timeoutMs: number; budget: AbortSignal; budgetMs: number }): Promise<ModelResponse> {
-  return withCallSignal({ timeoutMs: limits.timeoutMs, parents: [limits.budget] }, (deadline) =>
-    withCallSignal({ parents: [request.signal, deadline] }, (signal) => {
-      const silence = new Promise<never>((_resolve, reject) => {
-        deadline.addEventListener("abort", () => {
-          const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
-          reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
-        }, { once: true });
-      });
-      return Promise.race([client.complete({ ...request, signal }), silence]);
-    }),
-  );
+  return withCallSignal({ timeoutMs: limits.timeoutMs, parents: [limits.budget] }, (deadline) => {
+    // Listening before the client's signal is made: at the deadline this rejects first, so a client that
+    // fails at once on its abort still reads as a provider that stayed silent, which is retried.
+    const silence = new Promise<never>((_resolve, reject) => {
+      deadline.addEventListener("abort", () => {
+        const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
+        reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
+      }, { once: true });
+    });
+    return withCallSignal({ parents: [request.signal, deadline] }, (signal) => Promise.race([client.complete({ ...request, signal }), silence]));
+  });
 }

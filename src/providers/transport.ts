@@ -33,7 +33,9 @@ function dispatchersWithin(limitMs: number): Dispatchers {
   let found = dispatchers.get(limitMs);
   if (!found) {
     const plain = new Agent({ headersTimeout: limitMs, bodyTimeout: limitMs });
-    found = { plain, following: plain.compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTS }), interceptors.decompress()) };
+    // Like fetch: too many redirects is a failure, and an error's body is decoded too (the provider's message is in it).
+    const redirects = interceptors.redirect({ maxRedirections: MAX_REDIRECTS, throwOnMaxRedirect: true });
+    found = { plain, following: plain.compose(redirects, interceptors.decompress({ skipErrorResponses: false })) };
     dispatchers.set(limitMs, found);
   }
   return found;
@@ -58,8 +60,9 @@ function requestFetch({ plain, following }: Dispatchers): typeof globalThis.fetc
     const textBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
     if (!(typeof input === "string" || input instanceof URL) || !textBody || (redirect !== undefined && redirect !== "follow")) return viaFetch(input, init);
     signal?.throwIfAborted();
+    let response: Dispatcher.ResponseData | undefined;
     try {
-      const response = await request(input, {
+      response = await request(input, {
         method: (init.method ?? "GET") as Dispatcher.HttpMethod,
         headers: init.headers as Dispatcher.RequestOptions["headers"],
         body,
@@ -74,6 +77,8 @@ function requestFetch({ plain, following }: Dispatchers): typeof globalThis.fetc
         headers: headerPairs(response.headers),
       });
     } catch (err) {
+      // A reply no Response can hold (a status past 599) would keep its connection until the body deadline.
+      response?.body.destroy();
       if (signal?.aborted) throw signal.reason;
       throw new TypeError("fetch failed", { cause: err });
     }

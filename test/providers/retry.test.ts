@@ -36,4 +36,17 @@ describe("model call retries", () => {
     await expect(call).rejects.toThrow("provider did not answer within 100 ms");
     expect([provider.tries, retries]).toEqual([4, [1, 2, 3]]);
   });
+
+  it("reads a try cut at its deadline as silence, even from a client that fails at once when aborted", async () => {
+    let tries = 0;
+    const abortsAtOnce: ModelClient = {
+      provider: "test",
+      complete: ({ signal }) => {
+        tries++;
+        return new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(new Error("aborted by the caller")), { once: true }));
+      },
+    };
+    await expect(withRetries(abortsAtOnce, { baseDelayMs: 1, timeoutMs: 50 }).complete(request)).rejects.toThrow("provider did not answer within 50 ms");
+    expect(tries).toBe(4);
+  });
 });

@@ -54,7 +54,12 @@ async function startServer(answer: (req: http.IncomingMessage, res: http.ServerR
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, heard, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    heard,
+    onConnection: (listener: (socket: import("node:net").Socket) => void) => server.on("connection", listener),
+    close: () => (server.closeAllConnections(), new Promise((resolve) => server.close(resolve))),
+  };
 }
 
 // The SDKs' fetch is built on undici's request (cheaper per call than undici's fetch); it must keep fetch's contract.
@@ -95,6 +100,23 @@ describe("the SDKs' fetch", () => {
   it("decodes a gzip body the server chose to send", async () => {
     const peer = await server((_req, res) => res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" }).end(gzipSync(JSON.stringify({ zipped: true }))));
     expect(await (await fetch(`${peer.url}/v1/chat`, post)).json()).toEqual({ zipped: true });
+  });
+
+  it("decodes a compressed error body too, so the provider's message reaches the SDK", async () => {
+    const peer = await server((_req, res) => res.writeHead(429, { "content-type": "application/json", "content-encoding": "gzip" }).end(gzipSync(JSON.stringify({ error: { message: "slow down" } }))));
+    const response = await fetch(`${peer.url}/v1/chat`, post);
+    expect([response.status, await response.json()]).toEqual([429, { error: { message: "slow down" } }]);
+  });
+
+  it("fails as fetch does after 20 redirects, and on a status no Response can hold, letting go of that connection", async () => {
+    const redirecting = await server((req, res) => res.writeHead(307, { location: `/hop/${Number(req.url!.split("/")[2]) + 1}` }).end());
+    await expect(fetch(`${redirecting.url}/hop/0`, post)).rejects.toMatchObject({ name: "TypeError", message: "fetch failed" });
+    expect(redirecting.heard).toHaveLength(21);
+    const odd = await server((_req, res) => res.writeHead(600).write("a body that never ends"));
+    let closed = false;
+    odd.onConnection((socket) => socket.on("close", () => (closed = true)));
+    await expect(fetch(`${odd.url}/odd`, post)).rejects.toMatchObject({ name: "TypeError", message: "fetch failed" });
+    await expect.poll(() => closed, { timeout: 2000 }).toBe(true);
   });
 
   it("follows a 307 with the same body, and keeps the credential from another origin a redirect points to", async () => {
