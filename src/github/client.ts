@@ -2,6 +2,7 @@ import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import { readCapped } from "../util/read-capped.ts";
+import { withCallSignal } from "../util/call-signal.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { GithubSettings } from "./settings.ts";
@@ -104,15 +105,16 @@ function abortError(message: string): OrkaError {
 function cappedFetch(timeoutMs: number, signal?: AbortSignal): typeof fetch {
   return async (input, init = {}) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const signals = [AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : []), ...(init.signal ? [init.signal] : [])];
     try {
-      const response = await fetch(input, { ...init, signal: AbortSignal.any(signals) });
-      if (!response.body || [204, 205, 304].includes(response.status)) return response;
-      const cap = readsLargeBody(url, new Headers(init.headers)) ? MAX_DIFF_BYTES : MAX_JSON_BYTES;
-      const { body, capped } = await readCapped(response.body as unknown as AsyncIterable<Uint8Array>, cap);
-      const headers = new Headers(response.headers);
-      if (capped) headers.set(CAPPED_HEADER, String(cap));
-      return new Response(new Uint8Array(body), { status: response.status, statusText: response.statusText, headers });
+      return await withCallSignal({ timeoutMs, parents: [signal, init.signal ?? undefined] }, async (callSignal) => {
+        const response = await fetch(input, { ...init, signal: callSignal });
+        if (!response.body || [204, 205, 304].includes(response.status)) return response;
+        const cap = readsLargeBody(url, new Headers(init.headers)) ? MAX_DIFF_BYTES : MAX_JSON_BYTES;
+        const { body, capped } = await readCapped(response.body as unknown as AsyncIterable<Uint8Array>, cap);
+        const headers = new Headers(response.headers);
+        if (capped) headers.set(CAPPED_HEADER, String(cap));
+        return new Response(new Uint8Array(body), { status: response.status, statusText: response.statusText, headers });
+      });
     } catch (err) {
       if (signal?.aborted) throw abortError("the call was cancelled before GitHub answered");
       if (err instanceof Error && err.name === "TimeoutError") throw abortError(`GitHub did not answer within ${timeoutMs / 1000}s`);

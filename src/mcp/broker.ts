@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { BrokeredTool } from "../runner/attempt-config.ts";
+import { withCallSignal } from "../util/call-signal.ts";
 import { errorMessage } from "../util/errors.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { BrokerRefusal, type BrokeredCallRunner } from "./calls.ts";
@@ -261,7 +262,7 @@ async function callTool(route: Route, call: { name: string; arguments: Record<st
   if (!route.tools.some((tool) => tool.name === call.name)) throw new JsonRpcFailure(NOT_AUTHORIZED, `the tool ${JSON.stringify(call.name)} is not offered in this session`);
   let result;
   try {
-    result = await route.run(call, AbortSignal.any([route.revoked.signal, requestSignal]));
+    result = await withCallSignal({ parents: [route.revoked.signal, requestSignal] }, (signal) => route.run(call, signal));
   } catch (err) {
     if (err instanceof BrokerRefusal && err.kind === "not_authorized") throw new JsonRpcFailure(NOT_AUTHORIZED, err.message);
     throw new JsonRpcFailure(CALL_FAILED, errorMessage(err));

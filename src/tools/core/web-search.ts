@@ -2,6 +2,7 @@ import { htmlParser } from "./html.ts";
 import { z } from "zod";
 import { redact } from "../../policy/redact.ts";
 import { codeOf, errorMessage, OrkaError } from "../../util/errors.ts";
+import { withCallSignal } from "../../util/call-signal.ts";
 import { readCapped } from "../../util/read-capped.ts";
 import { defineTool } from "../define.ts";
 import type { SearchProvider, SearchSettings } from "../settings.ts";
@@ -22,17 +23,19 @@ const DEFAULT_URLS: Partial<Record<SearchProvider, string>> = {
   brave: "https://api.search.brave.com/res/v1/web/search",
 };
 
-async function call(url: URL, init: RequestInit, settings: SearchSettings, signal: AbortSignal): Promise<string> {
-  let response: Response;
-  try {
-    // The attempt's signal too: a stopped attempt must not wait out the search timeout.
-    response = await fetch(url, { ...init, signal: AbortSignal.any([AbortSignal.timeout(settings.timeoutMs), signal]) });
-  } catch (err) {
-    throw new OrkaError("unavailable", `search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
-  }
-  const body = (await readCapped((response.body ?? []) as AsyncIterable<Uint8Array>, MAX_UPSTREAM_BYTES)).body.toString("utf8");
-  if (response.status !== 200) throw new OrkaError("unavailable", `search API returned ${response.status}: ${body.slice(0, ERROR_BODY_BYTES)}`);
-  return body;
+/** One search request, its body read included, within the search timeout; the attempt's signal too: a stopped attempt must not wait it out. */
+function call(url: URL, init: RequestInit, settings: SearchSettings, signal: AbortSignal): Promise<string> {
+  return withCallSignal({ timeoutMs: settings.timeoutMs, parents: [signal] }, async (callSignal) => {
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, signal: callSignal });
+    } catch (err) {
+      throw new OrkaError("unavailable", `search request failed: ${errorMessage((err as { cause?: unknown }).cause ?? err)}`);
+    }
+    const body = (await readCapped((response.body ?? []) as AsyncIterable<Uint8Array>, MAX_UPSTREAM_BYTES)).body.toString("utf8");
+    if (response.status !== 200) throw new OrkaError("unavailable", `search API returned ${response.status}: ${body.slice(0, ERROR_BODY_BYTES)}`);
+    return body;
+  });
 }
 
 function endpoint(settings: SearchSettings): URL {

@@ -33,6 +33,7 @@ describe("web_search adapters against local servers speaking each API", () => {
         if (url.pathname === "/searx/search") return json({ results: [{ title: "S1", url: "https://s.example/1", content: "searx snippet" }] });
         if (url.pathname === "/generic") return json({ echoed: url.searchParams.get("q"), limit: url.searchParams.get("limit") });
         if (url.pathname === "/broken") return res.writeHead(500).end(`backend down, key was ${KEY}`);
+        if (url.pathname === "/stalls") return res.writeHead(200, { "content-type": "application/json" }).write('{"results": [');
         if (url.pathname === "/ddg/") return res.writeHead(200, { "content-type": "text/html" }).end(DDG_PAGE);
         if (url.pathname === "/ddg-empty/") return res.writeHead(200, { "content-type": "text/html" }).end("<html><body>No results.</body></html>");
         res.writeHead(404).end();
@@ -41,7 +42,7 @@ describe("web_search adapters against local servers speaking each API", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => server.close());
+  afterAll(() => (server.closeAllConnections(), server.close()));
 
   const search = async (settings: Omit<SearchSettings, "timeoutMs">, args: Record<string, unknown>) => {
     const tools = await toolHarness({ search: { timeoutMs: 2000, ...settings } });
@@ -82,6 +83,17 @@ describe("web_search adapters against local servers speaking each API", () => {
     await expect(search({ provider: "generic", url: "http://127.0.0.1:9/" }, { query: "x" })).rejects.toThrow(/^search request failed: /);
     await expect(search({ provider: "duckduckgo", url: `${base}/ddg-empty/` }, { query: "x" })).rejects.toThrow("web search unavailable: DuckDuckGo returned no results");
     await expect(search({ provider: "generic", url: `${base}/generic` }, { query: "  " })).rejects.toThrow("query is required");
+  });
+
+  it("gives up on a backend that stops sending its answer half-way, at the search timeout", async () => {
+    const tools = await toolHarness({ search: { provider: "generic", url: `${base}/stalls`, timeoutMs: 300 } });
+    const started = Date.now();
+    try {
+      await expect(tools.call("web_search", { query: "x" })).rejects.toThrow();
+    } finally {
+      tools.close();
+    }
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it("parses a DuckDuckGo results page: uddg unwrapped, entities decoded, empty entries dropped, limit kept", async () => {
