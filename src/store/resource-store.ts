@@ -30,6 +30,7 @@ export type WatchListener = (event: WatchEvent) => void;
  * conflict), status written apart from spec, deletion through finalizers and owner references.
  */
 export interface ResourceStore {
+  /** The object as stored. It may be shared with other readers, and frozen: build a new one to change it. */
   get<S = unknown, T = unknown>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined>;
   list<S = unknown, T = unknown>(kind: KindName, options?: ListOptions): Promise<ListResult<Resource<S, T>>>;
   /**

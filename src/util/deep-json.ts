@@ -70,3 +70,15 @@ export function stringifyJson(value: unknown): string {
   }
   return out.join("");
 }
+
+/** Freezes a parsed JSON value and everything in it, walked with its own stack; returns the value. */
+export function deepFreeze<T>(value: T): T {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== "object" || Object.isFrozen(node)) continue;
+    Object.freeze(node);
+    for (const child of Object.values(node)) pending.push(child);
+  }
+  return value;
+}

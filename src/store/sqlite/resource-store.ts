@@ -14,6 +14,7 @@ import {
 } from "../resource-store.ts";
 import { inTransaction, prepared, type Db } from "./db.ts";
 import { resourceQuery, type ListPosition } from "./resource-query.ts";
+import { ResourceReadCache } from "./resource-cache.ts";
 
 interface Row {
   kind: string;
@@ -31,6 +32,7 @@ export class SqliteResourceStore implements ResourceStore {
   private readonly cipher: SecretCipher;
   private readonly events = new EventEmitter();
   private readonly statements;
+  private readonly cache = new ResourceReadCache();
 
   constructor(db: Db, cipher: SecretCipher) {
     this.db = db;
@@ -59,8 +61,13 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async get<S, T>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined> {
+    const outsideTransaction = !this.db.inTransaction;
+    const kept = outsideTransaction ? this.cache.get(kind, namespace, name) : undefined;
+    if (kept) return kept as Resource<S, T>;
     const row = this.statements.get.get(kind, namespace, name);
-    return row ? (this.decode(row) as Resource<S, T>) : undefined;
+    if (!row) return undefined;
+    const object = this.decode(row);
+    return (outsideTransaction ? this.cache.remember(object) : object) as Resource<S, T>;
   }
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
@@ -107,6 +114,7 @@ export class SqliteResourceStore implements ResourceStore {
           resourceVersion: String(this.nextVersion()),
         },
       };
+      this.cache.forget(object.kind, meta.namespace, meta.name);
       this.statements.insert.run(object.kind, meta.namespace, meta.name, stored.metadata.uid, Number(stored.metadata.resourceVersion), this.encode(stored));
       this.indexOwners(stored);
       this.indexLabels(stored);
@@ -167,6 +175,7 @@ export class SqliteResourceStore implements ResourceStore {
         this.deleteInTransaction(object.kind as KindName, meta.namespace, meta.name, emitted, false);
         return next;
       }
+      this.cache.forget(object.kind, meta.namespace, meta.name);
       this.statements.replace.run(Number(next.metadata.resourceVersion), this.encode(next), object.kind, meta.namespace, meta.name);
       this.indexOwners(next);
       if (!sameLabels(current.metadata.labels, next.metadata.labels)) {
@@ -193,10 +202,12 @@ export class SqliteResourceStore implements ResourceStore {
         ...current,
         metadata: { ...current.metadata, deletionTimestamp: new Date().toISOString(), resourceVersion: String(this.nextVersion()) },
       };
+      this.cache.forget(kind, namespace, name);
       this.statements.replace.run(Number(marked.metadata.resourceVersion), this.encode(marked), kind, namespace, name);
       emitted.push({ type: "MODIFIED", object: marked });
       return;
     }
+    this.cache.forget(kind, namespace, name);
     this.statements.remove.run(kind, namespace, name);
     this.statements.removeOwned.run(kind, namespace, name);
     this.statements.removeLabels.run(kind, namespace, name);

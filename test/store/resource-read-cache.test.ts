@@ -1,0 +1,65 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Resource } from "../../src/resources/meta.ts";
+import { inTransaction } from "../../src/store/sqlite/db.ts";
+import { tempStore } from "../helpers/store.ts";
+
+const tool = (description: string): Resource => ({
+  apiVersion: "core.orka.ai/v1alpha1",
+  kind: "Tool",
+  metadata: { name: "t", namespace: "default", labels: { team: "x" } },
+  spec: { description, http: { url: "http://example.test" } },
+});
+
+describe("reading a resource again", () => {
+  let store: ReturnType<typeof tempStore>;
+  beforeEach(() => (store = tempStore()));
+  afterEach(() => store.close());
+
+  const read = () => store.resources.get<{ description: string }, unknown>("Tool", "default", "t");
+
+  it("sees every write of it, its spec, status and deletion", async () => {
+    const created = await store.resources.create(tool("one"));
+    expect((await read())!.spec.description).toBe("one");
+    await store.resources.update({ ...created, spec: { description: "two" } });
+    expect((await read())!.spec.description).toBe("two");
+    const current = (await read())!;
+    await store.resources.updateStatus({ ...current, status: { ready: true } });
+    expect((await read())!.status).toEqual({ ready: true });
+    await store.resources.delete("Tool", "default", "t");
+    expect(await read()).toBeUndefined();
+    await store.resources.create(tool("three"));
+    expect((await read())!.spec.description).toBe("three");
+  });
+
+  it("does not keep a write that was rolled back, nor anything read inside the transaction", async () => {
+    const created = await store.resources.create(tool("one"));
+    expect((await read())!.spec.description).toBe("one");
+    let readInside: string | undefined;
+    expect(() =>
+      inTransaction(store.db, () => {
+        void store.resources.update({ ...created, spec: { description: "rolled back" } });
+        void read().then((inside) => (readInside = inside?.spec.description));
+        throw new Error("undo");
+      }),
+    ).toThrow("undo");
+    await Promise.resolve();
+    expect(readInside).toBe("rolled back");
+    expect((await read())!.spec.description).toBe("one");
+  });
+
+  it("hands out an object no reader can change for the next one", async () => {
+    await store.resources.create(tool("one"));
+    const first = (await read())!;
+    expect(() => Object.assign(first.spec, { description: "changed" })).toThrow(TypeError);
+    expect(() => Object.assign(first.metadata.labels!, { team: "y" })).toThrow(TypeError);
+    expect((await read())!).toMatchObject({ spec: { description: "one" }, metadata: { labels: { team: "x" } } });
+  });
+
+  it("decrypts a Secret at each read and does not share it", async () => {
+    await store.resources.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" }, spec: { type: "Opaque", data: { key: "value" } } });
+    const first = (await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "s"))!;
+    first.spec.data.key = "changed by a caller";
+    const second = (await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "s"))!;
+    expect(second.spec.data.key).toBe("value");
+  });
+});
