@@ -32,6 +32,7 @@ export type WatchListener = (event: WatchEvent) => void;
 export interface ResourceStore {
   /** The object as stored. It may be shared with other readers, and frozen: build a new one to change it. */
   get<S = unknown, T = unknown>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined>;
+  /** Objects in (namespace, name) order; like `get`'s, the list and its objects may be shared and frozen. */
   list<S = unknown, T = unknown>(kind: KindName, options?: ListOptions): Promise<ListResult<Resource<S, T>>>;
   /**
    * How many objects of a kind in a namespace have this status.phase, answered from an index

@@ -62,4 +62,43 @@ describe("reading a resource again", () => {
     const second = (await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "s"))!;
     expect(second.spec.data.key).toBe("value");
   });
+
+  describe("a namespace's listing", () => {
+    const names = async () => (await store.resources.list("Tool", { namespace: "default" })).items.map((t) => `${t.metadata.name}:${(t.spec as { description: string }).description}`);
+    const named = (name: string, description: string): Resource => ({ ...tool(description), metadata: { name, namespace: "default" } });
+
+    it("sees every object created, changed and deleted in it, and none of another namespace", async () => {
+      expect(await names()).toEqual([]);
+      await store.resources.create(named("b", "one"));
+      expect(await names()).toEqual(["b:one"]);
+      const a = await store.resources.create(named("a", "one"));
+      await store.resources.create({ ...named("c", "elsewhere"), metadata: { name: "c", namespace: "other" } });
+      expect(await names()).toEqual(["a:one", "b:one"]);
+      await store.resources.update({ ...a, spec: { description: "two" } });
+      expect(await names()).toEqual(["a:two", "b:one"]);
+      await store.resources.delete("Tool", "default", "b");
+      expect(await names()).toEqual(["a:two"]);
+    });
+
+    it("does not keep what a rolled-back transaction wrote", async () => {
+      expect(await names()).toEqual([]);
+      expect(() =>
+        inTransaction(store.db, () => {
+          void store.resources.create(named("a", "rolled back"));
+          void names();
+          throw new Error("undo");
+        }),
+      ).toThrow("undo");
+      await new Promise((settled) => setImmediate(settled));
+      expect(await names()).toEqual([]);
+    });
+
+    it("hands out a list no reader can change for the next one", async () => {
+      await store.resources.create(named("a", "one"));
+      const first = await store.resources.list("Tool", { namespace: "default" });
+      expect(() => first.items.pop()).toThrow(TypeError);
+      expect(() => Object.assign(first.items[0].spec as object, { description: "changed" })).toThrow(TypeError);
+      expect(await names()).toEqual(["a:one"]);
+    });
+  });
 });

@@ -71,6 +71,15 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
+    const { namespace } = options;
+    // Read and kept in one synchronous stretch, so what is kept is what the table held outside any transaction.
+    const wholeNamespace = namespace !== undefined && !options.labelSelector && !options.limit && !options.continue && !this.db.inTransaction;
+    if (!wholeNamespace) return this.readList(kind, options);
+    const kept = this.cache.listing(kind, namespace) ?? this.cache.rememberListing(kind, namespace, this.readList(kind, options).items);
+    return { items: kept as Resource<S, T>[] };
+  }
+
+  private readList<S, T>(kind: KindName, options: ListOptions): ListResult<Resource<S, T>> {
     const filter = {
       kind,
       namespace: options.namespace,
