@@ -50,14 +50,14 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   listForTask(namespace: string, task: string, taskUID?: string): Approval[] {
-    return prepared<[string, string], Row>(this.db, "SELECT * FROM approvals WHERE namespace = ? AND task = ? ORDER BY created_at, id")
+    return prepared<[string, string], Row>(this.db, "SELECT * FROM approvals WHERE namespace = +? AND task = +? ORDER BY created_at, id")
       .all(namespace, task)
       .map(toApproval)
       .filter((a) => !taskUID || a.taskUID === taskUID);
   }
 
   list(namespace: string, status?: ApprovalStatus, limit = 200): Approval[] {
-    const sql = `SELECT * FROM approvals WHERE namespace = ?${status ? " AND status = ?" : ""} ORDER BY created_at DESC, id LIMIT ?`;
+    const sql = `SELECT * FROM approvals WHERE namespace = +?${status ? " AND status = +?" : ""} ORDER BY created_at DESC, id LIMIT +?`;
     const params = status ? [namespace, status, limit] : [namespace, limit];
     return prepared<unknown[], Row>(this.db, sql).all(...params).map(toApproval);
   }

@@ -60,7 +60,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
     return inTransaction(this.db, () => {
       const rows = prepared<[string, string, string, string, string], Row>(
         this.db,
-        `SELECT * FROM messages m WHERE m.namespace = ? AND m.parent_task = ? AND m.from_task != ? AND m.to_task IN (?, '*')
+        `SELECT * FROM messages m WHERE m.namespace = +? AND m.parent_task = +? AND m.from_task != ? AND m.to_task IN (?, '*')
          AND NOT EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.reader = ?) ORDER BY m.id`,
       ).all(namespace, parentTask, reader, reader, reader);
       if (markRead) {

@@ -61,14 +61,14 @@ export class SqliteTaskDataStore implements TaskDataStore {
         `INSERT INTO events (namespace, task, type, severity, tool_name, tool_call_id, summary, content, journal_run, journal_step, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       ),
-      latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = ? AND task = ?"),
+      latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = +? AND task = +?"),
       appendLog: db.prepare("INSERT INTO logs (namespace, task, attempt, chunk) VALUES (?, ?, ?, ?)"),
       readLogs: db.prepare<[string, string, number], { id: number; chunk: string }>(
-        "SELECT id, chunk FROM logs WHERE namespace = ? AND task = ? AND id > ? ORDER BY id",
+        "SELECT id, chunk FROM logs WHERE namespace = +? AND task = +? AND id > ? ORDER BY id",
       ),
       putArtifact: db.prepare("INSERT OR REPLACE INTO artifacts (namespace, task, file, content, created_at) VALUES (?, ?, ?, ?, ?)"),
       listArtifacts: db.prepare<[string, string], { file: string; size: number; created_at: string }>(
-        "SELECT file, length(content) AS size, created_at FROM artifacts WHERE namespace = ? AND task = ? ORDER BY file",
+        "SELECT file, length(content) AS size, created_at FROM artifacts WHERE namespace = +? AND task = +? ORDER BY file",
       ),
       getArtifact: db.prepare<[string, string, string], { content: Buffer }>(
         "SELECT content FROM artifacts WHERE namespace = ? AND task = ? AND file = ?",
@@ -79,7 +79,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
       ),
       attemptByToken: db.prepare<[string], AttemptRow>("SELECT * FROM attempts WHERE token_hash = ?"),
       latestAttempt: db.prepare<[string, string], AttemptRow>(
-        "SELECT * FROM attempts WHERE namespace = ? AND task = ? ORDER BY started_at DESC, number DESC LIMIT 1",
+        "SELECT * FROM attempts WHERE namespace = +? AND task = +? ORDER BY started_at DESC, number DESC LIMIT 1",
       ),
       runningAttempts: db.prepare<[], AttemptRow>("SELECT * FROM attempts WHERE state = 'running'"),
       recordSessionTools: db.prepare("UPDATE attempts SET session_tools = ? WHERE id = ?"),
@@ -128,15 +128,15 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   listEvents(namespace: string, task: string, options: { after?: number; limit?: number; type?: string } = {}): ExecutionEvent[] {
-    const where = ["namespace = ?", "task = ?", "seq > ?"];
+    const where = ["namespace = +?", "task = +?", "seq > ?"];
     const params: unknown[] = [namespace, task, options.after ?? 0];
     if (options.type) {
-      where.push("type = ?");
+      where.push("type = +?");
       params.push(options.type);
     }
     // A negative LIMIT is none.
     const limit = options.limit && options.limit > 0 ? Math.floor(options.limit) : -1;
-    return prepared<unknown[], EventRow>(this.db, `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT ?`)
+    return prepared<unknown[], EventRow>(this.db, `SELECT * FROM events WHERE ${where.join(" AND ")} ORDER BY seq LIMIT +?`)
       .all(...params, limit)
       .map(toEvent);
   }

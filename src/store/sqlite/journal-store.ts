@@ -62,13 +62,13 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   private lastSeq(taskUid: string, run: number): number {
-    return prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = ? AND run = ?").get(taskUid, run)?.seq ?? 0;
+    return prepared<[string, number], { seq: number | null }>(this.db, "SELECT max(seq) AS seq FROM journal_steps WHERE task_uid = +? AND run = +?").get(taskUid, run)?.seq ?? 0;
   }
 
   steps(taskUid: string, run: number): JournalStep[] {
     const rows = prepared<[string, number], { namespace: string; task: string; seq: number; kind: string; segments: string; detail: string; attempt: number; created_at: string }>(
       this.db,
-      "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = ? AND run = ? ORDER BY seq",
+      "SELECT namespace, task, seq, kind, segments, detail, attempt, created_at FROM journal_steps WHERE task_uid = +? AND run = +? ORDER BY seq",
     ).all(taskUid, run);
     const segment = prepared<[string, string, string], { body: string }>(this.db, "SELECT body FROM journal_segments WHERE namespace = ? AND task = ? AND hash = ?");
     return rows.map((row) => ({

@@ -14,7 +14,7 @@ export function recallMemoryRows(db: Db, namespace: string, filter: RecallFilter
   const query = filter.query?.trim();
   if (!query) {
     // Rowid order is updatedAt order (see moveToNewest in memory-store.ts): newest first.
-    return prepared<unknown[], Row>(db, `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT ?`)
+    return prepared<unknown[], Row>(db, `SELECT m.* FROM memories m WHERE ${where.join(" AND ")} ORDER BY m.rowid DESC LIMIT +?`)
       .all(...params, filter.limit);
   }
   const ranked = rankedSearch<Row>(db, { index: "memories_words", table: "memories", alias: "m", where, params, limit: filter.limit }, parseQuery(query));
@@ -23,13 +23,13 @@ export function recallMemoryRows(db: Db, namespace: string, filter: RecallFilter
 
 /** The recall filters other than the query, on `memories m`. */
 function recallFilters(namespace: string, filter: RecallFilter): { where: string[]; params: unknown[] } {
-  const where = ["m.namespace = ?"];
+  const where = ["m.namespace = +?"];
   const params: unknown[] = [namespace];
   if (!filter.includeDeleted) where.push("m.deleted = 0");
   if (!filter.includeDisabled) where.push("m.disabled = 0");
   for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["source", filter.source]] as const) {
     if (value) {
-      where.push(`m.${column} = ?`);
+      where.push(`m.${column} = +?`);
       params.push(value);
     }
   }

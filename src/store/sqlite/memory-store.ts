@@ -165,11 +165,11 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   listProposals(namespace: string, filter: ProposalFilter): MemoryProposal[] {
-    const where = ["namespace = ?"];
+    const where = ["namespace = +?"];
     const params: unknown[] = [namespace];
     for (const [column, value] of [["task_name", filter.taskName], ["agent_name", filter.agentName], ["type", filter.type?.toLowerCase()], ["status", filter.status]] as const) {
       if (value) {
-        where.push(`${column} = ?`);
+        where.push(`${column} = +?`);
         params.push(value);
       }
     }
@@ -178,7 +178,7 @@ export class SqliteMemoryStore implements MemoryStore {
       params.push(likeEscape(filter.query), likeEscape(filter.query), likeEscape(filter.query));
     }
     params.push(filter.limit);
-    return prepared<unknown[], Row>(this.db, `SELECT * FROM memory_proposals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params).map(toProposal);
+    return prepared<unknown[], Row>(this.db, `SELECT * FROM memory_proposals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT +?`).all(...params).map(toProposal);
   }
 
   reviewProposal(namespace: string, id: string, review: { status: string; reviewer: string; reviewNote?: string }): void {
@@ -252,7 +252,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   transcript(namespace: string, session: string, limit: number): TranscriptMessage[] {
-    return prepared<[string, string, number], Row>(this.db, "SELECT * FROM transcript_messages WHERE namespace = ? AND session_name = ? ORDER BY id DESC LIMIT ?")
+    return prepared<[string, string, number], Row>(this.db, "SELECT * FROM transcript_messages WHERE namespace = +? AND session_name = +? ORDER BY id DESC LIMIT +?")
       .all(namespace, session, limit)
       .reverse()
       .map((row) => ({ id: row.id as number, sessionName: session, role: row.role as string, ...(row.name ? { name: row.name as string } : {}), content: row.content as string, createdAt: row.created_at as string }));
@@ -262,7 +262,7 @@ export class SqliteMemoryStore implements MemoryStore {
     return prepared<[string], { name: string; messages: number; lock_task: string | null; created_at: string }>(
       this.db,
       `SELECT s.name, s.lock_task, s.created_at, (SELECT count(*) FROM transcript_messages t WHERE t.namespace = s.namespace AND t.session_name = s.name) AS messages
-       FROM sessions s WHERE s.namespace = ? ORDER BY s.name`,
+       FROM sessions s WHERE s.namespace = +? ORDER BY s.name`,
     ).all(namespace)
       .map((r) => ({ name: r.name, messages: r.messages, ...(r.lock_task ? { lockedBy: r.lock_task } : {}), createdAt: r.created_at }));
   }

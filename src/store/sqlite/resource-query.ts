@@ -42,14 +42,14 @@ export function resourceQuery(filter: ResourceFilter): ResourceQuery {
   if (driver) {
     // Named, because without statistics SQLite may prefer walking the primary key in list order.
     from = "resource_labels d INDEXED BY resource_labels_by_value JOIN resources r ON r.kind = d.kind AND r.namespace = d.namespace AND r.name = d.name";
-    where.push(`d.kind = ? AND d.key = ?${valueCondition("d", driver)}`);
+    where.push(`d.kind = +? AND d.key = +?${valueCondition("d", driver)}`);
     params.push(filter.kind, driver.key, ...driver.values);
   } else {
-    where.push("r.kind = ?");
+    where.push("r.kind = +?");
     params.push(filter.kind);
   }
   if (filter.namespace !== undefined) {
-    where.push(`${at}.namespace = ?`);
+    where.push(`${at}.namespace = +?`);
     params.push(filter.namespace);
   }
   if (filter.after && filter.namespace !== undefined) {
@@ -67,7 +67,7 @@ export function resourceQuery(filter: ResourceFilter): ResourceQuery {
     if (requirement === driver) continue;
     const negated = requirement.op === "!=" || requirement.op === "!exists" || requirement.op === "notin";
     where.push(
-      `${negated ? "NOT EXISTS" : "EXISTS"} (SELECT 1 FROM resource_labels l WHERE l.kind = r.kind AND l.namespace = r.namespace AND l.name = r.name AND l.key = ?${valueCondition("l", requirement)})`,
+      `${negated ? "NOT EXISTS" : "EXISTS"} (SELECT 1 FROM resource_labels l WHERE l.kind = r.kind AND l.namespace = r.namespace AND l.name = r.name AND l.key = +?${valueCondition("l", requirement)})`,
     );
     params.push(requirement.key, ...requirement.values);
   }
@@ -79,7 +79,7 @@ function valueCondition(alias: string, requirement: LabelRequirement): string {
   switch (requirement.op) {
     case "=":
     case "!=":
-      return ` AND ${alias}.value = ?`;
+      return ` AND ${alias}.value = +?`;
     case "in":
     case "notin":
       return ` AND ${alias}.value IN (${requirement.values.map(() => "?").join(", ")})`;

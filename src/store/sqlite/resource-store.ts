@@ -89,7 +89,7 @@ export class SqliteResourceStore implements ResourceStore {
     const limit = options.limit ?? 0;
     const query = resourceQuery(filter);
     // One row past the page says whether another page follows; a negative LIMIT is none.
-    const rows = prepared<unknown[], Row>(this.db, `SELECT r.* FROM ${query.from} WHERE ${query.where} ORDER BY ${query.orderBy} LIMIT ?`).all(
+    const rows = prepared<unknown[], Row>(this.db, `SELECT r.* FROM ${query.from} WHERE ${query.where} ORDER BY ${query.orderBy} LIMIT +?`).all(
       ...query.params,
       limit > 0 ? limit + 1 : -1,
     );

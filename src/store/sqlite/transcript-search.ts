@@ -9,10 +9,10 @@ type Row = Record<string, unknown>;
  * it ranks, those holding every term as a substring, newest first; each with a snippet around the match.
  */
 export function findTranscriptMatches(db: Db, namespace: string, search: TranscriptSearch): TranscriptSearchResult[] {
-  const where = ["t.namespace = ?", "t.content != ''"];
+  const where = ["t.namespace = +?", "t.content != ''"];
   const params: unknown[] = [namespace];
   if (search.sessionName) {
-    where.push("t.session_name = ?");
+    where.push("t.session_name = +?");
     params.push(search.sessionName);
   }
   if (search.excludeSessionName) {
