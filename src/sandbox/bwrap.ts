@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
@@ -185,6 +185,8 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
     child.on("close", (exitCode, signal) => resolve({ exitCode, signal }));
   });
   const namespace = sandboxNamespace(child.stdio[INFO_FD] as Readable);
+  let initPid: number | undefined;
+  void namespace.then((sandbox) => (initPid = sandbox?.initPid));
   return {
     pid: child.pid,
     stdin: child.stdin,
@@ -192,12 +194,18 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
     stderr: child.stderr,
     exited,
     kill() {
-      // The sandbox is its own process group and pid namespace: killing the group ends every process in it.
+      // The sandbox's init is bubblewrap's child: killing it ends every process of its pid namespace. It
+      // may not be left to die with bubblewrap, which it does not until it is set up (waiting for
+      // bubblewrap forever if that is gone), nor be sought in bubblewrap's process group, which it leaves
+      // for a session of its own. Its pid is bubblewrap's report once that has come, its child until then.
       if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
+      for (const pid of [initPid, ...childrenOf(child.pid), -child.pid]) {
+        if (pid === undefined) continue;
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
       }
     },
     async signalInside(signal) {
@@ -205,6 +213,15 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
       if (sandbox) await signalNamespace(sandbox, signal);
     },
   };
+}
+
+/** The pids of a process's children; none once it is gone. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").split(" ").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 interface SandboxNamespace {

@@ -20,6 +20,8 @@ const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.ur
 const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
 /** How long a worker process may take to remove a directory before the pool does it itself (it may be stuck). */
 const DEFAULT_REMOVAL_WAIT_MS = 10_000;
+/** How long a closing pool waits for a worker process to end its attempts and exit. */
+const CLOSE_GRACE_MS = 3_000;
 /** Clearly longer than a coding session's own grace (SIGTERM, then SIGKILL after 5 s), so a CLI slow to stop costs no other attempt. */
 const KILL_GRACE_MS = 10_000;
 
@@ -160,6 +162,11 @@ export class LocalWorkerPool implements WorkloadRunner {
     this.exitListeners.push(listener);
   }
 
+  /**
+   * Stops every worker process. One running attempts is told first (its channel closes): it ends them,
+   * sandboxes included, and exits, or is killed after CLOSE_GRACE_MS. Killed outright, it could leave
+   * behind a sandbox it was still setting up. One running none is killed at once.
+   */
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all(
@@ -167,8 +174,13 @@ export class LocalWorkerPool implements WorkloadRunner {
         (worker) =>
           new Promise<void>((resolve) => {
             if (worker.process.exitCode !== null || worker.process.signalCode !== null) return resolve();
-            worker.process.once("exit", () => resolve());
-            worker.process.kill("SIGKILL");
+            const overdue = setTimeout(() => worker.process.kill("SIGKILL"), CLOSE_GRACE_MS);
+            worker.process.once("exit", () => {
+              clearTimeout(overdue);
+              resolve();
+            });
+            if (worker.process.connected && worker.attempts.size > 0) worker.process.disconnect();
+            else worker.process.kill("SIGKILL");
           }),
       ),
     );
