@@ -94,7 +94,7 @@ async function scheduledChildren(ctx: TaskContext, task: Task): Promise<Task[]> 
     namespace: task.metadata.namespace,
     labelSelector: `${childrenOf(task.metadata.name)},${LABEL.scheduledRun}=true`,
   });
-  return list.items.sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") || a.metadata.name.localeCompare(b.metadata.name));
+  return [...list.items].sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") || a.metadata.name.localeCompare(b.metadata.name));
 }
 
 async function pruneScheduledChildren(ctx: TaskContext, task: Task): Promise<void> {

@@ -185,9 +185,9 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
     child.on("close", (exitCode, signal) => resolve({ exitCode, signal }));
   });
   const namespace = sandboxNamespace(child.stdio[INFO_FD] as Readable);
-  let initPid: number | undefined;
-  void namespace.then((sandbox) => (initPid = sandbox?.initPid));
-  return {
+  let reported: SandboxNamespace | undefined;
+  void namespace.then((sandbox) => (reported = sandbox));
+  const sandboxed: SandboxedProcess = {
     pid: child.pid,
     stdin: child.stdin,
     stdout: child.stdout,
@@ -197,9 +197,14 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
       // The sandbox's init is bubblewrap's child: killing it ends every process of its pid namespace. It
       // may not be left to die with bubblewrap, which it does not until it is set up (waiting for
       // bubblewrap forever if that is gone), nor be sought in bubblewrap's process group, which it leaves
-      // for a session of its own. Its pid is bubblewrap's report once that has come, its child until then.
-      if (child.pid === undefined) return;
-      for (const pid of [initPid, ...childrenOf(child.pid), -child.pid]) {
+      // for a session of its own. It is found by bubblewrap's report once that has come (and still in the
+      // sandbox's namespace, not a later process given its pid), as bubblewrap's child until then.
+      const bubblewrapRunning = child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+      const pids = [
+        reported && isInNamespace(reported.initPid, reported) ? reported.initPid : undefined,
+        ...(bubblewrapRunning ? [...childrenOf(child.pid!), -child.pid!] : []),
+      ];
+      for (const pid of pids) {
         if (pid === undefined) continue;
         try {
           process.kill(pid, "SIGKILL");
@@ -213,6 +218,33 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
       if (sandbox) await signalNamespace(sandbox, signal);
     },
   };
+  outliveNoSandbox(sandboxed);
+  return sandboxed;
+}
+
+/** The sandboxes this process runs: none may outlive it, whoever ends it (bubblewrap's `--die-with-parent` does not hold while one is set up). */
+const runningSandboxes = new Set<SandboxedProcess>();
+
+function outliveNoSandbox(sandbox: SandboxedProcess): void {
+  if (runningSandboxes.size === 0) process.once("exit", killRunningSandboxes);
+  runningSandboxes.add(sandbox);
+  const forget = () => {
+    runningSandboxes.delete(sandbox);
+    if (runningSandboxes.size === 0) process.off("exit", killRunningSandboxes);
+  };
+  sandbox.exited.then(forget, forget);
+}
+
+function killRunningSandboxes(): void {
+  for (const sandbox of runningSandboxes) sandbox.kill();
+}
+
+function isInNamespace(pid: number, sandbox: SandboxNamespace): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`) === sandbox.pidNamespace;
+  } catch {
+    return false;
+  }
 }
 
 /** The pids of a process's children; none once it is gone. */

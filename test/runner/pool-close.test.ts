@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,23 +7,7 @@ import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
 import { findBwrap } from "../../src/sandbox/bwrap.ts";
 import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
-
-/** The pids of processes whose command line holds `mark`. */
-function processesMarked(mark: string): number[] {
-  return readdirSync("/proc").flatMap((entry) => {
-    if (!/^\d+$/.test(entry)) return [];
-    try {
-      return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(mark) ? [Number(entry)] : [];
-    } catch {
-      return []; // gone meanwhile
-    }
-  });
-}
-
-const until = async (condition: () => boolean, ms: number, stepMs: number) => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, stepMs))) if (condition()) return true;
-  return condition();
-};
+import { holdsWithin, killMarked, processesMarked } from "../helpers/processes.ts";
 
 // A pool closed while a sandbox is still being set up: bubblewrap's inner process waits for its outer
 // one, and does not yet die with it, so killing only the worker process left that process behind.
@@ -31,18 +15,11 @@ describe.skipIf(!findBwrap())("closing the worker pool", () => {
   let dir: string | undefined;
   const marks: string[] = [];
   afterEach(() => {
-    // What a failing round left behind: its init ends the rest of its sandbox.
-    for (const pid of marks.flatMap(processesMarked)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // ended meanwhile
-      }
-    }
+    killMarked(marks);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("ends every process of the sandboxes its attempts run, even one closed mid-setup", async () => {
+  it("ends every process of the sandboxes its attempts run, even one closed mid-setup, and closing twice waits as long", async () => {
     // Each round closes at a different point of the setup; without the care closing takes, most rounds left a process.
     for (let round = 0; round < 5; round++) {
       dir = mkdtempSync(join(tmpdir(), "orka-pool-close-"));
@@ -54,10 +31,10 @@ describe.skipIf(!findBwrap())("closing the worker pool", () => {
       config.task.type = "container";
       config.container = { command: ["sleep", mark], env: {}, network: false };
       pool.start("a-1", attemptEnv(config));
-      // Closed as soon as bubblewrap appears, while it sets the sandbox up.
-      expect(await until(() => processesMarked(mark).length > 0, 10_000, 1)).toBe(true);
-      await pool.close();
-      expect(await until(() => processesMarked(mark).length === 0, 3_000, 50)).toBe(true);
+      // Closed as soon as bubblewrap appears, while it sets the sandbox up: twice, as a stop signal after Ctrl-C does.
+      expect(await holdsWithin(() => processesMarked(mark).length > 0, 10_000, 1)).toBe(true);
+      await Promise.all([pool.close(), pool.close()]);
+      expect(await holdsWithin(() => processesMarked(mark).length === 0, 3_000, 50)).toBe(true);
       rmSync(dir, { recursive: true, force: true });
     }
   });

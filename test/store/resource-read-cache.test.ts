@@ -55,6 +55,13 @@ describe("reading a resource again", () => {
     expect((await read())!).toMatchObject({ spec: { description: "one" }, metadata: { labels: { team: "x" } } });
   });
 
+  it("does not keep an object too large for its share of memory: it is read anew each time", async () => {
+    await store.resources.create(tool("x".repeat(5 * 1024 * 1024)));
+    const first = (await read())!;
+    Object.assign(first.spec, { description: "changed by a caller" });
+    expect((await read())!.spec.description).toHaveLength(5 * 1024 * 1024);
+  });
+
   it("decrypts a Secret at each read and does not share it", async () => {
     await store.resources.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" }, spec: { type: "Opaque", data: { key: "value" } } });
     const first = (await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "s"))!;

@@ -76,6 +76,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly removalWaitMs: number;
   private controlPlane: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
+  private closed: Promise<void> | undefined;
   private lastRemovalId = 0;
 
   constructor(options: { size: number; attemptsDir: string; git: GitSettings; removalWaitMs?: number }) {
@@ -163,24 +164,34 @@ export class LocalWorkerPool implements WorkloadRunner {
   }
 
   /**
-   * Stops every worker process. One running attempts is told first (its channel closes): it ends them,
-   * sandboxes included, and exits, or is killed after CLOSE_GRACE_MS. Killed outright, it could leave
-   * behind a sandbox it was still setting up. One running none is killed at once.
+   * Stops every worker process, once however often it is asked. One running attempts is told first (its
+   * channel closes): it ends them, sandboxes included, and exits within a second; one that has not after
+   * CLOSE_GRACE_MS is killed. Killed outright, it could leave behind a sandbox it was still setting up. One
+   * running none is killed at once.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed ??= this.stopWorkers();
+    return this.closed;
+  }
+
+  private async stopWorkers(): Promise<void> {
     this.closing = true;
     await Promise.all(
       this.workers.map(
         (worker) =>
           new Promise<void>((resolve) => {
             if (worker.process.exitCode !== null || worker.process.signalCode !== null) return resolve();
-            const overdue = setTimeout(() => worker.process.kill("SIGKILL"), CLOSE_GRACE_MS);
+            if (worker.attempts.size === 0) {
+              worker.process.once("exit", () => resolve());
+              worker.process.kill("SIGKILL");
+              return;
+            }
+            const killAfterGrace = setTimeout(() => worker.process.kill("SIGKILL"), CLOSE_GRACE_MS);
             worker.process.once("exit", () => {
-              clearTimeout(overdue);
+              clearTimeout(killAfterGrace);
               resolve();
             });
-            if (worker.process.connected && worker.attempts.size > 0) worker.process.disconnect();
-            else worker.process.kill("SIGKILL");
+            if (worker.process.connected) worker.process.disconnect();
           }),
       ),
     );

@@ -51,6 +51,10 @@ function receive(message: ToWorker): void {
     });
 }
 
+// Ctrl-C in a terminal reaches the whole foreground process group: the runner stops its workers itself,
+// in order, so that their sandboxes end with them.
+process.on("SIGINT", () => undefined);
+
 // The runner is our parent: without it there is nobody to report to, so stop everything.
 process.on("disconnect", () => {
   controlPlane.close("runner went away");

@@ -34,7 +34,7 @@ export class SqliteAuditStore implements AuditStore {
     this.pruneByCount = db.prepare(
       "DELETE FROM audit_events WHERE anonymous = @anonymous AND seq <= (SELECT MAX(seq) FROM audit_events WHERE anonymous = @anonymous) - @maxRows",
     );
-    this.newest = db.prepare("SELECT * FROM audit_events ORDER BY last_at DESC, id DESC LIMIT ?");
+    this.newest = db.prepare("SELECT * FROM audit_events ORDER BY last_at DESC, id DESC LIMIT +?");
     this.recordAndPrune = db.transaction((event: AuditRecord) => {
       const now = Date.now();
       const anonymous = event.principal === undefined ? 1 : 0;

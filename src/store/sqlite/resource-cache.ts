@@ -1,11 +1,12 @@
 import type { Resource } from "../../resources/meta.ts";
 import { deepFreeze } from "../../util/deep-json.ts";
 
-/** Enough for every Tool, Agent and Provider of a busy server and the Tasks it is running at once. */
-const CAPACITY = 4096;
-
 /** Kinds whose whole listing in a namespace is kept: a namespace has few of them, and every Task start lists its Tools. */
 const LISTED_KINDS = new Set(["Provider", "Agent", "Tool", "Skill"]);
+
+/** What the kept objects and listings may hold, in bytes of their stored JSON (decoded, they take a few times that). */
+const OBJECT_BYTES = 32 * 1024 * 1024;
+const LISTING_BYTES = 8 * 1024 * 1024;
 
 /**
  * Resources as last read, kept in memory: single objects, and the whole listing of a namespace for
@@ -13,23 +14,20 @@ const LISTED_KINDS = new Set(["Provider", "Agent", "Tool", "Skill"]);
  * locked to it), so an entry stays true until the store itself writes an object, which drops the
  * object and its namespace's listing. Entries are deep-frozen, since every reader shares them. Kept only
  * from reads outside a transaction: one read inside could show a write that is then rolled back. Secrets
- * are not kept, so that their decrypted values live only as long as the call that needs them. When full,
- * the object kept longest goes first.
+ * are not kept, so that their decrypted values live only as long as the call that needs them.
  */
 export class ResourceReadCache {
-  private readonly objects = new Map<string, Resource>();
-  private readonly listings = new Map<string, readonly Resource[]>();
+  private readonly objects = new BoundedEntries<Resource>(OBJECT_BYTES);
+  private readonly listings = new BoundedEntries<readonly Resource[]>(LISTING_BYTES);
 
   get(kind: string, namespace: string, name: string): Resource | undefined {
     return this.objects.get(objectKey(kind, namespace, name));
   }
 
-  /** Keeps `object` (read from the store outside a transaction); returns it, frozen when kept. */
-  remember(object: Resource): Resource {
+  /** Keeps `object`, read from the store outside a transaction from `bytes` of JSON; returns it, frozen when kept. */
+  remember(object: Resource, bytes: number): Resource {
     if (object.kind === "Secret") return object;
-    if (this.objects.size >= CAPACITY) this.objects.delete(this.objects.keys().next().value!);
-    this.objects.set(objectKey(object.kind, object.metadata.namespace, object.metadata.name), deepFreeze(object));
-    return object;
+    return this.objects.set(objectKey(object.kind, object.metadata.namespace, object.metadata.name), object, bytes);
   }
 
   /** Every object of `kind` in `namespace`, in list order, when kept. */
@@ -38,17 +36,48 @@ export class ResourceReadCache {
   }
 
   /** Keeps the whole listing of `kind` in `namespace` (read outside a transaction) when the kind is one whose listings are kept. */
-  rememberListing(kind: string, namespace: string, items: Resource[]): readonly Resource[] {
-    if (!LISTED_KINDS.has(kind)) return items;
-    const frozen = deepFreeze(items);
-    this.listings.set(listingKey(kind, namespace), frozen);
-    return frozen;
+  rememberListing(kind: string, namespace: string, items: Resource[], bytes: number): readonly Resource[] {
+    return LISTED_KINDS.has(kind) ? this.listings.set(listingKey(kind, namespace), items, bytes) : items;
   }
 
   /** Called by every write of an object, before it commits: a rollback leaves it unkept, never stale. */
   forget(kind: string, namespace: string, name: string): void {
     this.objects.delete(objectKey(kind, namespace, name));
     this.listings.delete(listingKey(kind, namespace));
+  }
+}
+
+/** Frozen values by key within a byte budget: the value kept longest goes first, and one over an eighth of the budget is not kept. */
+class BoundedEntries<V> {
+  private readonly entries = new Map<string, { value: V; bytes: number }>();
+  private bytes = 0;
+  private readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  get(key: string): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  set(key: string, value: V, bytes: number): V {
+    if (bytes > this.maxBytes / 8) return value;
+    this.delete(key);
+    for (const [oldest] of this.entries) {
+      if (this.bytes + bytes <= this.maxBytes) break;
+      this.delete(oldest);
+    }
+    this.entries.set(key, { value: deepFreeze(value), bytes });
+    this.bytes += bytes;
+    return value;
+  }
+
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
   }
 }
 

@@ -67,19 +67,25 @@ export class SqliteResourceStore implements ResourceStore {
     const row = this.statements.get.get(kind, namespace, name);
     if (!row) return undefined;
     const object = this.decode(row);
-    return (outsideTransaction ? this.cache.remember(object) : object) as Resource<S, T>;
+    return (outsideTransaction ? this.cache.remember(object, row.body.length) : object) as Resource<S, T>;
   }
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
     const { namespace } = options;
     // Read and kept in one synchronous stretch, so what is kept is what the table held outside any transaction.
     const wholeNamespace = namespace !== undefined && !options.labelSelector && !options.limit && !options.continue && !this.db.inTransaction;
-    if (!wholeNamespace) return this.readList(kind, options);
-    const kept = this.cache.listing(kind, namespace) ?? this.cache.rememberListing(kind, namespace, this.readList(kind, options).items);
-    return { items: kept as Resource<S, T>[] };
+    if (!wholeNamespace) {
+      const { bytes: _bytes, ...page } = this.readList<S, T>(kind, options);
+      return page;
+    }
+    const kept = this.cache.listing(kind, namespace);
+    if (kept) return { items: kept as Resource<S, T>[] };
+    const { items, bytes } = this.readList(kind, options);
+    return { items: this.cache.rememberListing(kind, namespace, items, bytes) as Resource<S, T>[] };
   }
 
-  private readList<S, T>(kind: KindName, options: ListOptions): ListResult<Resource<S, T>> {
+  /** A page of a list, and the size of its objects' stored JSON. */
+  private readList<S, T>(kind: KindName, options: ListOptions): ListResult<Resource<S, T>> & { bytes: number } {
     const filter = {
       kind,
       namespace: options.namespace,
@@ -93,13 +99,15 @@ export class SqliteResourceStore implements ResourceStore {
       ...query.params,
       limit > 0 ? limit + 1 : -1,
     );
-    const items = rows.slice(0, limit > 0 ? limit : undefined).map((row) => this.decode(row) as Resource<S, T>);
-    if (rows.length === items.length) return { items };
+    const page = rows.slice(0, limit > 0 ? limit : undefined);
+    const items = page.map((row) => this.decode(row) as Resource<S, T>);
+    const bytes = page.reduce((sum, row) => sum + row.body.length, 0);
+    if (rows.length === items.length) return { items, bytes };
     const last = items[items.length - 1].metadata;
     const position = { namespace: last.namespace, name: last.name };
     const rest = resourceQuery({ ...filter, after: position });
     const remaining = prepared<unknown[], { count: number }>(this.db, `SELECT count(*) AS count FROM ${rest.from} WHERE ${rest.where}`).get(...rest.params)!;
-    return { items, continue: encodeContinue(position), remainingItemCount: remaining.count };
+    return { items, bytes, continue: encodeContinue(position), remainingItemCount: remaining.count };
   }
 
   async countInPhase(kind: KindName, namespace: string, phase: string): Promise<number> {
