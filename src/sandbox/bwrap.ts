@@ -199,10 +199,10 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
       // bubblewrap forever if that is gone), nor be sought in bubblewrap's process group, which it leaves
       // for a session of its own. It is found by bubblewrap's report once that has come (and still in the
       // sandbox's namespace, not a later process given its pid), as bubblewrap's child until then.
-      const bubblewrapRunning = child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+      const bubblewrap = child.exitCode === null && child.signalCode === null ? child.pid : undefined;
       const pids = [
         reported && isInNamespace(reported.initPid, reported) ? reported.initPid : undefined,
-        ...(bubblewrapRunning ? [...childrenOf(child.pid!), -child.pid!] : []),
+        ...(bubblewrap === undefined ? [] : [...childrenOf(bubblewrap), -bubblewrap]),
       ];
       for (const pid of pids) {
         if (pid === undefined) continue;
@@ -222,7 +222,10 @@ export function spawnSandboxed(request: SandboxSpawnRequest): SandboxedProcess {
   return sandboxed;
 }
 
-/** The sandboxes this process runs: none may outlive it, whoever ends it (bubblewrap's `--die-with-parent` does not hold while one is set up). */
+/**
+ * The sandboxes this process runs: none may outlive its exit (bubblewrap's `--die-with-parent` does not
+ * hold while one is set up). A process killed outright cannot see to it: its runner stops it in order.
+ */
 const runningSandboxes = new Set<SandboxedProcess>();
 
 function outliveNoSandbox(sandbox: SandboxedProcess): void {
