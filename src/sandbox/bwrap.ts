@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
-import { readdir, readlink } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
 import { BoundedText } from "../util/bounded-text.ts";
@@ -295,8 +295,7 @@ function parseInfo(text: string): SandboxNamespace | undefined {
 async function signalNamespace(sandbox: SandboxNamespace, signal: NodeJS.Signals): Promise<void> {
   for (const entry of await readdir("/proc")) {
     const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === sandbox.initPid) continue;
-    if ((await readlink(`/proc/${pid}/ns/pid`).catch(() => undefined)) !== sandbox.pidNamespace) continue;
+    if (!Number.isInteger(pid) || pid === sandbox.initPid || !isInNamespace(pid, sandbox)) continue;
     try {
       process.kill(pid, signal);
     } catch {

@@ -22,9 +22,3 @@ export function killMarked(marks: string[]): void {
     }
   }
 }
-
-/** Whether `condition` holds within `ms`, looked at every `stepMs`. */
-export async function holdsWithin(condition: () => boolean, ms: number, stepMs: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((wait) => setTimeout(wait, stepMs))) if (condition()) return true;
-  return condition();
-}

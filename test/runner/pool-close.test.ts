@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
 import { findBwrap } from "../../src/sandbox/bwrap.ts";
 import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
-import { holdsWithin, killMarked, processesMarked } from "../helpers/processes.ts";
+import { killMarked, processesMarked } from "../helpers/processes.ts";
 
 // A pool closed while a sandbox is still being set up: bubblewrap's inner process waits for its outer
 // one, and does not yet die with it, so killing only the worker process left that process behind.
@@ -32,9 +32,9 @@ describe.skipIf(!findBwrap())("closing the worker pool", () => {
       config.container = { command: ["sleep", mark], env: {}, network: false };
       pool.start("a-1", attemptEnv(config));
       // Closed as soon as bubblewrap appears, while it sets the sandbox up: twice, as a stop signal after Ctrl-C does.
-      expect(await holdsWithin(() => processesMarked(mark).length > 0, 10_000, 1)).toBe(true);
+      await vi.waitFor(() => expect(processesMarked(mark)).not.toEqual([]), { timeout: 10_000, interval: 1 });
       await Promise.all([pool.close(), pool.close()]);
-      expect(await holdsWithin(() => processesMarked(mark).length === 0, 3_000, 50)).toBe(true);
+      await vi.waitFor(() => expect(processesMarked(mark)).toEqual([]), { timeout: 3_000, interval: 50 });
       rmSync(dir, { recursive: true, force: true });
     }
   });

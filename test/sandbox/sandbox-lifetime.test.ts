@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { findBwrap } from "../../src/sandbox/bwrap.ts";
-import { holdsWithin, killMarked, processesMarked } from "../helpers/processes.ts";
+import { killMarked, processesMarked } from "../helpers/processes.ts";
 
 const BWRAP_MODULE = join(import.meta.dirname, "../../src/sandbox/bwrap.ts");
 
@@ -35,7 +35,7 @@ describe.skipIf(!findBwrap())("a sandbox's lifetime", () => {
       const mark = `${process.pid}${round}.75`;
       marks.push(mark);
       expect(await startAndExit(workDir, mark, exitAfterMs)).toBe(0);
-      expect(await holdsWithin(() => processesMarked(mark).length === 0, 3_000, 50)).toBe(true);
+      await vi.waitFor(() => expect(processesMarked(mark)).toEqual([]), { timeout: 3_000, interval: 50 });
     }
   });
 });
