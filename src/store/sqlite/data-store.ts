@@ -10,6 +10,7 @@ import type {
   TaskDataStore,
 } from "../data-store.ts";
 import { inTransaction, prepared, type Db } from "./db.ts";
+import { nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
 interface EventRow {
@@ -58,11 +59,11 @@ export class SqliteTaskDataStore implements TaskDataStore {
       putResult: db.prepare("INSERT OR REPLACE INTO results (namespace, task, body, created_at) VALUES (?, ?, ?, ?)"),
       getResult: db.prepare<[string, string], { body: string }>("SELECT body FROM results WHERE namespace = ? AND task = ?"),
       insertEvent: db.prepare<unknown[], { seq: number }>(
-        `INSERT INTO events (namespace, task, type, severity, tool_name, tool_call_id, summary, content, journal_run, journal_step, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        `INSERT INTO events (seq, namespace, task, type, severity, tool_name, tool_call_id, summary, content, journal_run, journal_step, created_at)
+         VALUES (${nextKey("events")}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       ),
       latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = +? AND task = +?"),
-      appendLog: db.prepare("INSERT INTO logs (namespace, task, attempt, chunk) VALUES (?, ?, ?, ?)"),
+      appendLog: db.prepare(`INSERT INTO logs (id, namespace, task, attempt, chunk) VALUES (${nextKey("logs")}, ?, ?, ?, ?)`),
       readLogs: db.prepare<[string, string, number], { id: number; chunk: string }>(
         "SELECT id, chunk FROM logs WHERE namespace = +? AND task = +? AND id > ? ORDER BY id",
       ),
@@ -218,6 +219,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   deleteTaskData(namespace: string, task: string): void {
     inTransaction(this.db, () => {
+      for (const table of ["events", "logs"] as const) prepared(this.db, raiseFloor(table)).run();
       for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
