@@ -43,9 +43,12 @@ describe("event and log numbers", () => {
     expect(data.appendEvent("default", "t", event("third")).seq).toBeGreaterThan(again.seq);
   });
 
-  it("write nothing but their rows when added", () => {
+  it("write no counter when added", () => {
+    const counters = () => db.prepare("SELECT * FROM counters ORDER BY name").all();
+    const before = counters();
     data.appendEvents("default", "t", [event("1"), event("2")]);
     data.appendLog("default", "t", 1, "a");
+    expect(counters()).toEqual(before);
     expect(db.prepare("SELECT name FROM sqlite_sequence WHERE name IN ('events', 'logs')").all()).toEqual([]);
     expect(data.listEvents("default", "t").map((e) => e.seq)).toEqual([1, 2]);
   });
@@ -64,6 +67,7 @@ describe("event and log numbers", () => {
     insertLog.run("kept", "kept");
     insertLog.run("gone", "gone");
     old.exec("DELETE FROM events WHERE task = 'gone'; DELETE FROM logs WHERE task = 'gone'");
+    const shapeBefore = shape(old);
     old.close();
 
     db = openDatabase(path);
@@ -72,9 +76,19 @@ describe("event and log numbers", () => {
     expect(data.appendEvent("default", "gone", event("new")).seq).toBe(6);
     data.appendLog("default", "gone", 1, "new");
     expect(data.readLogs("default", "gone", 2)).toEqual({ text: "new", lastId: 3 });
+    // The same columns in the same order, the same indexes; only AUTOINCREMENT is gone.
+    expect(shape(db)).toEqual(shapeBefore);
     expect(db.prepare("SELECT sql FROM sqlite_schema WHERE name IN ('events', 'logs')").all()).toEqual([
       { sql: expect.not.stringContaining("AUTOINCREMENT") },
       { sql: expect.not.stringContaining("AUTOINCREMENT") },
     ]);
   });
 });
+
+/** The columns (name, type, NOT NULL, default, place in the key) and the indexes of the events and logs tables. */
+function shape(db: Database.Database) {
+  return {
+    columns: ["events", "logs"].map((table) => db.pragma(`table_info(${table})`)),
+    indexes: db.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('events', 'logs') ORDER BY name").all(),
+  };
+}

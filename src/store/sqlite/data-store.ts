@@ -10,7 +10,7 @@ import type {
   TaskDataStore,
 } from "../data-store.ts";
 import { inTransaction, prepared, type Db } from "./db.ts";
-import { nextKey, raiseFloor } from "./growing-keys.ts";
+import { growingTables, nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
 interface EventRow {
@@ -219,7 +219,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   deleteTaskData(namespace: string, task: string): void {
     inTransaction(this.db, () => {
-      for (const table of ["events", "logs"] as const) prepared(this.db, raiseFloor(table)).run();
+      for (const table of growingTables) prepared(this.db, raiseFloor(table)).run();
       for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }

@@ -8,32 +8,24 @@
  * highest key and a floor kept in `counters`, and the floor is raised only when rows are deleted, in the
  * deleting transaction: inserts read it and write nothing more than their row.
  */
-export const GROWING_KEYS = {
+const GROWING_KEYS = {
   events: { column: "seq", floor: "events_seq_floor" },
   logs: { column: "id", floor: "logs_id_floor" },
 } as const;
 
 type GrowingTable = keyof typeof GROWING_KEYS;
 
+export const growingTables = Object.keys(GROWING_KEYS) as GrowingTable[];
+
 /** The SQL expression of `table`'s next key, for the key's place in an INSERT's VALUES. */
 export function nextKey(table: GrowingTable): string {
   const { column, floor } = GROWING_KEYS[table];
-  return `(SELECT max(coalesce((SELECT max(${column}) FROM ${table}), 0), (SELECT value FROM counters WHERE name = '${floor}')) + 1)`;
+  return `(SELECT max(coalesce((SELECT max(${column}) FROM ${table}), 0), coalesce((SELECT value FROM counters WHERE name = '${floor}'), 0)) + 1)`;
 }
 
 /** The statement to run before deleting rows of `table`: the floor rises to its highest key, which may be among them. */
 export function raiseFloor(table: GrowingTable): string {
   const { column, floor } = GROWING_KEYS[table];
-  return `UPDATE counters SET value = max(value, coalesce((SELECT max(${column}) FROM ${table}), 0)) WHERE name = '${floor}'`;
-}
-
-/**
- * The migration that takes AUTOINCREMENT off `table` (rebuilt by `rebuild`): its floor starts at the highest
- * key AUTOINCREMENT ever gave, read before the old table and its `sqlite_sequence` row are dropped.
- */
-export function dropAutoincrement(table: GrowingTable, rebuild: string): string {
-  return [
-    `INSERT INTO counters (name, value) VALUES ('${GROWING_KEYS[table].floor}', coalesce((SELECT seq FROM sqlite_sequence WHERE name = '${table}'), 0));`,
-    rebuild,
-  ].join("\n");
+  return `INSERT INTO counters (name, value) VALUES ('${floor}', coalesce((SELECT max(${column}) FROM ${table}), 0))
+    ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`;
 }

@@ -1,5 +1,3 @@
-import { dropAutoincrement } from "./growing-keys.ts";
-
 /** Schema migrations, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: string[] = [
   `
@@ -262,29 +260,24 @@ export const migrations: string[] = [
     "DROP INDEX attempts_by_task;",
     "CREATE INDEX attempts_by_task ON attempts (namespace, task, started_at, number);",
   ].join("\n"),
-  // Events and log chunks are numbered without AUTOINCREMENT, which wrote its sqlite_sequence row at every
-  // insert: one page more at every commit that adds an event. Their numbers still never go back
-  // (growing-keys.ts).
+  // Events and log chunks are numbered without AUTOINCREMENT (growing-keys.ts says why); each table's floor
+  // starts at the highest number AUTOINCREMENT gave, read before the table and its sqlite_sequence row go.
   [
-    dropAutoincrement(
+    "INSERT INTO counters (name, value) VALUES ('events_seq_floor', coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0));",
+    rowidTable(
       "events",
-      rowidTable(
-        "events",
-        "seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, type TEXT NOT NULL, severity TEXT NOT NULL, tool_name TEXT, tool_call_id TEXT, summary TEXT NOT NULL, content TEXT, created_at TEXT NOT NULL, journal_run INTEGER, journal_step INTEGER",
-        ["CREATE INDEX events_by_task ON events (namespace, task, seq)"],
-      ),
+      "seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, type TEXT NOT NULL, severity TEXT NOT NULL, tool_name TEXT, tool_call_id TEXT, summary TEXT NOT NULL, content TEXT, created_at TEXT NOT NULL, journal_run INTEGER, journal_step INTEGER",
+      ["CREATE INDEX events_by_task ON events (namespace, task, seq)"],
     ),
-    dropAutoincrement(
-      "logs",
-      rowidTable("logs", "id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL, chunk TEXT NOT NULL", [
-        "CREATE INDEX logs_by_task ON logs (namespace, task, id)",
-      ]),
-    ),
+    "INSERT INTO counters (name, value) VALUES ('logs_id_floor', coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'logs'), 0));",
+    rowidTable("logs", "id INTEGER PRIMARY KEY, namespace TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL, chunk TEXT NOT NULL", [
+      "CREATE INDEX logs_by_task ON logs (namespace, task, id)",
+    ]),
   ].join("\n"),
 ];
 
 /**
- * Rebuilds `table` as a rowid table of `columns`: `columns` lists the table's columns in their current order (rows are
+ * Rebuilds `table` as a rowid table: `columns` lists the table's columns in their current order (rows are
  * copied by position) with its key, each key column NOT NULL (a WITHOUT ROWID table's key is, a rowid
  * table's is not unless said); dropping the old table drops its indexes, so `indexes` are made again.
  */
