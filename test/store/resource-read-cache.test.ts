@@ -47,6 +47,18 @@ describe("reading a resource again", () => {
     expect((await read())!.spec.description).toBe("one");
   });
 
+  it("writes over a kept object as over its row: a stale version is refused, and nothing of the object is lost", async () => {
+    const created = await store.resources.create(tool("one"));
+    const kept = (await read())!;
+    const written = await store.resources.updateStatus({ ...kept, status: { ready: true } });
+    await expect(store.resources.updateStatus({ ...kept, status: { ready: false } })).rejects.toThrow(/modified concurrently/);
+    await expect(store.resources.update({ ...created, spec: { description: "stale" } })).rejects.toThrow(/modified concurrently/);
+    const stored = (await read())!;
+    await store.resources.update({ ...stored, spec: { description: "two" } });
+    const row = store.db.prepare("SELECT body FROM resources WHERE kind = 'Tool' AND name = 't'").pluck().get() as string;
+    expect(JSON.parse(row)).toMatchObject({ spec: { description: "two" }, status: { ready: true }, metadata: { labels: { team: "x" }, uid: written.metadata.uid } });
+  });
+
   it("hands out an object no reader can change for the next one", async () => {
     await store.resources.create(tool("one"));
     const first = (await read())!;

@@ -61,13 +61,7 @@ export class SqliteResourceStore implements ResourceStore {
   }
 
   async get<S, T>(kind: KindName, namespace: string, name: string): Promise<Resource<S, T> | undefined> {
-    const outsideTransaction = !this.db.inTransaction;
-    const kept = outsideTransaction ? this.cache.get(kind, namespace, name) : undefined;
-    if (kept) return kept as Resource<S, T>;
-    const row = this.statements.get.get(kind, namespace, name);
-    if (!row) return undefined;
-    const object = this.decode(row);
-    return (outsideTransaction ? this.cache.remember(object, row.body.length) : object) as Resource<S, T>;
+    return this.lookup(kind, namespace, name) as Resource<S, T> | undefined;
   }
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
@@ -180,9 +174,8 @@ export class SqliteResourceStore implements ResourceStore {
     const meta = object.metadata;
     const emitted: WatchEvent[] = [];
     const written = inTransaction(this.db, () => {
-      const row = this.statements.get.get(object.kind, meta.namespace, meta.name);
-      if (!row) throw new OrkaError("not_found", `${kindLabel(object.kind)} not found`);
-      const current = this.decode(row) as Resource<S, T>;
+      const current = this.lookup(object.kind, meta.namespace, meta.name) as Resource<S, T> | undefined;
+      if (!current) throw new OrkaError("not_found", `${kindLabel(object.kind)} not found`);
       if (meta.resourceVersion !== undefined && meta.resourceVersion !== current.metadata.resourceVersion) {
         throw new OrkaError("conflict", `${kindLabel(object.kind)} ${meta.name} was modified concurrently; read it again and retry`);
       }
@@ -204,6 +197,19 @@ export class SqliteResourceStore implements ResourceStore {
     });
     for (const event of emitted) this.emit(event);
     return Promise.resolve(written);
+  }
+
+  /**
+   * The object as this connection sees it. A kept copy is as current as the row even within a transaction,
+   * since every write drops it before writing; only what is read outside one is kept.
+   */
+  private lookup(kind: string, namespace: string, name: string): Resource | undefined {
+    const kept = this.cache.get(kind, namespace, name);
+    if (kept) return kept;
+    const row = this.statements.get.get(kind, namespace, name);
+    if (!row) return undefined;
+    const object = this.decode(row);
+    return this.db.inTransaction ? object : this.cache.remember(object, row.body.length);
   }
 
   private deleteInTransaction(kind: KindName, namespace: string, name: string, emitted: WatchEvent[], honourFinalizers: boolean): void {
