@@ -59,6 +59,16 @@ describe("reading a resource again", () => {
     expect(JSON.parse(row)).toMatchObject({ spec: { description: "two" }, status: { ready: true }, metadata: { labels: { team: "x" }, uid: written.metadata.uid } });
   });
 
+  it("deletes a kept object once the finalizer that held its deletion is removed", async () => {
+    await store.resources.create({ ...tool("one"), metadata: { ...tool("one").metadata, finalizers: ["orka.ai/cleanup"] } });
+    await read();
+    await store.resources.delete("Tool", "default", "t");
+    const marked = (await read())!;
+    expect(marked.metadata.deletionTimestamp).toBeDefined();
+    await store.resources.update({ ...marked, metadata: { ...marked.metadata, finalizers: [] } });
+    expect(await read()).toBeUndefined();
+  });
+
   it("hands out an object no reader can change for the next one", async () => {
     await store.resources.create(tool("one"));
     const first = (await read())!;

@@ -12,9 +12,10 @@ const LISTING_BYTES = 8 * 1024 * 1024;
  * Resources as last read, kept in memory: single objects, and the whole listing of a namespace for
  * kinds of which there are few. Only this process writes the `resources` table (the data directory is
  * locked to it), so an entry stays true until the store itself writes an object, which drops the
- * object and its namespace's listing. Entries are deep-frozen, since every reader shares them. Kept only
- * from reads outside a transaction: one read inside could show a write that is then rolled back. Secrets
- * are not kept, so that their decrypted values live only as long as the call that needs them.
+ * object and its namespace's listing before writing it. So an entry is as current as the row even inside
+ * a transaction, and is read there too; but it is kept only from reads outside one, since a read inside
+ * could show a write that is then rolled back. Entries are deep-frozen, since every reader shares them.
+ * Secrets are not kept, so that their decrypted values live only as long as the call that needs them.
  */
 export class ResourceReadCache {
   private readonly objects = new BoundedEntries<Resource>(OBJECT_BYTES);
@@ -40,7 +41,10 @@ export class ResourceReadCache {
     return LISTED_KINDS.has(kind) ? this.listings.set(listingKey(kind, namespace), items, bytes) : items;
   }
 
-  /** Called by every write of an object, before it commits: a rollback leaves it unkept, never stale. */
+  /**
+   * Called by every write of an object before its statement runs: reads later in the same transaction
+   * find the row, and a rollback leaves the object unkept, never stale.
+   */
   forget(kind: string, namespace: string, name: string): void {
     this.objects.delete(objectKey(kind, namespace, name));
     this.listings.delete(listingKey(kind, namespace));
