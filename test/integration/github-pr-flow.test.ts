@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { TaskSpec, TaskStatus } from "../../src/resources/task.ts";
 import { FLOW_REPO, FLOW_REPO_URL, startGithubFlow, TOKENS, WRITE_WORKSPACE, type GithubFlow } from "../helpers/github-flow.ts";
 import { toolResultsOf } from "../peers/llm-server.ts";
@@ -74,8 +74,13 @@ describe("a coordinator carries a verified branch to a merged pull request", () 
         },
         async () => {
           const build = await flow.github.addCheckRun(FLOW_REPO, pushed, { name: "build", status: "in_progress" });
-          // CI finishes while the tool waits.
-          setTimeout(() => flow.github.updateCheckRun(FLOW_REPO, build, { conclusion: "success" }), 700);
+          // CI finishes while the tool waits: once the tool has been answered that it is still running
+          // (a fixed delay let a slow machine read it only after it had finished).
+          const mark = flow.github.log.length;
+          const seenRunning = () => flow.github.log.slice(mark).some((entry) => entry.path.includes("/check-runs") && entry.status === 200);
+          void vi
+            .waitFor(() => expect(seenRunning()).toBe(true), { timeout: 20_000, interval: 20 })
+            .then(() => flow.github.updateCheckRun(FLOW_REPO, build, { conclusion: "success" }));
           return { toolCalls: [{ name: "check_pull_request_ci", arguments: { task_name: child, pr_number: prNumber, wait_timeout: "20s", poll_interval: "100ms" } }] };
         },
         () => ({ toolCalls: [{ name: "auto_merge_pull_request", arguments: { task_name: child, pr_number: prNumber, merge_method: "merge", commit_title: "Merge the feature" } }] }),
