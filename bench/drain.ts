@@ -67,13 +67,15 @@ function drainBudget(used: CpuSeconds, tasks: number): string {
 
 /**
  * The same loops against the same model in each in-process peer: all of them at once in the peer's one
- * process (after one warm-up loop), timed from the first start to the last end; nothing durable.
+ * process, timed from the first start to the last end; nothing durable. The peers start cold, as Orka's
+ * freshly started server does: a warm-up loop would wait 4 s on the slow model for what is small beside
+ * the 4 s every loop waits.
  */
 async function peersDraining(modelPort: string): Promise<string> {
   const dir = await preparePeers().catch((err: Error) => err);
   const rows: string[][] = [];
   for (const peer of PEERS) {
-    const figure = dir instanceof Error ? dir : await runPeer(dir, peer.script, modelPort, [{ runs: TASKS, concurrency: TASKS }]).then(([f]) => f, (err: Error) => err);
+    const figure = dir instanceof Error ? dir : await runPeer(dir, peer.script, modelPort, [{ runs: TASKS, concurrency: TASKS }], false).then(([f]) => f, (err: Error) => err);
     if (figure instanceof Error) rows.push([peer.name, `not run: ${figure.message.split("\n")[0]}`, "", ""]);
     else rows.push([peer.name, `${(TASKS / figure.runs_per_s).toFixed(1)} s`, `${(TASKS / figure.runs_per_s / (IDEAL_MS / 1000)).toFixed(2)}×`, figure.cpu_ms_per_run.toFixed(2)]);
   }

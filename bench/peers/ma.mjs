@@ -1,5 +1,5 @@
 // @mastra/core, in process, nothing durable: the 3-tool-call loop against the fake model.
-// node ma.mjs <model port> <runs>:<concurrency>… — one JSON line per pair, after one warm-up run.
+// node ma.mjs <model port> [--no-warm-up] <runs>:<concurrency>… — one JSON line per pair, after one warm-up run unless told not to.
 import { Agent } from "@mastra/core/agent"; import { createTool } from "@mastra/core/tools";
 import { createOpenAI } from "@ai-sdk/openai"; import { z } from "zod";
 import { measure } from "./measure.mjs";

@@ -1,7 +1,10 @@
-// Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument.
+// Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument,
+// after one warm-up loop unless the first argument is --no-warm-up.
 export async function measure(peer, one) {
-  await one();
-  for (const pair of process.argv.slice(3)) {
+  const [first, ...rest] = process.argv.slice(3);
+  const pairs = first === "--no-warm-up" ? rest : [first, ...rest];
+  if (first !== "--no-warm-up") await one();
+  for (const pair of pairs) {
     const [runs, concurrency] = pair.split(":").map(Number);
     let started = 0;
     const cpu0 = process.cpuUsage();

@@ -1,5 +1,5 @@
 // @openai/agents, in process, nothing durable: the 3-tool-call loop against the fake model.
-// node oa.mjs <model port> <runs>:<concurrency>… — one JSON line per pair, after one warm-up run.
+// node oa.mjs <model port> [--no-warm-up] <runs>:<concurrency>… — one JSON line per pair, after one warm-up run unless told not to.
 import { Agent, run, tool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from "@openai/agents";
 import OpenAI from "openai"; import { z } from "zod";
 import { measure } from "./measure.mjs";

@@ -45,8 +45,8 @@ export async function runPeerScript(dir: string, script: string, args: string[])
   return stdout;
 }
 
-/** Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`. */
-export async function runPeer(dir: string, script: string, modelPort: string, pairs: { runs: number; concurrency: number }[]): Promise<PeerFigure[]> {
-  const stdout = await runPeerScript(dir, script, [modelPort, ...pairs.map((p) => `${p.runs}:${p.concurrency}`)]);
+/** Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`, after one warm-up loop unless `warmUp` is false. */
+export async function runPeer(dir: string, script: string, modelPort: string, pairs: { runs: number; concurrency: number }[], warmUp = true): Promise<PeerFigure[]> {
+  const stdout = await runPeerScript(dir, script, [modelPort, ...(warmUp ? [] : ["--no-warm-up"]), ...pairs.map((p) => `${p.runs}:${p.concurrency}`)]);
   return stdout.trim().split("\n").map((line) => JSON.parse(line) as PeerFigure);
 }
