@@ -1,10 +1,10 @@
 // Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument,
 // after one warm-up loop unless the first argument is --no-warm-up.
 export async function measure(peer, one) {
-  const [first, ...rest] = process.argv.slice(3);
-  const pairs = first === "--no-warm-up" ? rest : [first, ...rest];
-  if (first !== "--no-warm-up") await one();
-  for (const pair of pairs) {
+  const args = process.argv.slice(3);
+  const warmUp = args[0] !== "--no-warm-up";
+  if (warmUp) await one();
+  for (const pair of warmUp ? args : args.slice(1)) {
     const [runs, concurrency] = pair.split(":").map(Number);
     let started = 0;
     const cpu0 = process.cpuUsage();
