@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/sqlite/db.ts";
 import { SqliteTaskDataStore } from "../../src/store/sqlite/data-store.ts";
-import { migrations } from "../../src/store/sqlite/migrations.ts";
+import { databaseBefore } from "../helpers/store.ts";
 
 const event = (summary: string) => ({ type: "Note", summary });
 
@@ -56,10 +56,7 @@ describe("event and log numbers", () => {
   it("carry on past the highest ever given when a database numbered by AUTOINCREMENT is upgraded", () => {
     db.close();
     const path = join(dir, "old.db");
-    const old = new Database(path);
-    const upgrade = migrations.findIndex((migration) => migration.includes("events_seq_floor"));
-    for (const migration of migrations.slice(0, upgrade)) old.exec(migration);
-    old.pragma(`user_version = ${upgrade}`);
+    const { db: old } = databaseBefore(path, "events_seq_floor");
     const insertEvent = old.prepare("INSERT INTO events (namespace, task, type, severity, summary, created_at) VALUES ('default', ?, 'Note', 'info', ?, 'c')");
     insertEvent.run("kept", "kept");
     for (let i = 0; i < 4; i++) insertEvent.run("gone", `gone ${i}`);

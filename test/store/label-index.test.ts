@@ -1,14 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Resource } from "../../src/resources/meta.ts";
 import { SecretCipher } from "../../src/store/secret-cipher.ts";
 import { openDatabase } from "../../src/store/sqlite/db.ts";
 import { migrations } from "../../src/store/sqlite/migrations.ts";
 import { SqliteResourceStore } from "../../src/store/sqlite/resource-store.ts";
-import { tempStore } from "../helpers/store.ts";
+import { databaseBefore, tempStore } from "../helpers/store.ts";
 
 const task = (name: string, labels: Record<string, string>, namespace = "default"): Resource => ({
   apiVersion: "core.orka.ai/v1alpha1",
@@ -129,10 +128,7 @@ describe("the label index migration", () => {
     const dir = mkdtempSync(join(tmpdir(), "orka-migrate-"));
     try {
       const path = join(dir, "orka.db");
-      const old = new Database(path);
-      const before = migrations.findIndex((migration) => migration.includes("CREATE TABLE resource_labels"));
-      for (const migration of migrations.slice(0, before)) old.exec(migration);
-      old.pragma(`user_version = ${before}`);
+      const { db: old } = databaseBefore(path, "CREATE TABLE resource_labels");
       const insert = old.prepare("INSERT INTO resources (kind, namespace, name, uid, resource_version, body) VALUES (?, ?, ?, ?, ?, ?)");
       for (const [name, labels] of [["kept", { team: "x" }], ["other", { team: "y" }], ["bare", undefined]] as const) {
         const object = { ...task(name, {}), metadata: { name, namespace: "default", labels, uid: `uid-${name}`, resourceVersion: "1" }, status: { phase: "Running" } };

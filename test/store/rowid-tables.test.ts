@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/store/sqlite/db.ts";
 import { migrations } from "../../src/store/sqlite/migrations.ts";
+import { databaseBefore } from "../helpers/store.ts";
 
 /** A row of each table the migration rebuilds, written as a database from before it held them. */
 const rows: Record<string, Record<string, unknown>> = {
@@ -30,10 +31,7 @@ describe("the migration to rowid tables", () => {
 
   it("keeps every row, key and index of the tables it rebuilds, and reads a Task's approvals and attempts without a sort", () => {
     const path = join(dir, "orka.db");
-    const old = new Database(path);
-    const before = migrations.findIndex((migration) => migration.includes("CREATE TABLE resources_rowid"));
-    for (const migration of migrations.slice(0, before)) old.exec(migration);
-    old.pragma(`user_version = ${before}`);
+    const { db: old, version: before } = databaseBefore(path, "CREATE TABLE resources_rowid");
     for (const [table, row] of Object.entries(rows)) {
       const columns = Object.keys(row);
       old.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...Object.values(row));
