@@ -18,6 +18,7 @@ import { lockDataDir, type DataDirLock } from "./store/data-dir-lock.ts";
 import { SecretCipher } from "./store/secret-cipher.ts";
 import { startBackgroundCheckpoints } from "./store/sqlite/checkpointer.ts";
 import { openDatabase, StoreWritability } from "./store/sqlite/db.ts";
+import { GroupCommit } from "./store/sqlite/group-commit.ts";
 import { RedactingTaskDataStore } from "./store/sqlite/redacting-data-store.ts";
 import { TaskSecrets } from "./policy/redact.ts";
 import { SqliteResourceStore } from "./store/sqlite/resource-store.ts";
@@ -27,6 +28,7 @@ import { SqliteApprovalStore } from "./store/sqlite/approval-store.ts";
 import { SqliteAuditStore } from "./store/sqlite/audit-store.ts";
 import { SqliteJournalStore } from "./store/sqlite/journal-store.ts";
 import { createLogger } from "./util/logger.ts";
+import { errorMessage } from "./util/errors.ts";
 import type { ResourceStore } from "./store/resource-store.ts";
 import type { TaskDataStore } from "./store/data-store.ts";
 import type { CoordinationStore } from "./store/coordination-store.ts";
@@ -61,6 +63,14 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
   const db = openDatabase(join(config.dataDir, "orka.db"), (fromVersion, toVersion) =>
     logger.info({ fromVersion, toVersion }, "upgrading the store's schema; on a large store this takes a while, and the server answers once it is done"),
   );
+  const commits = new GroupCommit(db, {
+    commitFailed: (err) => {
+      // The writes of the turn are undone while what made them went on: only a fresh start is right again.
+      logger.fatal({ err: errorMessage(err) }, "the store could not commit; the server stops, and starts again from what was committed (nothing that told of the lost writes went out)");
+      process.exit(1);
+    },
+    sendFailed: (err) => logger.error({ err: errorMessage(err) }, "sending what waited for a commit failed"),
+  });
   const checkpoints = startBackgroundCheckpoints(db, (problem) => logger.warn(problem));
   const store = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(config.dataDir, "secret.key")));
   const secrets = new TaskSecrets();
@@ -80,7 +90,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     tokenReview: config.auth.tokenReview && new (await import("./auth/token-review.ts")).TokenReviewAuthenticator(config.auth.tokenReview),
   });
   const grants = new GrantGate(config.auth.transaction, audit, logger);
-  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir, git: config.git });
+  const runner = new LocalWorkerPool({ size: config.workerProcesses, attemptsDir: config.workDir, git: config.git, gate: commits });
 
   const egress = { allowLoopback: config.allowLoopbackEgress };
   // Stdio MCP Tools' servers are started here, for the controller's probes and the API's calls, in the sandbox.
@@ -101,6 +111,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     coordination,
     approvals,
     journal,
+    gate: commits,
     runner,
     logger,
     get controllerURL() {
@@ -132,6 +143,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       approvals,
       audit,
       journal,
+      gate: commits,
       controller,
       tokens,
       authenticator,
@@ -184,6 +196,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
       await runner.close();
       await closeApi(app);
       await checkpoints.stop();
+      commits.commit();
       db.close();
       dataDirLock.release();
     },

@@ -8,6 +8,7 @@ import type { ApprovalStore } from "../store/approval-store.ts";
 import type { AuditStore } from "../store/audit-store.ts";
 import type { JournalStore } from "../store/journal-store.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
+import type { OutputGate } from "../store/output-gate.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { EgressPolicy } from "../policy/ssrf.ts";
 import type { TaskSecrets } from "../policy/redact.ts";
@@ -33,6 +34,8 @@ export interface ApiContext {
   approvals: ApprovalStore;
   audit: AuditStore;
   journal: JournalStore;
+  /** Holds replies, stream writes and calls that act until the writes before them are committed. */
+  gate: OutputGate;
   controller: Controller;
   /** Static tokens: the admin token and the ones it creates. */
   tokens: TokenAuthenticator;

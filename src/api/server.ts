@@ -26,6 +26,7 @@ import { registerInternalGithubRoutes } from "./internal/github-routes.ts";
 import { registerInternalBrokerRoutes } from "./internal/broker-routes.ts";
 import { registerWorkerInputScrub } from "./internal/secret-scrub.ts";
 import { registerEffectLedger } from "./internal/effect-ledger.ts";
+import { holdRepliesUntilCommitted } from "./held-output.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
 
@@ -70,6 +71,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
   });
+  holdRepliesUntilCommitted(app, ctx.gate);
   app.addHook("preValidation", refuseRepeatedQuery);
   registerRefusalAudit(app, ctx);
   registerSseStreams(app);

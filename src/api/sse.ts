@@ -36,13 +36,18 @@ export function registerSseStreams(app: FastifyInstance): void {
 export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream {
   reply.hijack();
   const raw = reply.raw;
+  const gate = request.server.outputGate;
   const open = request.server.sseStreams;
   const listeners: (() => void)[] = [];
   let closed = false;
   let heartbeat: NodeJS.Timeout | undefined;
   let corked = false;
+  // Events tell of writes: each leaves once they are committed, in order, and so does the stream's end.
   const write = (text: string) => {
-    if (closed) return;
+    if (!closed) gate.release(() => writeNow(text));
+  };
+  const writeNow = (text: string) => {
+    if (raw.destroyed || raw.writableEnded) return;
     // What is written in one turn of the event loop (a batch of events) leaves in one socket write.
     if (!corked) {
       corked = true;
@@ -68,10 +73,12 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
     },
     close() {
       finish();
-      if (raw.destroyed) return;
-      // A client that stopped reading would hold an ended response open until it reads it all.
-      if (raw.writableLength > MAX_UNREAD_SSE_BYTES) raw.destroy();
-      else raw.end();
+      gate.release(() => {
+        if (raw.destroyed) return;
+        // A client that stopped reading would hold an ended response open until it reads it all.
+        if (raw.writableLength > MAX_UNREAD_SSE_BYTES) raw.destroy();
+        else raw.end();
+      });
     },
     onClose(listener) {
       if (closed) listener();
@@ -85,7 +92,9 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
   }
   open.add(stream);
   raw.on("close", finish);
-  raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+  gate.release(() => {
+    if (!raw.destroyed) raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+  });
   write(": connected\n\n");
   heartbeat = setInterval(() => write(": keep-alive\n\n"), HEARTBEAT_MS);
   return stream;

@@ -8,6 +8,7 @@ import type { CoordinationStore } from "../store/coordination-store.ts";
 import type { TaskDataStore } from "../store/data-store.ts";
 import type { JournalStore } from "../store/journal-store.ts";
 import type { MemoryStore } from "../store/memory-store.ts";
+import type { OutputGate } from "../store/output-gate.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import type { ToolSettings } from "../tools/define.ts";
 import type { StdioServerLauncher } from "../tools/custom/mcp-stdio.ts";
@@ -26,6 +27,8 @@ export interface ControllerOptions {
   approvals: ApprovalStore;
   /** Attempt journals: a lost attempt of an ai Task resumes from its journal. */
   journal: JournalStore;
+  /** Holds the calls the controller makes to other services until the writes before them are committed. */
+  gate: OutputGate;
   runner: WorkloadRunner;
   logger: Logger;
   /** Where workers reach /internal/v1. */

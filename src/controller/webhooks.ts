@@ -27,6 +27,8 @@ export async function deliverWebhook(ctx: TaskContext, task: Task): Promise<Tran
   const headers = { "X-Orka-Task": metadata.name, "X-Orka-Namespace": metadata.namespace };
   let code: number;
   try {
+    // The webhook tells of the Task's end: it leaves once that is committed.
+    await ctx.gate.settled();
     code = await postJsonGuarded(checkEgressUrl(task.spec.webhookURL!, ctx.egress), payload, headers, ctx.egress, WEBHOOK_TIMEOUT_MS);
   } catch (err) {
     if (!(err instanceof EgressRefused)) return retryLater(ctx, task, errorMessage(err));

@@ -92,14 +92,15 @@ export interface TaskDataStore {
   appendEvents(namespace: string, task: string, events: ExecutionEventInput[]): ExecutionEvent[];
   /**
    * Events appended in one transaction with `write`, another write to the same database (a journal
-   * step): both are committed or neither is, in one commit; listeners hear of the events after it.
+   * step): both are committed or neither is, in one commit; listeners hear of the events after the transaction.
    */
   appendEventsWith<T>(namespace: string, task: string, events: ExecutionEventInput[], write: () => T): { events: ExecutionEvent[]; written: T };
   listEvents(namespace: string, task: string, options?: { after?: number; limit?: number; type?: string }): ExecutionEvent[];
   latestEventSeq(namespace: string, task: string): number;
   /**
-   * Called after every committed event append for that Task, in order, with the seq of the Task's
-   * event before it (0 for its first): a listener that has seen up to that seq has missed nothing.
+   * Called after every event append for that Task (once its transaction has ended), in order, with the seq
+   * of the Task's event before it (0 for its first): a listener that has seen up to that seq has missed
+   * nothing.
    * Returns an unsubscribe function.
    */
   onEvent(namespace: string, task: string, listener: (event: ExecutionEvent, previousSeq: number) => void): () => void;

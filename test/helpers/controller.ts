@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { Controller } from "../../src/controller/controller.ts";
 import { githubSettings } from "../../src/github/settings.ts";
 import type { WorkloadRunner } from "../../src/runner/runner.ts";
+import { openGate } from "../../src/store/output-gate.ts";
 import { SqliteApprovalStore } from "../../src/store/sqlite/approval-store.ts";
 import { SqliteCoordinationStore } from "../../src/store/sqlite/coordination-store.ts";
 import { SqliteJournalStore } from "../../src/store/sqlite/journal-store.ts";
@@ -36,6 +37,8 @@ export function controllerOver(store: ReturnType<typeof tempStore>, runner: Work
     coordination: new SqliteCoordinationStore(store.db),
     approvals: new SqliteApprovalStore(store.db),
     journal: new SqliteJournalStore(store.db),
+    // The store commits each transaction as it ends, so nothing waits.
+    gate: openGate,
     runner,
     logger: createLogger("silent"),
     controllerURL: "http://orka.test",

@@ -6,6 +6,7 @@ import { describeZodError } from "../../resources/validate.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
+import { heldStream } from "../held-output.ts";
 import { listModels } from "./models.ts";
 import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
@@ -103,12 +104,13 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     authorizeCompatTools(ctx, request, "createMessage", passthrough, namespace);
     const id = `msg_${randomUUID().replace(/-/g, "")}`;
     const signal = abortWhenClientLeaves(reply);
+    const out = heldStream(request.server.outputGate, reply.raw);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx, {
         namespace, model: body.model, system, messages: toChat(body, passthrough), maxTokens: body.max_tokens, temperature: body.temperature,
         passthrough, clientTools, signal,
-        onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
+        onProgress: body.stream ? (note) => out.write(sseComment(note)) : undefined,
       });
       if (!body.stream) {
         const answer = await run();
@@ -129,8 +131,8 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     }
 
     reply.hijack();
-    reply.raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    const send = (event: string, data: Record<string, unknown>) => reply.raw.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+    out.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const send = (event: string, data: Record<string, unknown>) => out.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
     // One message spans the whole server-side loop; it starts once the loop is done, so that its
     // usage counts every model turn (progress goes before it as SSE comments).
     let textOpen = false;
@@ -157,6 +159,6 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     } catch (err) {
       send("error", { error: { type: "api_error", message: isRequestRefusal(err) ? err.message : `completion failed: ${errorMessage(err)}` } });
     }
-    reply.raw.end();
+    out.end();
   });
 }

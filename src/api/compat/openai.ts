@@ -6,6 +6,7 @@ import { describeZodError } from "../../resources/validate.ts";
 import { errorMessage } from "../../util/errors.ts";
 import { resolveNamespace } from "../auth.ts";
 import { principalOf, type ApiContext } from "../context.ts";
+import { heldStream } from "../held-output.ts";
 import { listModels } from "./models.ts";
 import { abortWhenClientLeaves, authorizeCompatTools, prepareCompat, sseComment, type CompatAnswer } from "./engine.ts";
 
@@ -122,11 +123,12 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     authorizeCompatTools(ctx, request, "createChatCompletion", passthrough, namespace);
     const id = `chatcmpl-${randomBytes(4).toString("hex")}`;
     const signal = abortWhenClientLeaves(reply);
+    const out = heldStream(request.server.outputGate, reply.raw);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx, {
         namespace, model: body.model, system, messages, maxTokens, temperature: body.temperature, passthrough, clientTools, signal,
-        onProgress: body.stream ? (note) => reply.raw.write(sseComment(note)) : undefined,
+        onProgress: body.stream ? (note) => out.write(sseComment(note)) : undefined,
       });
       if (!body.stream) return completionBody(id, body.model, await run());
     } catch (err) {
@@ -134,20 +136,20 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     }
 
     reply.hijack();
-    reply.raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    out.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const created = Math.floor(Date.now() / 1000);
     const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}) =>
-      reply.raw.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`);
+      out.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`);
     chunk({ role: "assistant", content: "" });
     try {
       const answer = await run();
       for (const piece of answer.text.match(/[\s\S]{1,64}/g) ?? []) chunk({ content: piece });
       answer.toolCalls.forEach((c, index) => chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }] }));
       chunk({}, finishReason(answer.finish, answer.toolCalls.length > 0));
-      if (body.stream_options?.include_usage) reply.raw.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [], usage: usageOf(answer) })}\n\n`);
-      reply.raw.end("data: [DONE]\n\n");
+      if (body.stream_options?.include_usage) out.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [], usage: usageOf(answer) })}\n\n`);
+      out.end("data: [DONE]\n\n");
     } catch (err) {
-      reply.raw.end(`data: ${JSON.stringify({ error: { message: failureMessage(err), type: "server_error", param: null, code: null } })}\n\n`);
+      out.end(`data: ${JSON.stringify({ error: { message: failureMessage(err), type: "server_error", param: null, code: null } })}\n\n`);
     }
   });
 }

@@ -70,6 +70,8 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     if (carried) writeSteps(ctx, attempt, carried, { inSameCommit: begin });
     else begin();
     request.effectKey = scoped;
+    // The route acts once the call's start is committed: a crash before that leaves neither.
+    await ctx.gate.settled();
   });
 
   app.addHook("onSend", async (request, reply, payload) => {

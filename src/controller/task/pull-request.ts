@@ -27,6 +27,8 @@ export function pullRequestPending(task: Task): boolean {
 export async function openPublicationPullRequest(ctx: TaskContext, task: Task): Promise<Transition> {
   const delivery = task.status!.delivery!;
   try {
+    // The verified publication it is opened for is committed first.
+    await ctx.gate.settled();
     const receipt = await openPullRequest(ctx, task, delivery);
     const prReceipt = { number: receipt.pr_number, url: receipt.pr_url, state: "open", headSHA: delivery.verifiedRemoteSHA!, status: receipt.status };
     return {

@@ -8,6 +8,7 @@ import type { GitDirs, GitSettings } from "../../workspace/git.ts";
 import { attemptGitDirs, checkOutBeside, prepareAttemptDirs } from "./dirs.ts";
 import { LOST_EXIT_CODE, type AttemptDirs, type AttemptExit, type AttemptFiles, type WorkloadRunner } from "../runner.ts";
 import { errorMessage } from "../../util/errors.ts";
+import { openGate, type OutputGate } from "../../store/output-gate.ts";
 import { BatchedSender } from "./batched-sender.ts";
 import type { AttemptOrder, ControlPlaneAnswer, ControlPlaneCall, FromWorker, ToWorker } from "./messages.ts";
 
@@ -74,15 +75,18 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly attemptsDir: string;
   private readonly git: GitSettings;
   private readonly removalWaitMs: number;
+  private readonly gate: OutputGate;
   private controlPlane: (call: ControlPlaneCall, signal: AbortSignal) => Promise<ControlPlaneAnswer> = async () => ({ status: 503, text: "" });
   private closing = false;
   private closed: Promise<void> | undefined;
   private lastRemovalId = 0;
 
-  constructor(options: { size: number; attemptsDir: string; git: GitSettings; removalWaitMs?: number }) {
+  /** `gate` holds what goes to the workers until the writes before it are committed (nothing, by default). */
+  constructor(options: { size: number; attemptsDir: string; git: GitSettings; removalWaitMs?: number; gate?: OutputGate }) {
     this.attemptsDir = options.attemptsDir;
     this.git = options.git;
     this.removalWaitMs = options.removalWaitMs ?? DEFAULT_REMOVAL_WAIT_MS;
+    this.gate = options.gate ?? openGate;
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawnWorker());
   }
 
@@ -200,7 +204,8 @@ export class LocalWorkerPool implements WorkloadRunner {
   private spawnWorker(): PooledWorker {
     const child = fork(WORKER_ENTRY, [], { execArgv: WORKER_NODE_FLAGS, env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     const outgoing = new BatchedSender<ToWorker>({
-      write: (batch, done) => child.send(batch, done),
+      // An order or a reply tells of writes (an attempt's record, a call's result): it leaves once they are committed.
+      write: (batch, done) => this.gate.release(() => child.send(batch, done)),
       // A batch the worker cannot take (it is dying: EPIPE, closed channel) loses only the attempts it was about.
       failed: (batch, err) => {
         for (const message of batch) {

@@ -1,6 +1,6 @@
 import type { AuditEvent, AuditOutcome, AuditRecord, AuditStore } from "../audit-store.ts";
 import { sha256Hex } from "../../util/hash.ts";
-import type { Db } from "./db.ts";
+import { inTransaction, type Db } from "./db.ts";
 
 export interface AuditLimits {
   /** Rows whose latest refusal is older than this are deleted. */
@@ -19,9 +19,10 @@ export class SqliteAuditStore implements AuditStore {
   private readonly pruneByAge: ReturnType<Db["prepare"]>;
   private readonly pruneByCount: ReturnType<Db["prepare"]>;
   private readonly newest: ReturnType<Db["prepare"]>;
-  private readonly recordAndPrune: (event: AuditRecord) => void;
+  private readonly db: Db;
 
   constructor(db: Db, limits: AuditLimits) {
+    this.db = db;
     this.limits = { coalesceWindowMs: DEFAULT_COALESCE_WINDOW_MS, ...limits };
     // Each pool (anonymous or not) numbers its rows in insert order; a repeat keeps its row's number, so the newest
     // `maxRows` of a pool are exactly those numbered above its highest number minus `maxRows`.
@@ -35,7 +36,10 @@ export class SqliteAuditStore implements AuditStore {
       "DELETE FROM audit_events WHERE anonymous = @anonymous AND seq <= (SELECT MAX(seq) FROM audit_events WHERE anonymous = @anonymous) - @maxRows",
     );
     this.newest = db.prepare("SELECT * FROM audit_events ORDER BY last_at DESC, id DESC LIMIT +?");
-    this.recordAndPrune = db.transaction((event: AuditRecord) => {
+  }
+
+  record(event: AuditRecord): void {
+    inTransaction(this.db, () => {
       const now = Date.now();
       const anonymous = event.principal === undefined ? 1 : 0;
       this.upsert.run({
@@ -54,10 +58,6 @@ export class SqliteAuditStore implements AuditStore {
       this.pruneByAge.run(new Date(now - this.limits.maxAgeMs).toISOString());
       this.pruneByCount.run({ anonymous, maxRows: this.limits.maxRows });
     });
-  }
-
-  record(event: AuditRecord): void {
-    this.recordAndPrune(event);
   }
 
   recent(limit: number): AuditEvent[] {

@@ -122,7 +122,8 @@ export class SqliteTaskDataStore implements TaskDataStore {
       });
       return { appended, written };
     });
-    // Listeners hear only what is committed, in order, each event with the one before it.
+    // Listeners hear of the events once their transaction has ended, in order, each with the one before it; what
+    // they send out of the process waits for the commit (see OutputGate).
     if (heard && appended.length > 0) this.heardSeq.set(name, appended.at(-1)!.event.seq);
     if (heard) for (const { event, previousSeq } of appended) this.notifications.emit(name, event, previousSeq);
     return { events: appended.map(({ event }) => event), written };

@@ -24,18 +24,50 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   return db;
 }
 
-/** Per connection, the one transaction function every `inTransaction` call runs its body through. */
-const transactionRunners = new WeakMap<Db, (body: () => unknown) => unknown>();
+/** What `inTransaction` keeps per connection. */
+interface TransactionState {
+  /** The one transaction function every body runs through. */
+  run: (body: () => unknown) => unknown;
+  /** Transaction bodies running now: what they read may still be undone. */
+  bodies: number;
+  /** Runs before a body when no transaction is open (a group commit opens its transaction here). */
+  beforeFirst?: () => void;
+}
+
+const transactionStates = new WeakMap<Db, TransactionState>();
+
+function transactionState(db: Db): TransactionState {
+  let state = transactionStates.get(db);
+  // better-sqlite3 builds four wrapper functions for each `db.transaction(fn)`, which cost more than a short
+  // transaction's statements: they are built once per connection.
+  if (!state) transactionStates.set(db, (state = { run: db.transaction((inner: () => unknown) => inner()), bodies: 0 }));
+  return state;
+}
 
 /**
  * Runs `body` in a transaction: committed when it returns, rolled back when it throws, a savepoint when a
- * transaction is open already. better-sqlite3 builds four wrapper functions for each `db.transaction(fn)`,
- * which cost more than a short transaction's statements; this builds them once per connection.
+ * transaction is open already (as it is while a group commit gathers the writes of a turn, which then
+ * commits them all: `GroupCommit`).
  */
 export function inTransaction<T>(db: Db, body: () => T): T {
-  let run = transactionRunners.get(db);
-  if (!run) transactionRunners.set(db, (run = db.transaction((inner: () => unknown) => inner())));
-  return run(body) as T;
+  const state = transactionState(db);
+  if (!db.inTransaction) state.beforeFirst?.();
+  state.bodies++;
+  try {
+    return state.run(body) as T;
+  } finally {
+    state.bodies--;
+  }
+}
+
+/** Whether a transaction body is running on `db`: what it reads may be its own writes, which it may yet undo. */
+export function inTransactionBody(db: Db): boolean {
+  return (transactionStates.get(db)?.bodies ?? 0) > 0;
+}
+
+/** Has `open` run before every transaction body that finds no transaction open on `db`. */
+export function beforeFirstTransaction(db: Db, open: () => void): void {
+  transactionState(db).beforeFirst = open;
 }
 
 /** Statements already compiled, per connection and SQL text: compiling one costs more than most queries run. */

@@ -13,8 +13,10 @@ const LISTING_BYTES = 8 * 1024 * 1024;
  * kinds of which there are few. Only this process writes the `resources` table (the data directory is
  * locked to it), so an entry stays true until the store itself writes an object, which drops the
  * object and its namespace's listing before writing it. So an entry is as current as the row even inside
- * a transaction, and is read there too; but it is kept only from reads outside one, since a read inside
- * could show a write that is then rolled back. Entries are deep-frozen, since every reader shares them.
+ * a transaction, and is read there too; but it is kept only from reads outside a transaction's body, since
+ * a read inside could show a write the body then undoes. (A read between the bodies of a group commit may
+ * show writes not committed yet; if their commit fails, the process ends, and this memory with it.)
+ * Entries are deep-frozen, since every reader shares them.
  * Secrets are not kept, so that their decrypted values live only as long as the call that needs them.
  */
 export class ResourceReadCache {
@@ -25,7 +27,7 @@ export class ResourceReadCache {
     return this.objects.get(objectKey(kind, namespace, name));
   }
 
-  /** Keeps `object`, read from the store outside a transaction from `bytes` of JSON; returns it, frozen when kept. */
+  /** Keeps `object`, read from the store outside a transaction's body from `bytes` of JSON; returns it, frozen when kept. */
   remember(object: Resource, bytes: number): Resource {
     if (object.kind === "Secret") return object;
     return this.objects.set(objectKey(object.kind, object.metadata.namespace, object.metadata.name), object, bytes);
@@ -36,7 +38,7 @@ export class ResourceReadCache {
     return this.listings.get(listingKey(kind, namespace));
   }
 
-  /** Keeps the whole listing of `kind` in `namespace` (read outside a transaction) when the kind is one whose listings are kept. */
+  /** Keeps the whole listing of `kind` in `namespace` (read outside a transaction's body) when the kind is one whose listings are kept. */
   rememberListing(kind: string, namespace: string, items: Resource[], bytes: number): readonly Resource[] {
     return LISTED_KINDS.has(kind) ? this.listings.set(listingKey(kind, namespace), items, bytes) : items;
   }

@@ -12,7 +12,7 @@ import {
   type WatchEvent,
   type WatchListener,
 } from "../resource-store.ts";
-import { inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, inTransactionBody, prepared, type Db } from "./db.ts";
 import { resourceQuery, type ListPosition } from "./resource-query.ts";
 import { ResourceReadCache } from "./resource-cache.ts";
 
@@ -66,8 +66,8 @@ export class SqliteResourceStore implements ResourceStore {
 
   async list<S, T>(kind: KindName, options: ListOptions = {}): Promise<ListResult<Resource<S, T>>> {
     const { namespace } = options;
-    // Read and kept in one synchronous stretch, so what is kept is what the table held outside any transaction.
-    const wholeNamespace = namespace !== undefined && !options.labelSelector && !options.limit && !options.continue && !this.db.inTransaction;
+    // Read and kept in one synchronous stretch, so what is kept is what the table held outside any transaction's body.
+    const wholeNamespace = namespace !== undefined && !options.labelSelector && !options.limit && !options.continue && !inTransactionBody(this.db);
     if (!wholeNamespace) {
       const { bytes: _bytes, ...page } = this.readList<S, T>(kind, options);
       return page;
@@ -201,7 +201,7 @@ export class SqliteResourceStore implements ResourceStore {
 
   /**
    * The object as this connection sees it. A kept copy is as current as the row even within a transaction,
-   * since every write drops it before writing; only what is read outside one is kept.
+   * since every write drops it before writing; only what is read outside a transaction's body is kept.
    */
   private lookup(kind: string, namespace: string, name: string): Resource | undefined {
     const kept = this.cache.get(kind, namespace, name);
@@ -209,7 +209,7 @@ export class SqliteResourceStore implements ResourceStore {
     const row = this.statements.get.get(kind, namespace, name);
     if (!row) return undefined;
     const object = this.decode(row);
-    return this.db.inTransaction ? object : this.cache.remember(object, row.body.length);
+    return inTransactionBody(this.db) ? object : this.cache.remember(object, row.body.length);
   }
 
   private deleteInTransaction(kind: KindName, namespace: string, name: string, emitted: WatchEvent[], honourFinalizers: boolean): void {

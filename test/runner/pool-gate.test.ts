@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { attemptEnv } from "../../src/runner/attempt-config.ts";
+import type { AttemptExit } from "../../src/runner/runner.ts";
+import type { ControlPlaneCall } from "../../src/runner/local/messages.ts";
+import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
+import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
+import { HeldGate } from "../helpers/held-gate.ts";
+
+/** Long enough for a pooled worker to start an attempt and make its first call, were its order not held. */
+const QUIET_MS = 1500;
+
+describe("what the pool sends its workers", () => {
+  let pool: LocalWorkerPool | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("leaves once the writes before it are committed: an attempt's start, and each answer to its calls", async () => {
+    dir = mkdtempSync(join(tmpdir(), "orka-pool-gate-"));
+    const gate = new HeldGate();
+    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS, gate });
+    const calls: ControlPlaneCall[] = [];
+    pool.serveControlPlane(async (call) => {
+      calls.push(call);
+      // The first answer tells of a write not yet committed.
+      if (calls.length === 1) gate.close();
+      return { status: 204, text: "" };
+    });
+    let exit: AttemptExit | undefined;
+    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit((ended) => resolve((exit = ended))));
+    const config = scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "done", tools: [] });
+
+    gate.close(); // the attempt's record is written, not yet committed
+    pool.start("a-1", attemptEnv(config));
+    await sleep(QUIET_MS);
+    expect(calls).toEqual([]);
+
+    gate.open();
+    await expect.poll(() => calls.length, { timeout: 20_000 }).toBe(1);
+    await sleep(QUIET_MS);
+    expect([calls.length, exit]).toEqual([1, undefined]);
+
+    gate.open();
+    expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
+    expect(calls.length).toBeGreaterThan(1);
+  }, 30_000);
+});

@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { inTransaction, openDatabase, type Db } from "../../src/store/sqlite/db.ts";
+import { GroupCommit } from "../../src/store/sqlite/group-commit.ts";
+import { SqliteResourceStore } from "../../src/store/sqlite/resource-store.ts";
+import { SecretCipher } from "../../src/store/secret-cipher.ts";
+import type { Resource } from "../../src/resources/meta.ts";
+
+describe("a group commit", () => {
+  let dir: string;
+  let db: Db;
+  /** Another connection to the same file: it sees only what is committed. */
+  let other: Database.Database;
+  let commits: GroupCommit;
+  /** The group's commit, once scheduled: the test runs it when it wants the turn to end. */
+  let scheduled: (() => void)[];
+  let failures: unknown[];
+  let sendFailures: unknown[];
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "orka-group-"));
+    db = openDatabase(join(dir, "orka.db"));
+    db.exec(`CREATE TABLE parents (id INTEGER PRIMARY KEY);
+      CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED);`);
+    other = new Database(join(dir, "orka.db"), { readonly: true });
+    scheduled = [];
+    failures = [];
+    sendFailures = [];
+    commits = new GroupCommit(db, {
+      commitFailed: (err) => failures.push(err),
+      sendFailed: (err) => sendFailures.push(err),
+      schedule: (commit) => scheduled.push(commit),
+    });
+  });
+  afterEach(() => {
+    other.close();
+    if (db.inTransaction) db.exec("ROLLBACK");
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const insertParent = (id: number) => inTransaction(db, () => db.prepare("INSERT INTO parents (id) VALUES (?)").run(id));
+  const committedParents = () => other.prepare("SELECT id FROM parents ORDER BY id").pluck().all();
+  const endTurn = () => scheduled.shift()!();
+
+  it("commits the transactions of a turn once, and only then releases what was held, in the order it was sent", async () => {
+    insertParent(1);
+    insertParent(2);
+    expect(scheduled).toHaveLength(1);
+    expect(db.prepare("SELECT count(*) FROM parents").pluck().get()).toBe(2);
+    expect(committedParents()).toEqual([]);
+
+    const sent: string[] = [];
+    commits.release(() => sent.push("reply"));
+    commits.release(() => sent.push("event"));
+    let settled = false;
+    void commits.settled().then(() => (settled = true));
+    await Promise.resolve();
+    expect(sent).toEqual([]);
+    expect(settled).toBe(false);
+
+    endTurn();
+    expect(committedParents()).toEqual([1, 2]);
+    expect(sent).toEqual(["reply", "event"]);
+    await Promise.resolve();
+    expect(settled).toBe(true);
+
+    // With nothing written since, nothing waits.
+    commits.release(() => sent.push("later"));
+    expect(sent).toEqual(["reply", "event", "later"]);
+    await commits.settled();
+  });
+
+  it("undoes a transaction that fails and keeps the others of its turn", () => {
+    insertParent(1);
+    expect(() =>
+      inTransaction(db, () => {
+        db.prepare("INSERT INTO parents (id) VALUES (2)").run();
+        throw new Error("refused");
+      }),
+    ).toThrow("refused");
+    insertParent(3);
+    endTurn();
+    expect(committedParents()).toEqual([1, 3]);
+    expect(failures).toEqual([]);
+  });
+
+  it("holds what a released send sends after writing for the next commit, and releases the rest of the first", () => {
+    const sent: string[] = [];
+    insertParent(1);
+    commits.release(() => {
+      insertParent(2);
+      commits.release(() => sent.push("tells of 2"));
+    });
+    commits.release(() => sent.push("tells of 1"));
+    endTurn();
+    expect(committedParents()).toEqual([1]);
+    expect(sent).toEqual(["tells of 1"]);
+    endTurn();
+    expect(committedParents()).toEqual([1, 2]);
+    expect(sent).toEqual(["tells of 1", "tells of 2"]);
+  });
+
+  it("reports a send that throws and still releases the others", () => {
+    const sent: string[] = [];
+    insertParent(1);
+    commits.release(() => {
+      throw new Error("socket gone");
+    });
+    commits.release(() => sent.push("next"));
+    endTurn();
+    expect(sent).toEqual(["next"]);
+    expect(sendFailures.map(String)).toEqual(["Error: socket gone"]);
+  });
+
+  it("reports a commit that fails, with the turn's writes undone and nothing it held sent", async () => {
+    insertParent(1);
+    // A deferred foreign key is checked at the commit: this one fails it.
+    inTransaction(db, () => db.prepare("INSERT INTO children (id, parent) VALUES (1, 99)").run());
+    const sent: string[] = [];
+    commits.release(() => sent.push("reply"));
+    const settled = commits.settled();
+    endTurn();
+    await expect(settled).rejects.toThrow(/FOREIGN KEY/);
+    expect(failures.map((err) => (err as { code?: string }).code)).toEqual(["SQLITE_CONSTRAINT_FOREIGNKEY"]);
+    expect(sent).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare("SELECT count(*) FROM parents").pluck().get()).toBe(0);
+
+    // The next turn starts afresh.
+    insertParent(2);
+    endTurn();
+    expect(committedParents()).toEqual([2]);
+  });
+
+  it("reports the writes of a turn that SQLite undid by itself, instead of committing the next turn's over them", () => {
+    insertParent(1);
+    db.exec("ROLLBACK"); // as SQLite does after a full disk or an I/O error in a statement
+    insertParent(2);
+    expect(failures.map(String)).toEqual(["Error: the store undid this turn's writes after a failed statement"]);
+    endTurn();
+    endTurn();
+    expect(committedParents()).toEqual([2]);
+  });
+
+  it("commits at once when asked (the server does before it closes the connection)", () => {
+    insertParent(1);
+    commits.commit();
+    expect(committedParents()).toEqual([1]);
+    endTurn(); // the scheduled commit finds nothing left to do
+    expect(failures).toEqual([]);
+  });
+
+  it("lets the resource store keep what it reads between transactions, and not what a transaction reads", async () => {
+    const resources = new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key")));
+    const tool: Resource = { apiVersion: "core.orka.ai/v1alpha1", kind: "Tool", metadata: { name: "t", namespace: "default" }, spec: { description: "one" } };
+    const created = await resources.create(tool);
+    expect(db.inTransaction).toBe(true);
+    let readInside: Resource | undefined;
+    expect(() =>
+      inTransaction(db, () => {
+        void resources.update({ ...created, spec: { description: "undone" } });
+        void resources.get("Tool", "default", "t").then((read) => (readInside = read));
+        throw new Error("refused");
+      }),
+    ).toThrow("refused");
+    await Promise.resolve();
+    expect(readInside!.spec).toEqual({ description: "undone" });
+    expect(Object.isFrozen(readInside)).toBe(false);
+    const readBetween = (await resources.get("Tool", "default", "t"))!;
+    expect(readBetween.spec).toEqual({ description: "one" });
+    expect(Object.isFrozen(readBetween)).toBe(true);
+    endTurn();
+  });
+});
