@@ -12,8 +12,9 @@ declare module "fastify" {
 /**
  * Every reply waits for the commit of the writes made before it. The hold is each route's own last
  * `onSend` hook, so it runs after every other one, including those that write (the effect ledger records
- * a reply as it goes). Register it before any route. A route that takes the response over writes it
- * through `heldStream`.
+ * a reply as it goes); a not-found handler, which has no route, gets it from the instance's hooks. Register
+ * it before any route. A route that takes the response over writes it through `heldStream`. (Fastify
+ * answers a URL its router cannot read before any hook or handler runs: that answer tells of nothing.)
  */
 export function holdRepliesUntilCommitted(app: FastifyInstance, gate: OutputGate): void {
   app.decorate("outputGate", gate);
@@ -21,6 +22,7 @@ export function holdRepliesUntilCommitted(app: FastifyInstance, gate: OutputGate
   app.addHook("onRoute", (route) => {
     route.onSend = [...[route.onSend ?? []].flat(), hold];
   });
+  app.addHook("onSend", (request, reply, payload, done) => (request.is404 ? hold.call(app, request, reply, payload, done) : done(null, payload)));
 }
 
 /** A taken-over response written through the gate: its head, each write and its end leave in order, each after the writes made before it are committed. */

@@ -57,7 +57,8 @@ export class TokenAuthenticator {
 
   /** Revokes the token with this name; the next request that presents it is refused. */
   revokeToken(name: string): void {
-    const { changes } = prepared(this.db, "DELETE FROM api_tokens WHERE name = ?").run(name);
+    const remove = prepared(this.db, "DELETE FROM api_tokens WHERE name = ?");
+    const { changes } = inTransaction(this.db, () => remove.run(name));
     if (changes === 0) throw new OrkaError("not_found", `no token named "${name}"; orka token list shows the names`);
   }
 }

@@ -4,7 +4,7 @@ import type { JournalStep, StepInput } from "../store/journal-store.ts";
 import { JournalledCall, type JournalFirst } from "./tool-call.ts";
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
-import { killBeforeJournalStep } from "../util/fault-injection.ts";
+import { killAtJournalStep } from "../util/fault-injection.ts";
 import type { ControlPlaneClient } from "./client.ts";
 
 /** Where a journalled conversation stands: what the loop needs to continue exactly from there. */
@@ -101,7 +101,7 @@ export class AttemptJournal {
     const seq = this.lastSeq() + 1;
     const unwritten = { carry: <T>(send: (first: JournalFirst | undefined) => Promise<T>) => this.carry(send), write: () => this.flush() };
     // The worker's fault point before this step: before the call that would write it is sent.
-    return new JournalledCall({ run: this.run, seq, toolCallId: call.id }, unwritten, () => killBeforeJournalStep("worker", this.taskName, seq));
+    return new JournalledCall({ run: this.run, seq, toolCallId: call.id }, unwritten, () => killAtJournalStep("worker", this.taskName, seq));
   }
 
   /**
@@ -171,7 +171,7 @@ export class AttemptJournal {
   }
 
   private async send(steps: StepInput[], answerIsResult = false): Promise<void> {
-    for (const step of steps) killBeforeJournalStep("worker", this.taskName, step.seq);
+    for (const step of steps) killAtJournalStep("worker", this.taskName, step.seq);
     await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) }));
     this.wrote(steps);
   }
@@ -185,7 +185,7 @@ export class AttemptJournal {
   private async carry<T>(send: (first: JournalFirst | undefined) => Promise<T>): Promise<T> {
     const steps = [...this.unwritten];
     if (steps.length === 0) return send(undefined);
-    for (const step of steps) killBeforeJournalStep("worker", this.taskName, step.seq);
+    for (const step of steps) killAtJournalStep("worker", this.taskName, step.seq);
     const outcome = await this.carrier.carry(async (events) => {
       try {
         return { answer: await send({ steps, events }) };

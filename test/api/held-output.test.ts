@@ -48,6 +48,16 @@ describe("what the API sends, held until the writes before it are committed", ()
     expect((await answer.response).json()).toEqual({ answer: 42 });
   });
 
+  it("holds a not-found reply too", async () => {
+    build((child) => child.get("/answer", async () => ({ answer: 42 })));
+    gate.close();
+    const answer = ask("/missing");
+    await turns();
+    expect(answer.arrived).toBe(false);
+    gate.open();
+    expect((await answer.response).statusCode).toBe(404);
+  });
+
   it("sends a reply at once when no write waits", async () => {
     build((child) => child.get("/answer", async () => ({ answer: 42 })));
     expect((await app.inject("/answer")).json()).toEqual({ answer: 42 });

@@ -19,10 +19,6 @@ export class HeldGate implements OutputGate {
     this.waiting = Promise.withResolvers<void>();
   }
 
-  get holding(): boolean {
-    return this.held !== undefined;
-  }
-
   release(send: () => void): void {
     if (this.held) this.held.push(send);
     else send();

@@ -10,12 +10,18 @@ import { toolResultsOf, type LlmPeer } from "../peers/llm-server.ts";
 
 // Crash-exact durability: a coordinator Task that delegates, calls a side-effecting HTTP Tool, writes
 // and reads a workspace file, updates its plan, proposes a memory and waits for its child is killed (its worker, or the
-// whole server) just before each of its journal steps in turn. Every run must end with the undisturbed
+// whole server) just before each of its journal steps in turn, and the server also just after it wrote each,
+// before the commit. Every run must end with the undisturbed
 // run's result, act exactly once (the peers' logs and the stores prove it) and lose no turn.
 // The opening request, 3 answers and 7 tool results. (Later turns add no messages, and these tools
 // are all safely repeatable, so no request or started step is written for them.)
 const STEPS = 11;
 const RESPONSE_STEPS = new Set([2, 6, 11]); // dying before these loses a model answer, which is asked again
+// The HTTP Tool's result, which the server writes with the reply it records. Dying after the call and
+// before that commit leaves the call started with no reply: it is not sent again, and its outcome is unknown.
+const REMOTE_RESULT_STEP = 4;
+const OUTCOME_UNKNOWN =
+  "outcome unknown: this call of notify started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.";
 
 const AGENTS = (notifyURL: string) => `
 apiVersion: core.orka.ai/v1alpha1
@@ -157,24 +163,31 @@ describe("crash-exact durability", () => {
     }
   }, 240_000);
 
-  it("kills the whole server before each journal step: after a restart the same holds", async () => {
+  // A step the server wrote and had not committed yet is lost with it, as if it had died before the write:
+  // nothing that told of it (the reply to the worker) went out.
+  it.each([
+    ["before each journal step", "server", "s"],
+    ["after it writes each journal step, before the commit", "server-uncommitted", "u"],
+  ] as const)("kills the whole server %s: after a restart the same holds", async (_when, where, prefix) => {
     const markerDir = mkdtempSync(join(tmpdir(), "orka-faults-"));
-    const steps = Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [`s-${i + 1}`, i + 1]));
+    const steps = Object.fromEntries(Array.from({ length: STEPS }, (_, i) => [`${prefix}-${i + 1}`, i + 1]));
     const { orka, peer, stop } = await startOrkaWithPeer(AGENTS(notify.url), {
-      ORKA_FAULT_INJECTION: JSON.stringify({ where: "server", steps, markerDir }),
+      ORKA_FAULT_INJECTION: JSON.stringify({ where, steps, markerDir }),
       ORKA_ALLOW_LOOPBACK_EGRESS: "true",
     });
     try {
       peer.script("m-helper", [{ text: "helper done" }]);
       for (let step = 1; step <= STEPS; step++) {
-        const task = `s-${step}`;
+        const task = `${prefix}-${step}`;
         scriptFor(peer, task);
         await orka.api("POST", "/api/v1/tasks", { name: task, type: "ai", agentRef: "boss", prompt: "go", ai: { model: `m-${task}` } });
         await untilDown(orka);
         await orka.restart();
         const outcome = await outcomeOf(orka, peer, notify.received, task);
-        expect(existsSync(join(markerDir, `server-${task}-${step}`)), `the server was killed before step ${step}`).toBe(true);
-        expect({ step, ...outcome }).toEqual({ step, ...baseline, modelRequests: RESPONSE_STEPS.has(step) ? 4 : 3, resumed: true });
+        expect(existsSync(join(markerDir, `${where}-${task}-${step}`)), `the server was killed at step ${step}`).toBe(true);
+        const replyLost = where === "server-uncommitted" && step === REMOTE_RESULT_STEP;
+        const result = replyLost ? baseline.result.replace('{"ok":true}', OUTCOME_UNKNOWN) : baseline.result;
+        expect({ step, ...outcome }).toEqual({ step, ...baseline, result, modelRequests: RESPONSE_STEPS.has(step) ? 4 : 3, resumed: true });
       }
     } finally {
       await stop();

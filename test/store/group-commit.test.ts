@@ -24,7 +24,8 @@ describe("a group commit", () => {
     dir = mkdtempSync(join(tmpdir(), "orka-group-"));
     db = openDatabase(join(dir, "orka.db"));
     db.exec(`CREATE TABLE parents (id INTEGER PRIMARY KEY);
-      CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED);`);
+      CREATE TABLE children (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TABLE blobs (data BLOB);`);
     other = new Database(join(dir, "orka.db"), { readonly: true });
     scheduled = [];
     failures = [];
@@ -141,6 +142,20 @@ describe("a group commit", () => {
     db.exec("ROLLBACK"); // as SQLite does after a full disk or an I/O error in a statement
     insertParent(2);
     expect(failures.map(String)).toEqual(["Error: the store undid this turn's writes after a failed statement"]);
+    endTurn();
+    endTurn();
+    expect(committedParents()).toEqual([2]);
+  });
+
+  it("notices at once a statement that failed and took the turn's writes with it, before any other write (a full disk)", () => {
+    insertParent(1);
+    // A store that may grow by one page more fills up on a large row.
+    db.pragma(`max_page_count = ${(db.pragma("page_count", { simple: true }) as number) + 1}`);
+    expect(() => inTransaction(db, () => db.prepare("INSERT INTO blobs (data) VALUES (?)").run(Buffer.alloc(64 * 1024)))).toThrow(/full/);
+    expect(failures.map((err) => (err as { code?: string }).code)).toEqual(["SQLITE_FULL"]);
+    expect(db.inTransaction).toBe(false);
+    db.pragma("max_page_count = 1073741823");
+    insertParent(2);
     endTurn();
     endTurn();
     expect(committedParents()).toEqual([2]);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { StepInput, StepOwner } from "../../store/journal-store.ts";
 import { callerGone } from "./worker-calls.ts";
-import { killBeforeJournalStep } from "../../util/fault-injection.ts";
+import { killAtJournalStep } from "../../util/fault-injection.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
@@ -60,7 +60,7 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     }
     // The fault point before a step the control plane writes for the worker: before the commit that starts the call.
     const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
-    if (typeof resultSeq === "number") killBeforeJournalStep("server", attempt.task, resultSeq);
+    if (typeof resultSeq === "number") killAtJournalStep("server", attempt.task, resultSeq);
     const begin = () => {
       request.routeOptions.config.beforeEffect?.(request);
       ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
@@ -87,6 +87,7 @@ export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): voi
     if (reply.statusCode === 200 && stepStillWanted(ctx, request, reply, step.owner)) {
       try {
         record(payload as string, step);
+        killAtJournalStep("server-uncommitted", step.owner.task, step.step.seq);
         return payload;
       } catch (err) {
         if (!(err instanceof OrkaError && err.code === "conflict")) throw err;

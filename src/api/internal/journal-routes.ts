@@ -3,7 +3,7 @@ import { z } from "zod";
 import { parseWith } from "../../resources/validate.ts";
 import type { Attempt } from "../../store/data-store.ts";
 import { STEP_KINDS, stepOwnerOf } from "../../store/journal-store.ts";
-import { killBeforeJournalStep } from "../../util/fault-injection.ts";
+import { killAtJournalStep } from "../../util/fault-injection.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
@@ -48,14 +48,16 @@ export type JournalWrite = z.infer<typeof journalWriteSchema>;
  * changes nothing); with `result`, the Task's result too, and `inSameCommit` runs in that commit after them.
  */
 export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }: JournalWrite, also: { result?: string; inSameCommit?: () => void } = {}): { storedBytes: number } {
-  for (const step of steps) killBeforeJournalStep("server", attempt.task, step.seq);
+  for (const step of steps) killAtJournalStep("server", attempt.task, step.seq);
   const owner = stepOwnerOf(attempt);
-  return ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => {
+  const { written } = ctx.data.appendEventsWith(attempt.namespace, attempt.task, events, () => {
     const storedBytes = steps.reduce((stored, step) => stored + ctx.journal.append(owner, step).storedBytes, 0);
     if (also.result !== undefined) ctx.data.putResult(attempt.namespace, attempt.task, also.result);
     also.inSameCommit?.();
     return { storedBytes };
-  }).written;
+  });
+  for (const step of steps) killAtJournalStep("server-uncommitted", attempt.task, step.seq);
+  return written;
 }
 
 /** The text of a write's last step when it is a final answer (a response without tool calls) that says something. */

@@ -131,6 +131,8 @@ async function publish(ctx: TaskContext, task: Task, dirs: GitDirs, change: Work
       artifactDigest: `sha256:${sha256Hex(change.diff)}`,
     };
     written = await writeStatus(ctx.store, task, { delivery: intent });
+    // The intent is committed before the push starts: a crash must not leave a push without it.
+    await ctx.gate.settled();
   }
   const pushed = await pushLeased(ctx.git, dirs, pusher, change.headSHA, branch, before);
   const now = await remoteBranchSHA(ctx.git, reader, branch);

@@ -81,7 +81,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private closed: Promise<void> | undefined;
   private lastRemovalId = 0;
 
-  /** `gate` holds what goes to the workers until the writes before it are committed (nothing, by default). */
+  /** `gate` holds the orders to workers until the writes before them are committed (nothing, by default). */
   constructor(options: { size: number; attemptsDir: string; git: GitSettings; removalWaitMs?: number; gate?: OutputGate }) {
     this.attemptsDir = options.attemptsDir;
     this.git = options.git;
@@ -140,9 +140,11 @@ export class LocalWorkerPool implements WorkloadRunner {
    * nothing more; one still running (a deleted Task's, being killed) may yet make them, so its worker is
    * asked, after the kill.
    */
-  cleanup(attemptId: string): Promise<void> {
+  async cleanup(attemptId: string): Promise<void> {
+    // The write that let the attempt go (its Task ended or was deleted) is committed before its files go.
+    await this.gate.settled();
     const path = join(this.attemptsDir, attemptId);
-    if (!this.attemptWorker.has(attemptId) && !existsSync(path)) return Promise.resolve();
+    if (!this.attemptWorker.has(attemptId) && !existsSync(path)) return;
     const worker = leastBusy(this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent));
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;
@@ -204,8 +206,7 @@ export class LocalWorkerPool implements WorkloadRunner {
   private spawnWorker(): PooledWorker {
     const child = fork(WORKER_ENTRY, [], { execArgv: WORKER_NODE_FLAGS, env: workerEnvironment(), stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     const outgoing = new BatchedSender<ToWorker>({
-      // An order or a reply tells of writes (an attempt's record, a call's result): it leaves once they are committed.
-      write: (batch, done) => this.gate.release(() => child.send(batch, done)),
+      write: (batch, done) => child.send(batch, done),
       // A batch the worker cannot take (it is dying: EPIPE, closed channel) loses only the attempts it was about.
       failed: (batch, err) => {
         for (const message of batch) {
@@ -284,7 +285,15 @@ export class LocalWorkerPool implements WorkloadRunner {
     if (index >= 0 && !this.closing) this.workers[index] = this.spawnWorker();
   }
 
+  /**
+   * An order (start, kill) tells of writes (the attempt's record, the Task's end): it leaves once they are
+   * committed. Replies to a worker's calls need no such wait: the API held each until its own commit.
+   */
   private send(worker: PooledWorker, message: AttemptOrder): void {
+    this.gate.release(() => this.sendNow(worker, message));
+  }
+
+  private sendNow(worker: PooledWorker, message: AttemptOrder): void {
     if (!worker.process.connected) return this.finish(worker, { attemptId: message.attemptId, exitCode: LOST_EXIT_CODE, reason: "worker process is not running" });
     if (worker.unsent) return void worker.unsent.push(message);
     worker.outgoing.push(message);
@@ -293,6 +302,6 @@ export class LocalWorkerPool implements WorkloadRunner {
   private flushUnsent(worker: PooledWorker): void {
     const unsent = worker.unsent ?? [];
     worker.unsent = undefined;
-    for (const message of unsent) this.send(worker, message);
+    for (const message of unsent) this.sendNow(worker, message);
   }
 }

@@ -1,5 +1,5 @@
 import type { Approval, ApprovalStatus, ApprovalStore } from "../approval-store.ts";
-import { prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 
@@ -33,14 +33,17 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   request(approval: Omit<Approval, "status" | "createdAt">): Approval {
-    prepared(
+    const insert = prepared(
       this.db,
       `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-    ).run(
+    );
+    inTransaction(this.db, () =>
+      insert.run(
         approval.id, approval.namespace, approval.taskName, approval.taskUID, approval.iteration, approval.action, approval.targetTool,
         approval.targetArgsDigest, approval.targetSpecDigest, approval.targetArgsPreview, approval.riskSummary ?? null, approval.severity, new Date().toISOString(),
-      );
+      ),
+    );
     return this.get(approval.namespace, approval.id)!;
   }
 
@@ -63,26 +66,28 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval {
-    prepared(this.db, "UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
-      .run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id);
+    const update = prepared(this.db, "UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'");
+    inTransaction(this.db, () => update.run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id));
     return this.get(namespace, id)!;
   }
 
   markExecuted(namespace: string, id: string, attemptId: string): boolean {
-    const result = prepared(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)")
-      .run(attemptId, namespace, id, attemptId);
-    return result.changes > 0;
+    const update = prepared(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)");
+    return inTransaction(this.db, () => update.run(attemptId, namespace, id, attemptId).changes > 0);
   }
 
   expirePending(namespace: string, task: string, before: string): Approval[] {
     const expired = this.listForTask(namespace, task).filter((a) => a.status === "pending" && a.createdAt < before);
     const statement = prepared(this.db, "UPDATE approvals SET status = 'expired', decision_time = ?, decision_actor = 'orka' WHERE namespace = ? AND id = ? AND status = 'pending'");
     const at = new Date().toISOString();
-    for (const approval of expired) statement.run(at, namespace, approval.id);
+    inTransaction(this.db, () => {
+      for (const approval of expired) statement.run(at, namespace, approval.id);
+    });
     return expired.map((a) => this.get(namespace, a.id)!);
   }
 
   cancelPending(namespace: string, task: string): void {
-    prepared(this.db, "UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
+    const cancel = prepared(this.db, "UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'");
+    inTransaction(this.db, () => cancel.run(new Date().toISOString(), namespace, task));
   }
 }

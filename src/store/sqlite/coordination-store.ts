@@ -27,14 +27,15 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   putPlan(plan: Omit<Plan, "createdAt" | "updatedAt">): Plan {
     const at = now();
-    prepared(
+    const upsert = prepared(
       this.db,
       `INSERT INTO plans (namespace, task, iteration, summary, progress_pct, goal_complete, plan_document, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (namespace, task) DO UPDATE SET iteration = excluded.iteration, summary = excluded.summary,
          progress_pct = excluded.progress_pct, goal_complete = excluded.goal_complete, plan_document = excluded.plan_document,
          updated_at = excluded.updated_at`,
-    ).run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at);
+    );
+    inTransaction(this.db, () => upsert.run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at));
     return this.getPlan(plan.namespace, plan.task)!;
   }
 
@@ -44,15 +45,17 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   deletePlan(namespace: string, task: string): void {
-    prepared(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?").run(namespace, task);
+    const remove = prepared(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?");
+    inTransaction(this.db, () => remove.run(namespace, task));
   }
 
   sendMessage(message: Pick<Message, "namespace" | "fromTask" | "toTask" | "parentTask" | "content">): Message {
     const createdAt = now();
-    const { id } = prepared<unknown[], { id: number }>(
+    const insert = prepared<unknown[], { id: number }>(
       this.db,
       "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    ).get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!;
+    );
+    const { id } = inTransaction(this.db, () => insert.get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!);
     return { id, ...message, read: false, createdAt };
   }
 
@@ -81,6 +84,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   deleteMessagesOf(namespace: string, task: string): void {
-    prepared(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)").run(namespace, task, task, task);
+    const remove = prepared(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)");
+    inTransaction(this.db, () => remove.run(namespace, task, task, task));
   }
 }

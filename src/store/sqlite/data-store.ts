@@ -91,7 +91,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   putResult(namespace: string, task: string, body: string): void {
-    this.statements.putResult.run(namespace, task, body, now());
+    inTransaction(this.db, () => this.statements.putResult.run(namespace, task, body, now()));
   }
 
   getResult(namespace: string, task: string): string | undefined {
@@ -152,7 +152,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
-    this.statements.appendLog.run(namespace, task, attempt, chunk);
+    inTransaction(this.db, () => this.statements.appendLog.run(namespace, task, attempt, chunk));
     this.notifications.emit(topic("log", namespace, task), chunk);
   }
 
@@ -172,7 +172,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   putArtifact(namespace: string, task: string, file: string, content: Buffer): void {
-    this.statements.putArtifact.run(namespace, task, file, content, now());
+    inTransaction(this.db, () => this.statements.putArtifact.run(namespace, task, file, content, now()));
   }
 
   listArtifacts(namespace: string, task: string): ArtifactInfo[] {
@@ -185,15 +185,17 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const startedAt = now();
-    this.statements.insertAttempt.run(
-      attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
+    inTransaction(this.db, () =>
+      this.statements.insertAttempt.run(
+        attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
+      ),
     );
     return { ...attempt, state: "running", startedAt };
   }
 
   recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void {
     const frozen = tools.map(({ name, effect, digest }) => ({ name, effect, ...(digest ? { digest } : {}) }));
-    this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId);
+    inTransaction(this.db, () => this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId));
     this.attemptsByToken.forget(attemptId);
   }
 
@@ -214,7 +216,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
-    this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id);
+    inTransaction(this.db, () => this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id));
     this.attemptsByToken.forget(id);
   }
 

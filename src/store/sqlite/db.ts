@@ -30,8 +30,15 @@ interface TransactionState {
   run: (body: () => unknown) => unknown;
   /** Transaction bodies running now: what they read may still be undone. */
   bodies: number;
-  /** Runs before a body when no transaction is open (a group commit opens its transaction here). */
-  beforeFirst?: () => void;
+  /** A group commit's transaction, which the bodies join (see `groupTransactions`). */
+  group?: TransactionGroup;
+}
+
+export interface TransactionGroup {
+  /** Runs before a body when no transaction is open: opens the group's. */
+  open(): void;
+  /** A body failed and took the group's transaction with it (SQLite undoes it all after a full disk or an I/O error). */
+  lost(err: unknown): void;
 }
 
 const transactionStates = new WeakMap<Db, TransactionState>();
@@ -46,15 +53,19 @@ function transactionState(db: Db): TransactionState {
 
 /**
  * Runs `body` in a transaction: committed when it returns, rolled back when it throws, a savepoint when a
- * transaction is open already (as it is while a group commit gathers the writes of a turn, which then
- * commits them all: `GroupCommit`).
+ * transaction is open already. Every write of the stores runs in one, a single statement too: when the
+ * connection's transactions are grouped (`GroupCommit`), the body joins the group's transaction, and a
+ * failure that undoes the whole group is noticed here, before any other write.
  */
 export function inTransaction<T>(db: Db, body: () => T): T {
   const state = transactionState(db);
-  if (!db.inTransaction) state.beforeFirst?.();
+  if (!db.inTransaction) state.group?.open();
   state.bodies++;
   try {
     return state.run(body) as T;
+  } catch (err) {
+    if (state.group && !db.inTransaction) state.group.lost(err);
+    throw err;
   } finally {
     state.bodies--;
   }
@@ -65,9 +76,9 @@ export function inTransactionBody(db: Db): boolean {
   return (transactionStates.get(db)?.bodies ?? 0) > 0;
 }
 
-/** Has `open` run before every transaction body that finds no transaction open on `db`. */
-export function beforeFirstTransaction(db: Db, open: () => void): void {
-  transactionState(db).beforeFirst = open;
+/** Has every transaction body on `db` run in `group`'s transaction. */
+export function groupTransactions(db: Db, group: TransactionGroup): void {
+  transactionState(db).group = group;
 }
 
 /** Statements already compiled, per connection and SQL text: compiling one costs more than most queries run. */
@@ -136,8 +147,11 @@ export function storeWriteFailure(err: unknown): OrkaError | undefined {
  * Why the database cannot be written right now, or undefined when it can. The probe is a real
  * one-page write (the schema version, rewritten unchanged), since a read-only or full store still
  * opens and reads. Any failure of it means not ready; one SQLite does not explain is named by code.
+ * It is made on its own, outside any transaction: while a group commit's transaction is open, that
+ * transaction took the write lock already, and its commit is the check (one that fails ends the server).
  */
 export function storeWriteProblem(db: Db): string | undefined {
+  if (db.inTransaction) return undefined;
   try {
     db.pragma(`user_version = ${db.pragma("user_version", { simple: true }) as number}`);
     return undefined;

@@ -1,5 +1,5 @@
 import type { OutputGate } from "../output-gate.ts";
-import { beforeFirstTransaction, prepared, type Db } from "./db.ts";
+import { groupTransactions, prepared, type Db } from "./db.ts";
 
 export interface GroupCommitOptions {
   /**
@@ -37,7 +37,7 @@ export class GroupCommit implements OutputGate {
   constructor(db: Db, options: GroupCommitOptions) {
     this.db = db;
     this.options = options;
-    beforeFirstTransaction(db, () => this.begin());
+    groupTransactions(db, { open: () => this.begin(), lost: (err) => this.fail(err) });
   }
 
   release(send: () => void): void {
@@ -54,35 +54,48 @@ export class GroupCommit implements OutputGate {
   /** Commits the writes gathered so far, now (the server does before it closes the connection). */
   commit(): void {
     if (!this.open) return;
-    this.open = false;
-    const waiting = this.waiting;
-    this.waiting = undefined;
     try {
-      // SQLite rolls a transaction back by itself after some failures (a full disk, an I/O error): then
-      // there is nothing to commit, and the writes it held are gone.
+      // SQLite undoes a transaction by itself after some failures (a full disk, an I/O error), and a body
+      // that failed so reports it; this is the last check.
       if (!this.db.inTransaction) throw new Error("the store undid this turn's writes after a failed statement");
       prepared(this.db, "COMMIT").run();
     } catch (err) {
-      if (this.db.inTransaction) prepared(this.db, "ROLLBACK").run();
-      this.held = [];
-      waiting?.reject(err);
-      this.options.commitFailed(err);
+      this.fail(err);
       return;
     }
+    this.open = false;
+    const waiting = this.waiting;
+    this.waiting = undefined;
     waiting?.resolve();
     this.releaseHeld();
   }
 
   private begin(): void {
-    // A group still open here lost its transaction to a failure SQLite undid by itself (see commit).
+    // A group still open here lost its transaction to a statement outside any body.
     if (this.open) this.commit();
     prepared(this.db, "BEGIN IMMEDIATE").run();
     this.open = true;
     (this.options.schedule ?? setImmediate)(() => this.commit());
   }
 
+  /** The group's writes are gone: nothing held goes out, and the process is told. */
+  private fail(err: unknown): void {
+    if (!this.open) return;
+    this.open = false;
+    this.held = [];
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    try {
+      if (this.db.inTransaction) prepared(this.db, "ROLLBACK").run();
+    } finally {
+      waiting?.reject(err);
+      this.options.commitFailed(err);
+    }
+  }
+
   /** Sends what was held, in order; a send that writes opens the next group, and what is held after it waits for that one. */
   private releaseHeld(): void {
+    if (this.releasing) return; // the outer call, still running, sends the rest in order
     this.releasing = true;
     try {
       while (this.held.length > 0 && !this.open) {

@@ -109,10 +109,8 @@ export class SqliteJournalStore implements JournalStore {
 
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean {
     const at = new Date().toISOString();
-    return (
-      prepared(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")
-        .run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0
-    );
+    const insert = prepared(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)");
+    return inTransaction(this.db, () => insert.run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0);
   }
 
   finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void {
