@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { inTransaction, openDatabase, type Db } from "../../src/store/sqlite/db.ts";
+import { inStatement, inTransaction, openDatabase, type Db } from "../../src/store/sqlite/db.ts";
 import { GroupCommit } from "../../src/store/sqlite/group-commit.ts";
 import { SqliteResourceStore } from "../../src/store/sqlite/resource-store.ts";
 import { SecretCipher } from "../../src/store/secret-cipher.ts";
@@ -89,6 +89,18 @@ describe("a group commit", () => {
     expect(failures).toEqual([]);
   });
 
+  it("runs a single statement in the turn's transaction without a savepoint: one that fails undoes only itself", () => {
+    const insert = db.prepare("INSERT INTO parents (id) VALUES (?)");
+    inStatement(db, () => insert.run(1));
+    expect(scheduled).toHaveLength(1);
+    expect(() => inStatement(db, () => insert.run(1))).toThrow(/UNIQUE/);
+    inStatement(db, () => insert.run(2));
+    expect(committedParents()).toEqual([]);
+    endTurn();
+    expect(committedParents()).toEqual([1, 2]);
+    expect(failures).toEqual([]);
+  });
+
   it("holds what a released send sends after writing for the next commit, and releases the rest of the first", () => {
     const sent: string[] = [];
     insertParent(1);
@@ -147,11 +159,14 @@ describe("a group commit", () => {
     expect(committedParents()).toEqual([2]);
   });
 
-  it("notices at once a statement that failed and took the turn's writes with it, before any other write (a full disk)", () => {
+  it.each([
+    ["a transaction body", inTransaction],
+    ["a single statement", inStatement],
+  ])("notices at once %s that failed and took the turn's writes with it, before any other write (a full disk)", (_what, write) => {
     insertParent(1);
     // A store that may grow by one page more fills up on a large row.
     db.pragma(`max_page_count = ${(db.pragma("page_count", { simple: true }) as number) + 1}`);
-    expect(() => inTransaction(db, () => db.prepare("INSERT INTO blobs (data) VALUES (?)").run(Buffer.alloc(64 * 1024)))).toThrow(/full/);
+    expect(() => write(db, () => db.prepare("INSERT INTO blobs (data) VALUES (?)").run(Buffer.alloc(64 * 1024)))).toThrow(/full/);
     expect(failures.map((err) => (err as { code?: string }).code)).toEqual(["SQLITE_FULL"]);
     expect(db.inTransaction).toBe(false);
     db.pragma("max_page_count = 1073741823");

@@ -1,5 +1,5 @@
 import type { CoordinationStore, Message, Plan } from "../coordination-store.ts";
-import { inTransaction, prepared, type Db } from "./db.ts";
+import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -35,7 +35,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
          progress_pct = excluded.progress_pct, goal_complete = excluded.goal_complete, plan_document = excluded.plan_document,
          updated_at = excluded.updated_at`,
     );
-    inTransaction(this.db, () => upsert.run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at));
+    inStatement(this.db, () => upsert.run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at));
     return this.getPlan(plan.namespace, plan.task)!;
   }
 
@@ -46,7 +46,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   deletePlan(namespace: string, task: string): void {
     const remove = prepared(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?");
-    inTransaction(this.db, () => remove.run(namespace, task));
+    inStatement(this.db, () => remove.run(namespace, task));
   }
 
   sendMessage(message: Pick<Message, "namespace" | "fromTask" | "toTask" | "parentTask" | "content">): Message {
@@ -55,7 +55,7 @@ export class SqliteCoordinationStore implements CoordinationStore {
       this.db,
       "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
     );
-    const { id } = inTransaction(this.db, () => insert.get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!);
+    const { id } = inStatement(this.db, () => insert.get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!);
     return { id, ...message, read: false, createdAt };
   }
 
@@ -85,6 +85,6 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   deleteMessagesOf(namespace: string, task: string): void {
     const remove = prepared(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)");
-    inTransaction(this.db, () => remove.run(namespace, task, task, task));
+    inStatement(this.db, () => remove.run(namespace, task, task, task));
   }
 }

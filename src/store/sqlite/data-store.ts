@@ -9,7 +9,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import { inTransaction, prepared, type Db } from "./db.ts";
+import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
 import { growingTables, nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
@@ -91,7 +91,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   putResult(namespace: string, task: string, body: string): void {
-    inTransaction(this.db, () => this.statements.putResult.run(namespace, task, body, now()));
+    inStatement(this.db, () => this.statements.putResult.run(namespace, task, body, now()));
   }
 
   getResult(namespace: string, task: string): string | undefined {
@@ -152,7 +152,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
-    inTransaction(this.db, () => this.statements.appendLog.run(namespace, task, attempt, chunk));
+    inStatement(this.db, () => this.statements.appendLog.run(namespace, task, attempt, chunk));
     this.notifications.emit(topic("log", namespace, task), chunk);
   }
 
@@ -172,7 +172,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   putArtifact(namespace: string, task: string, file: string, content: Buffer): void {
-    inTransaction(this.db, () => this.statements.putArtifact.run(namespace, task, file, content, now()));
+    inStatement(this.db, () => this.statements.putArtifact.run(namespace, task, file, content, now()));
   }
 
   listArtifacts(namespace: string, task: string): ArtifactInfo[] {
@@ -185,7 +185,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const startedAt = now();
-    inTransaction(this.db, () =>
+    inStatement(this.db, () =>
       this.statements.insertAttempt.run(
         attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
       ),
@@ -195,7 +195,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void {
     const frozen = tools.map(({ name, effect, digest }) => ({ name, effect, ...(digest ? { digest } : {}) }));
-    inTransaction(this.db, () => this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId));
+    inStatement(this.db, () => this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId));
     this.attemptsByToken.forget(attemptId);
   }
 
@@ -216,7 +216,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
-    inTransaction(this.db, () => this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id));
+    inStatement(this.db, () => this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id));
     this.attemptsByToken.forget(id);
   }
 

@@ -53,9 +53,9 @@ function transactionState(db: Db): TransactionState {
 
 /**
  * Runs `body` in a transaction: committed when it returns, rolled back when it throws, a savepoint when a
- * transaction is open already. Every write of the stores runs in one, a single statement too: when the
- * connection's transactions are grouped (`GroupCommit`), the body joins the group's transaction, and a
- * failure that undoes the whole group is noticed here, before any other write.
+ * transaction is open already. Every write of the stores runs in one (a single statement in `inStatement`):
+ * when the connection's transactions are grouped (`GroupCommit`), the body joins the group's transaction,
+ * and a failure that undoes the whole group is noticed here, before any other write.
  */
 export function inTransaction<T>(db: Db, body: () => T): T {
   const state = transactionState(db);
@@ -68,6 +68,21 @@ export function inTransaction<T>(db: Db, body: () => T): T {
     throw err;
   } finally {
     state.bodies--;
+  }
+}
+
+/**
+ * Runs `write`, one statement, as `inTransaction` runs a body, but without a savepoint: SQLite undoes a
+ * failed statement by itself. Under a group commit the statement joins the group's transaction.
+ */
+export function inStatement<T>(db: Db, write: () => T): T {
+  const state = transactionState(db);
+  if (!db.inTransaction) state.group?.open();
+  try {
+    return write();
+  } catch (err) {
+    if (state.group && !db.inTransaction) state.group.lost(err);
+    throw err;
   }
 }
 

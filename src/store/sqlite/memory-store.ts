@@ -12,7 +12,7 @@ import type {
   TranscriptSearch,
   TranscriptSearchResult,
 } from "../memory-store.ts";
-import { inTransaction, prepared, type Db } from "./db.ts";
+import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
 import { recallMemoryRows } from "./memory-recall.ts";
 import { packTags, tagsLine, unpackTags } from "./memory-tags.ts";
 import { likeEscape } from "./term-search.ts";
@@ -95,7 +95,7 @@ export class SqliteMemoryStore implements MemoryStore {
       `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    inTransaction(this.db, () =>
+    inStatement(this.db, () =>
       insert.run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at),
     );
     return this.getMemory(namespace, id)!;
@@ -159,7 +159,7 @@ export class SqliteMemoryStore implements MemoryStore {
       `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
-    inTransaction(this.db, () =>
+    inStatement(this.db, () =>
       insert.run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at),
     );
     return this.getProposal(namespace, id)!;
@@ -232,7 +232,7 @@ export class SqliteMemoryStore implements MemoryStore {
 
   ensureSession(namespace: string, name: string): void {
     const insert = prepared(this.db, "INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)");
-    inTransaction(this.db, () => insert.run(namespace, name, now()));
+    inStatement(this.db, () => insert.run(namespace, name, now()));
   }
 
   sessionExists(namespace: string, name: string): boolean {
@@ -241,12 +241,12 @@ export class SqliteMemoryStore implements MemoryStore {
 
   lockSession(namespace: string, name: string, task: string): boolean {
     const lock = prepared(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)");
-    return inTransaction(this.db, () => lock.run(task, namespace, name, task).changes > 0);
+    return inStatement(this.db, () => lock.run(task, namespace, name, task).changes > 0);
   }
 
   unlockSession(namespace: string, name: string, task: string): void {
     const unlock = prepared(this.db, "UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?");
-    inTransaction(this.db, () => unlock.run(namespace, name, task));
+    inStatement(this.db, () => unlock.run(namespace, name, task));
   }
 
   appendTranscript(namespace: string, session: string, message: { role: string; name?: string; content: string; taskName?: string }): TranscriptMessage {
@@ -255,7 +255,7 @@ export class SqliteMemoryStore implements MemoryStore {
       this.db,
       "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     );
-    const { id } = inTransaction(this.db, () => insert.get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!);
+    const { id } = inStatement(this.db, () => insert.get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!);
     return { id, sessionName: session, role: message.role, ...(message.name ? { name: message.name } : {}), content: message.content, createdAt };
   }
 
