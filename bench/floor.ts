@@ -4,8 +4,9 @@
 // - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
 //   no API, no checks): the Task created Pending with its event, the attempt and its status, the eight
 //   journal steps with their events, three tool calls recorded in the effect ledger with their result
-//   steps, the result with the final answer, the end: 17 commits (a real run of bench/run.ts makes 20:
-//   its output, its session tools and its cleanup). WAL mode, checkpoints on their thread.
+//   steps, the result with the final answer, the end: 17 commits, one per transaction, as a server
+//   serving one Task at a time makes them (at 50 at once the server's group commit shares each commit
+//   among many Tasks' writes). WAL mode, checkpoints on their thread.
 // - The worker's requests: six request/reply round trips over a pooled worker's IPC channel (the V8
 //   serializer), the sizes of a run's requests; the CPU of this side only.
 // - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
