@@ -62,9 +62,12 @@ describe("failed sign-ins", () => {
     expect(burstRows.reduce((sum, row) => sum + row.count, 0)).toBe(BURST);
     expect(burstRows.find((row) => row.status === 429)).toMatchObject({ reason: "too many failed sign-ins", client: "127.0.0.1", method: "GET" });
 
-    // Made-up paths do not make a row each.
+    // Made-up paths do not make a row each (a burst that straddles the turn of a coalescing window, each
+    // minute on the clock, makes two).
     for (let i = 0; i < 20; i++) expect((await badSignIn(orka, `/api/v1/made-up-${i}`)).status).toBe(429);
-    expect((await auditRows(orka)).filter((row) => row.path.startsWith("/api/v1/made-up-"))).toEqual([expect.objectContaining({ count: 20 })]);
+    const madeUpRows = (await auditRows(orka)).filter((row) => row.path.startsWith("/api/v1/made-up-"));
+    expect(madeUpRows.length).toBeLessThanOrEqual(2);
+    expect(madeUpRows.reduce((sum, row) => sum + row.count, 0)).toBe(20);
   });
 });
 

@@ -46,6 +46,15 @@ describe("a group commit", () => {
   const insertParent = (id: number) => inTransaction(db, () => db.prepare("INSERT INTO parents (id) VALUES (?)").run(id));
   const committedParents = () => other.prepare("SELECT id FROM parents ORDER BY id").pluck().all();
   const endTurn = () => scheduled.shift()!();
+  /** After lost writes the process is ending: the group writes nothing more and sends nothing. */
+  const expectNothingAfter = async () => {
+    expect(() => insertParent(3)).toThrow(/lost writes that code had gone on from .*: the server must start again/);
+    const sent: string[] = [];
+    commits.release(() => sent.push("anything"));
+    expect(sent).toEqual([]);
+    await expect(commits.settled()).rejects.toBeDefined();
+    expect(committedParents()).not.toContain(3);
+  };
 
   it("commits the transactions of a turn once, and only then releases what was held, in the order it was sent", async () => {
     insertParent(1);
@@ -143,26 +152,23 @@ describe("a group commit", () => {
     expect(db.inTransaction).toBe(false);
     expect(db.prepare("SELECT count(*) FROM parents").pluck().get()).toBe(0);
 
-    // The next turn starts afresh.
-    insertParent(2);
-    endTurn();
-    expect(committedParents()).toEqual([2]);
+    await expectNothingAfter();
   });
 
-  it("reports the writes of a turn that SQLite undid by itself, instead of committing the next turn's over them", () => {
+  it("reports the writes of a turn that SQLite undid by itself, instead of committing the next turn's over them", async () => {
     insertParent(1);
     db.exec("ROLLBACK"); // as SQLite does after a full disk or an I/O error in a statement
-    insertParent(2);
+    expect(() => insertParent(2)).toThrow(/the server must start again/);
     expect(failures.map(String)).toEqual(["Error: the store undid this turn's writes after a failed statement"]);
     endTurn();
-    endTurn();
-    expect(committedParents()).toEqual([2]);
+    expect(committedParents()).toEqual([]);
+    await expectNothingAfter();
   });
 
   it.each([
     ["a transaction body", inTransaction],
     ["a single statement", inStatement],
-  ])("notices at once %s that failed and took the turn's writes with it, before any other write (a full disk)", (_what, write) => {
+  ])("notices at once %s that failed and took the turn's writes with it, before any other write (a full disk)", async (_what, write) => {
     insertParent(1);
     // A store that may grow by one page more fills up on a large row.
     db.pragma(`max_page_count = ${(db.pragma("page_count", { simple: true }) as number) + 1}`);
@@ -170,10 +176,7 @@ describe("a group commit", () => {
     expect(failures.map((err) => (err as { code?: string }).code)).toEqual(["SQLITE_FULL"]);
     expect(db.inTransaction).toBe(false);
     db.pragma("max_page_count = 1073741823");
-    insertParent(2);
-    endTurn();
-    endTurn();
-    expect(committedParents()).toEqual([2]);
+    await expectNothingAfter();
   });
 
   it("commits at once when asked (the server does before it closes the connection)", () => {

@@ -141,7 +141,7 @@ export class LocalWorkerPool implements WorkloadRunner {
    * asked, after the kill.
    */
   async cleanup(attemptId: string): Promise<void> {
-    // The write that let the attempt go (its Task ended or was deleted) is committed before its files go.
+    // What was written before the removal (the Task's end, its deletion) is committed before the files go.
     await this.gate.settled();
     const path = join(this.attemptsDir, attemptId);
     if (!this.attemptWorker.has(attemptId) && !existsSync(path)) return;

@@ -55,7 +55,8 @@ function transactionState(db: Db): TransactionState {
  * Runs `body` in a transaction: committed when it returns, rolled back when it throws, a savepoint when a
  * transaction is open already. Every write of the stores runs in one (a single statement in `inStatement`):
  * when the connection's transactions are grouped (`GroupCommit`), the body joins the group's transaction,
- * and a failure that undoes the whole group is noticed here, before any other write.
+ * and a failure that undoes the whole group is noticed here, before any other write. So a body lets
+ * SQLite's errors through: one it caught and wrote on after would write outside the group.
  */
 export function inTransaction<T>(db: Db, body: () => T): T {
   const state = transactionState(db);

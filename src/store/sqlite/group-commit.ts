@@ -1,10 +1,12 @@
+import { errorMessage } from "../../util/errors.ts";
 import type { OutputGate } from "../output-gate.ts";
 import { groupTransactions, prepared, type Db } from "./db.ts";
 
 export interface GroupCommitOptions {
   /**
    * The group's commit failed and its writes are undone, though the code that made them went on as if they
-   * were kept: the process must end, and start again from what was committed (nothing held went out).
+   * were kept: the process must end, and start again from what was committed (nothing held went out, and
+   * from then on the group refuses every write and sends nothing).
    */
   commitFailed: (err: unknown) => void;
   /** A held send threw when it was released (the others are still released). */
@@ -33,6 +35,8 @@ export class GroupCommit implements OutputGate {
   private releasing = false;
   private held: (() => void)[] = [];
   private waiting?: PromiseWithResolvers<void>;
+  /** Why a group's writes were lost: from then on nothing is written or sent (the process is ending). */
+  private failure?: unknown;
 
   constructor(db: Db, options: GroupCommitOptions) {
     this.db = db;
@@ -41,11 +45,13 @@ export class GroupCommit implements OutputGate {
   }
 
   release(send: () => void): void {
+    if (this.failure !== undefined) return;
     if (this.open || this.releasing) this.held.push(send);
     else send();
   }
 
   settled(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     if (!this.open) return Promise.resolve();
     this.waiting ??= Promise.withResolvers<void>();
     return this.waiting.promise;
@@ -73,15 +79,17 @@ export class GroupCommit implements OutputGate {
   private begin(): void {
     // A group still open here lost its transaction to a statement outside any body.
     if (this.open) this.commit();
+    if (this.failure !== undefined) throw new Error(`the store lost writes that code had gone on from (${errorMessage(this.failure)}): the server must start again`);
     prepared(this.db, "BEGIN IMMEDIATE").run();
     this.open = true;
     (this.options.schedule ?? setImmediate)(() => this.commit());
   }
 
-  /** The group's writes are gone: nothing held goes out, and the process is told. */
+  /** The group's writes are gone: nothing held goes out, nothing is written or sent after, and the process is told. */
   private fail(err: unknown): void {
     if (!this.open) return;
     this.open = false;
+    this.failure = err;
     this.held = [];
     const waiting = this.waiting;
     this.waiting = undefined;
