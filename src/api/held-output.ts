@@ -22,7 +22,7 @@ export function holdRepliesUntilCommitted(app: FastifyInstance, gate: OutputGate
   app.addHook("onRoute", (route) => {
     route.onSend = [...[route.onSend ?? []].flat(), hold];
   });
-  app.addHook("onSend", (request, reply, payload, done) => (request.is404 ? hold.call(app, request, reply, payload, done) : done(null, payload)));
+  app.addHook("onSend", (request, _reply, payload, done) => (request.is404 ? gate.release(() => done(null, payload)) : done(null, payload)));
 }
 
 /** A taken-over response written through the gate: its head, each write and its end leave in order, each after the writes made before it are committed. */

@@ -60,13 +60,9 @@ function transactionState(db: Db): TransactionState {
  */
 export function inTransaction<T>(db: Db, body: () => T): T {
   const state = transactionState(db);
-  if (!db.inTransaction) state.group?.open();
   state.bodies++;
   try {
-    return state.run(body) as T;
-  } catch (err) {
-    if (state.group && !db.inTransaction) state.group.lost(err);
-    throw err;
+    return inGroup(db, state, () => state.run(body) as T);
   } finally {
     state.bodies--;
   }
@@ -77,7 +73,11 @@ export function inTransaction<T>(db: Db, body: () => T): T {
  * failed statement by itself. Under a group commit the statement joins the group's transaction.
  */
 export function inStatement<T>(db: Db, write: () => T): T {
-  const state = transactionState(db);
+  return inGroup(db, transactionState(db), write);
+}
+
+/** Runs `write` in the connection's group commit, when it has one: opened first if need be, and told when a failure took its transaction with it. */
+function inGroup<T>(db: Db, state: TransactionState, write: () => T): T {
   if (!db.inTransaction) state.group?.open();
   try {
     return write();
