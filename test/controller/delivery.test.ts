@@ -11,6 +11,7 @@ import { checkOut } from "../../src/workspace/checkout.ts";
 import { DEFAULT_GIT_SETTINGS, type GitDirs, type GitSettings } from "../../src/workspace/git.ts";
 import { pushLeased } from "../../src/workspace/publish.ts";
 import { startGitPeer, type GitPeer } from "../peers/git-server.ts";
+import { HeldGate } from "../helpers/held-gate.ts";
 import { tempStore } from "../helpers/store.ts";
 
 const REPO = "https://github.com/o/crash";
@@ -103,6 +104,24 @@ describe("delivery after an interrupted publication", () => {
     const delivery = await deliverAndWrite(ctx, task);
     expect(delivery).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: expected });
     expect(await git.refSha("o/crash", `refs/heads/${delivery.branch}`)).toBe(expected);
+    expect(pushesSince(from)).toBe(1);
+  });
+
+  it("pushes only once the intent it wrote is committed", async () => {
+    const { task, ctx, expected } = await interrupted();
+    const prepared = await store.resources.updateStatus({
+      ...task,
+      status: { ...task.status, delivery: { state: "Prepared" as const, publicationRepository: REPO, branch: task.status!.delivery!.branch } },
+    });
+    const gate = new HeldGate();
+    gate.close(); // as the group commit holds the turn in which the intent is written
+    const from = git.requests.length;
+    const delivering = deliverAndWrite({ ...ctx, gate } as TaskContext, prepared);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(pushesSince(from)).toBe(0);
+    expect((await store.resources.get<TaskSpec, TaskStatus>("Task", "default", task.metadata.name))!.status!.delivery).toMatchObject({ state: "Publishing", expectedCommitSHA: expected });
+    gate.open();
+    expect(await delivering).toMatchObject({ outcome: "VerifiedExact", verifiedRemoteSHA: expected });
     expect(pushesSince(from)).toBe(1);
   });
 
