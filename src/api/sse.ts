@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { heldStream } from "./held-output.ts";
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number): void;
@@ -92,9 +93,7 @@ export function openSse(request: FastifyRequest, reply: FastifyReply): SseStream
   }
   open.add(stream);
   raw.on("close", finish);
-  gate.release(() => {
-    if (!raw.destroyed) raw.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
-  });
+  heldStream(gate, raw).writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
   write(": connected\n\n");
   heartbeat = setInterval(() => write(": keep-alive\n\n"), HEARTBEAT_MS);
   return stream;

@@ -70,9 +70,7 @@ export class GroupCommit implements OutputGate {
       return;
     }
     this.open = false;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.resolve();
+    this.tellWaiting();
     this.releaseHeld();
   }
 
@@ -91,14 +89,20 @@ export class GroupCommit implements OutputGate {
     this.open = false;
     this.failure = err;
     this.held = [];
-    const waiting = this.waiting;
-    this.waiting = undefined;
     try {
       if (this.db.inTransaction) prepared(this.db, "ROLLBACK").run();
     } finally {
-      waiting?.reject(err);
+      this.tellWaiting(err);
       this.options.commitFailed(err);
     }
+  }
+
+  /** Tells whoever awaits `settled()` how the group ended: committed, or lost with `failure`. */
+  private tellWaiting(failure?: unknown): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (failure === undefined) waiting?.resolve();
+    else waiting?.reject(failure);
   }
 
   /** Sends what was held, in order; a send that writes opens the next group, and what is held after it waits for that one. */
