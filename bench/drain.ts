@@ -75,7 +75,7 @@ async function peersDraining(modelPort: string): Promise<string> {
   const dir = await preparePeers().catch((err: Error) => err);
   const rows: string[][] = [];
   for (const peer of PEERS) {
-    const figure = dir instanceof Error ? dir : await runPeer(dir, peer.script, modelPort, [{ runs: TASKS, concurrency: TASKS }], false).then(([f]) => f, (err: Error) => err);
+    const figure = dir instanceof Error ? dir : await runPeer(dir, peer.script, modelPort, [{ runs: TASKS, concurrency: TASKS }], { warmUp: false }).then(([f]) => f, (err: Error) => err);
     if (figure instanceof Error) rows.push([peer.name, `not run: ${figure.message.split("\n")[0]}`, "", ""]);
     else rows.push([peer.name, `${(TASKS / figure.runs_per_s).toFixed(1)} s`, `${(TASKS / figure.runs_per_s / (IDEAL_MS / 1000)).toFixed(2)}×`, figure.cpu_ms_per_run.toFixed(2)]);
   }

@@ -1,7 +1,8 @@
 // npm run bench (`npm run bench -- --quick`: a reduced run, under a minute): Orka beside in-process agent
 // frameworks on the 3-tool-call loop of bench/peers/ (three `noop` tool calls, then "done"), all against
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
-// machine's noise. Orka: Task created through the API → Succeeded (followed on one watch of the namespace's
+// machine's noise (a quick run: before only), each twice: its tool a function, as in the peers' own benchmark, and its tool making the
+// same HTTP call as Orka's custom HTTP Tool (the fake model's POST /noop), like for like. Orka: Task created through the API → Succeeded (followed on one watch of the namespace's
 // Tasks, as a client running many Tasks does), every step durable, the server in its own process. Prints that table,
 // then runs the other figure groups of the performance issue, each in its own process and printing its
 // own table (FIGURE_GROUPS); asserts nothing.
@@ -10,7 +11,7 @@ import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
-import { PEERS, preparePeers, runPeer, type PeerFigure } from "./peers/peers.ts";
+import { PEERS, preparePeers, runPeer, TOOL_MODES, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { startOrkaProcess, type adminClient } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
@@ -34,24 +35,37 @@ interface Row {
   note?: string;
 }
 
-/** Each peer at each concurrency; a peer that cannot be installed or run is a row that says why. */
+type Peer = (typeof PEERS)[number];
+type ToolMode = (typeof TOOL_MODES)[number];
+/** A peer's rows: for each of its tool's modes, before Orka and (unless a quick run) after. */
+type PeerRows = { peer: Peer; mode: ToolMode; rows: Row[] }[];
+
+/** Each peer, its tool in each mode, at each concurrency; a peer that cannot be installed or run is a row that says why. */
 async function measurePeers(dir: string | Error, modelPort: string, when: string): Promise<Row[]> {
   const rows: Row[] = [];
   for (const peer of PEERS) {
-    const system = `${peer.name} (${when})`;
-    if (dir instanceof Error) {
-      rows.push({ system, runsPerSecond: {}, note: `not run: ${dir.message}` });
-      continue;
-    }
-    const figures: PeerFigure[] | Error = await runPeer(dir, peer.script, modelPort, PAIRS).catch((err: Error) => err);
-    if (figures instanceof Error) rows.push({ system, runsPerSecond: {}, note: `not run: ${figures.message.split("\n")[0]}` });
-    else {
-      const busiest = figures.find((f) => f.concurrency === BUSIEST);
-      const cpuPerRun = busiest && { ms: busiest.cpu_ms_per_run, parts: "its one process (the loop, its SDK, the tool as a function)" };
-      rows.push({ system, runsPerSecond: Object.fromEntries(figures.map((f) => [f.concurrency, f.runs_per_s])), cpuPerRun });
+    for (const mode of TOOL_MODES) {
+      const system = `${peer.name}, ${mode.label} (${when})`;
+      if (dir instanceof Error) {
+        rows.push({ system, runsPerSecond: {}, note: `not run: ${dir.message}` });
+        continue;
+      }
+      const figures: PeerFigure[] | Error = await runPeer(dir, peer.script, modelPort, PAIRS, { toolOverHttp: mode.toolOverHttp }).catch((err: Error) => err);
+      if (figures instanceof Error) rows.push({ system, runsPerSecond: {}, note: `not run: ${figures.message.split("\n")[0]}` });
+      else {
+        const busiest = figures.find((f) => f.concurrency === BUSIEST);
+        const cpuPerRun = busiest && { ms: busiest.cpu_ms_per_run, parts: `its one process (the loop, its SDK, ${mode.toolOverHttp ? "the tool's HTTP call" : "the tool as a function"})` };
+        rows.push({ system, runsPerSecond: Object.fromEntries(figures.map((f) => [f.concurrency, f.runs_per_s])), cpuPerRun });
+      }
     }
   }
   return rows;
+}
+
+/** Each peer and tool mode with its row before Orka and its row after, if any, in the order measurePeers makes them. */
+function peerRows(before: Row[], after: Row[]): PeerRows {
+  const modes = PEERS.flatMap((peer) => TOOL_MODES.map((mode) => ({ peer, mode })));
+  return modes.map(({ peer, mode }, i) => ({ peer, mode, rows: [before[i], after[i]].filter(Boolean) }));
 }
 
 /**
@@ -142,8 +156,8 @@ function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpu
  * what this machine's cores give per run at that rate, what its worker processes and the fake model leave,
  * and never more than one thread's worth (its JavaScript runs on one), as a sentence beside what it used.
  */
-function serverBudget(peer: string, peerRows: Row[], times: number, orka: OrkaCpu): string | undefined {
-  const rate = Math.max(...peerRows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
+function serverBudget(peer: string, rows: Row[], times: number, orka: OrkaCpu): string | undefined {
+  const rate = Math.max(...rows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
   if (!rate) return undefined;
   const target = rate * times;
   const perRun = (cpus().length * 1000) / target;
@@ -178,8 +192,10 @@ try {
   const peersDir = await preparePeers().catch((err: Error) => err);
   const before = await measurePeers(peersDir, model.port, "before Orka");
   const orka = await measureOrka(model);
-  const after = await measurePeers(peersDir, model.port, "after Orka");
-  const rows = [orka.row, ...PEERS.flatMap((_, i) => [before[i], after[i]])];
+  // A quick run measures the peers once, to stay under a minute.
+  const after = QUICK ? [] : await measurePeers(peersDir, model.port, "after Orka");
+  const peers = peerRows(before, after);
+  const rows = [orka.row, ...peers.flatMap(({ rows }) => rows)];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
     "Orka's server runs in its own process; each Task is created through the API and followed to its end on one watch of the namespace's Tasks. " +
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
@@ -189,7 +205,7 @@ try {
     `On ${cpus().length} cores a system cannot exceed ${cpus().length} × 1000 ÷ its CPU per run runs/s, nor 1000 ÷ the CPU per run of its busiest single thread.\n`);
   console.log(markdownTable(["system", "CPU per run, ms", "where"], rows.filter((row) => row.cpuPerRun).map((row) => [row.system, row.cpuPerRun!.ms.toFixed(2), row.cpuPerRun!.parts])));
   const split = orka.row.cpuPerRun?.split;
-  const budgets = split ? PEERS.map((peer, i) => serverBudget(peer.name, [before[i], after[i]], peer.goal, split)).filter(Boolean) : [];
+  const budgets = split ? peers.map(({ peer, mode, rows }) => serverBudget(`${peer.name}, ${mode.label}`, rows, peer.goal, split)).filter(Boolean) : [];
   if (budgets.length) console.log(`\nThe server's budget per run at the performance goals (compare the floor under it, bench/floor.ts below):\n${budgets.map((line) => `- ${line}`).join("\n")}`);
 } finally {
   model.close();

@@ -1,10 +1,24 @@
-// Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument,
-// after one warm-up loop unless the first argument is --no-warm-up.
+// What every peer script shares: its arguments, its `noop` tool's work and its measuring loop.
+// node <peer>.mjs <model port> [--no-warm-up] [--tool-over-http] <runs>:<concurrency>…
+//   --no-warm-up      no untimed loop first (one otherwise);
+//   --tool-over-http  the tool POSTs its arguments to the fake model's /noop and answers what it says, the
+//                     call Orka's custom HTTP Tool makes; without it the tool is a function that answers at once.
+const [port, ...rest] = process.argv.slice(2);
+const flags = new Set(rest.filter((arg) => arg.startsWith("--")));
+const pairs = rest.filter((arg) => !arg.startsWith("--"));
+
+/** The fake model's base URL. */
+export const modelURL = `http://127.0.0.1:${port}`;
+
+/** The `noop` tool's work: a function, or the same HTTP call as Orka's custom HTTP Tool. */
+export const noop = flags.has("--tool-over-http")
+  ? async (args) => (await fetch(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(args) })).text()
+  : async ({ n }) => `ok ${n}`;
+
+/** Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument, printing one JSON line each. */
 export async function measure(peer, one) {
-  const args = process.argv.slice(3);
-  const warmUp = args[0] !== "--no-warm-up";
-  if (warmUp) await one();
-  for (const pair of warmUp ? args : args.slice(1)) {
+  if (!flags.has("--no-warm-up")) await one();
+  for (const pair of pairs) {
     const [runs, concurrency] = pair.split(":").map(Number);
     let started = 0;
     const cpu0 = process.cpuUsage();

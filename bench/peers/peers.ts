@@ -45,8 +45,24 @@ export async function runPeerScript(dir: string, script: string, args: string[])
   return stdout;
 }
 
-/** Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`, after one warm-up loop unless `warmUp` is false. */
-export async function runPeer(dir: string, script: string, modelPort: string, pairs: { runs: number; concurrency: number }[], warmUp = true): Promise<PeerFigure[]> {
-  const stdout = await runPeerScript(dir, script, [modelPort, ...(warmUp ? [] : ["--no-warm-up"]), ...pairs.map((p) => `${p.runs}:${p.concurrency}`)]);
+/** How a peer's `noop` tool does its work: as a function (the peers' own benchmark), or over HTTP as Orka's custom HTTP Tool does. */
+export const TOOL_MODES = [
+  { label: "its tool a function", toolOverHttp: false },
+  { label: "its tool over HTTP, as Orka's", toolOverHttp: true },
+] as const;
+
+/**
+ * Runs one peer for each `runs` × `concurrency` pair against the fake model on `modelPort`: after one
+ * warm-up loop unless `warmUp` is false; its tool a function unless `toolOverHttp` (measure.mjs).
+ */
+export async function runPeer(
+  dir: string,
+  script: string,
+  modelPort: string,
+  pairs: { runs: number; concurrency: number }[],
+  { warmUp = true, toolOverHttp = false } = {},
+): Promise<PeerFigure[]> {
+  const flags = [...(warmUp ? [] : ["--no-warm-up"]), ...(toolOverHttp ? ["--tool-over-http"] : [])];
+  const stdout = await runPeerScript(dir, script, [modelPort, ...flags, ...pairs.map((p) => `${p.runs}:${p.concurrency}`)]);
   return stdout.trim().split("\n").map((line) => JSON.parse(line) as PeerFigure);
 }
