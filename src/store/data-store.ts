@@ -106,7 +106,7 @@ export interface TaskDataStore {
   onEvent(namespace: string, task: string, listener: (event: ExecutionEvent, previousSeq: number) => void): () => void;
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void;
-  /** Several chunks, in order, written together (one commit for a burst of output). */
+  /** Several chunks, in order, written together (one commit for a burst of output), each attempt's joined into one. */
   appendLogs(chunks: readonly LogChunk[]): void;
   readLogs(namespace: string, task: string, afterId?: number): { text: string; lastId: number };
   onLog(namespace: string, task: string, listener: (chunk: string) => void): () => void;

@@ -158,7 +158,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   appendLogs(chunks: readonly LogChunk[]): void {
     inTransaction(this.db, () => {
-      for (const { namespace, task, attempt, chunk } of chunks) this.appendLog(namespace, task, attempt, chunk);
+      for (const { namespace, task, attempt, chunk } of joinedByAttempt(chunks)) this.appendLog(namespace, task, attempt, chunk);
     });
   }
 
@@ -257,6 +257,21 @@ export class SqliteTaskDataStore implements TaskDataStore {
       if (this.notifications.listenerCount(name) === 0) this.heardSeq.delete(name);
     };
   }
+}
+
+/**
+ * Each attempt's chunks joined in order into one: a row and a notification for what an attempt wrote in a
+ * batch, rather than one per chunk (an AI worker writes a line per event, about twenty a run). Attempts
+ * keep the order they first appear in, so a Task's next attempt still comes after the one before.
+ */
+function joinedByAttempt(chunks: readonly LogChunk[]): LogChunk[] {
+  const byAttempt = new Map<string, LogChunk>();
+  for (const next of chunks) {
+    const key = JSON.stringify([next.namespace, next.task, next.attempt]);
+    const joined = byAttempt.get(key);
+    byAttempt.set(key, joined ? { ...joined, chunk: joined.chunk + next.chunk } : next);
+  }
+  return [...byAttempt.values()];
 }
 
 function toEvent(row: EventRow): ExecutionEvent {
