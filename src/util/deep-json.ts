@@ -10,14 +10,26 @@
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** True when a parsed JSON or YAML value nests objects and arrays deeper than `max` levels, walked with its own stack. */
+/**
+ * True when a parsed JSON or YAML value nests objects and arrays deeper than `max` levels, walked with its
+ * own stack. Every request body passes through here, so the walk allocates nothing per node.
+ */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  while (pending.length > 0) {
-    const [node, depth] = pending.pop()!;
-    if (node === null || typeof node !== "object") continue;
+  const nodes: object[] = [];
+  const depths: number[] = [];
+  const visit = (child: unknown, depth: number) => {
+    if (child !== null && typeof child === "object") {
+      nodes.push(child);
+      depths.push(depth);
+    }
+  };
+  visit(value, 1);
+  while (nodes.length > 0) {
+    const node = nodes.pop() as Record<string, unknown>;
+    const depth = depths.pop()!;
     if (depth > max) return true;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+    if (Array.isArray(node)) for (const child of node) visit(child, depth + 1);
+    else for (const key in node) visit(node[key], depth + 1);
   }
   return false;
 }
