@@ -80,3 +80,41 @@ describe("removing a finished attempt's directories", () => {
     }
   });
 });
+
+describe("removing a running attempt's directories", () => {
+  let pool: LocalWorkerPool | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("waits for the attempt to end (a deleted Task's, being killed), which could still write into them", async () => {
+    dir = mkdtempSync(join(tmpdir(), "orka-removal-running-"));
+    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    // The attempt's first call to the control plane is answered only once it is killed: it runs until then.
+    let called!: () => void;
+    const firstCall = new Promise<void>((resolve) => (called = resolve));
+    const killed = Promise.withResolvers<{ status: number; text: string }>();
+    pool.serveControlPlane(() => {
+      called();
+      return killed.promise;
+    });
+    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    const dirs = await pool.prepare("a-1");
+    pool.start("a-1", attemptEnv(scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs, answer: "done", tools: [] })));
+    await firstCall;
+    mkdirSync(dirs.workspaceDir, { recursive: true });
+    writeFileSync(join(dirs.workspaceDir, "note.txt"), "x");
+
+    let removed = false;
+    const removing = pool.cleanup("a-1").then(() => (removed = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect([removed, existsSync(join(dir, "a-1"))]).toEqual([false, true]);
+    pool.kill("a-1", "task deleted");
+    killed.resolve({ status: 503, text: JSON.stringify({ error: { code: 503, message: "the attempt was stopped" } }) });
+    expect(await exited).toMatchObject({ attemptId: "a-1" });
+    await removing;
+    expect(existsSync(join(dir, "a-1"))).toBe(false);
+  }, 30_000);
+});

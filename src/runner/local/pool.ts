@@ -72,6 +72,8 @@ export class LocalWorkerPool implements WorkloadRunner {
   private readonly killTimers = new Map<string, NodeJS.Timeout>();
   private readonly logListeners: ((attemptId: string, chunk: string) => void)[] = [];
   private readonly exitListeners: ((exit: AttemptExit) => void)[] = [];
+  /** Removals waiting for a running attempt to end, by attempt id. */
+  private readonly endWaiters = new Map<string, (() => void)[]>();
   private readonly attemptsDir: string;
   private readonly git: GitSettings;
   private readonly removalWaitMs: number;
@@ -137,14 +139,15 @@ export class LocalWorkerPool implements WorkloadRunner {
    * least busy ready worker process does it, off this thread (the server's); with none ready, or one that
    * has not done it in time (10 s unless the pool was told otherwise), it is done here. An attempt that
    * has ended without making directories (an ai loop that ran no built-in tool) costs one look here and
-   * nothing more; one still running (a deleted Task's, being killed) may yet make them, so its worker is
-   * asked, after the kill.
+   * nothing more. One still running (a deleted Task's, being killed) could write into them after they
+   * went: they go once it has ended, which the kill bounds.
    */
   async cleanup(attemptId: string): Promise<void> {
     // What was written before the removal (the Task's end, its deletion) is committed before the files go.
     await this.gate.settled();
+    await this.ended(attemptId);
     const path = join(this.attemptsDir, attemptId);
-    if (!this.attemptWorker.has(attemptId) && !existsSync(path)) return;
+    if (!existsSync(path)) return;
     const worker = leastBusy(this.workers.filter((candidate) => candidate.process.connected && !candidate.unsent));
     if (!worker) return rm(path, { recursive: true, force: true });
     const id = ++this.lastRemovalId;
@@ -274,6 +277,14 @@ export class LocalWorkerPool implements WorkloadRunner {
     clearTimeout(this.killTimers.get(exit.attemptId));
     this.killTimers.delete(exit.attemptId);
     for (const listener of this.exitListeners) listener(exit);
+    for (const wake of this.endWaiters.get(exit.attemptId) ?? []) wake();
+    this.endWaiters.delete(exit.attemptId);
+  }
+
+  /** Resolves once the attempt has ended here: at once when it is not running. */
+  private ended(attemptId: string): Promise<void> {
+    if (!this.attemptWorker.has(attemptId)) return Promise.resolve();
+    return new Promise((resolve) => this.endWaiters.set(attemptId, [...(this.endWaiters.get(attemptId) ?? []), resolve]));
   }
 
   private workerExited(worker: PooledWorker, code: number | null, signal: NodeJS.Signals | null): void {
