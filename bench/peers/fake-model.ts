@@ -1,6 +1,6 @@
 // The zero-latency fake model every system of the benchmark talks to (OpenAI chat completions):
 // three `noop` tool calls, then "done". It also serves `POST /noop`, the tool as an HTTP endpoint for Orka
-// (the in-process peers run it as a function). `node bench/peers/fake-model.ts [answer delay ms]` serves it
+// (and for the in-process peers when their tool goes over HTTP; otherwise they run it as a function). `node bench/peers/fake-model.ts [answer delay ms]` serves it
 // alone and prints `port <n>`; the benchmark also starts it in its own process to see when a Task's first
 // request arrives. With a delay, each model answer (not the tool) leaves that long after its request came.
 import http from "node:http";

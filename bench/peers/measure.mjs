@@ -6,6 +6,8 @@
 const [port, ...rest] = process.argv.slice(2);
 const flags = new Set(rest.filter((arg) => arg.startsWith("--")));
 const pairs = rest.filter((arg) => !arg.startsWith("--"));
+// A mistyped flag would measure something else without saying so.
+for (const flag of flags) if (flag !== "--no-warm-up" && flag !== "--tool-over-http") throw new Error(`unknown flag ${flag}: give --no-warm-up or --tool-over-http`);
 
 /** The fake model's base URL. */
 export const modelURL = `http://127.0.0.1:${port}`;

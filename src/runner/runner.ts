@@ -45,7 +45,10 @@ export interface WorkloadRunner {
   checkOutForAttempt(attemptId: string, plan: CheckoutPlan): Promise<string>;
   /** Where the attempt's workspace and Orka's git directory for it are, while they exist. */
   workspaceOf(attemptId: string): GitDirs;
-  /** Removes what the attempt left behind (its directories). */
+  /**
+   * Removes what the attempt left behind (its directories). One still running is killed first, and its
+   * directories go once it has ended (a kill is bounded), so it cannot write into them after they went.
+   */
   cleanup(attemptId: string): Promise<void>;
   onLog(listener: (attemptId: string, chunk: string) => void): void;
   onExit(listener: (exit: AttemptExit) => void): void;

@@ -29,7 +29,7 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
     const depth = depths.pop()!;
     if (depth > max) return true;
     if (Array.isArray(node)) for (const child of node) visit(child, depth + 1);
-    else for (const key in node) visit(node[key], depth + 1);
+    else for (const key in node) if (Object.hasOwn(node, key)) visit(node[key], depth + 1);
   }
   return false;
 }

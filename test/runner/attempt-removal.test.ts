@@ -89,10 +89,10 @@ describe("removing a running attempt's directories", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("waits for the attempt to end (a deleted Task's, being killed), which could still write into them", async () => {
+  it("kills it and waits for it to end, since it could still write into them", async () => {
     dir = mkdtempSync(join(tmpdir(), "orka-removal-running-"));
     pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
-    // The attempt's first call to the control plane is answered only once it is killed: it runs until then.
+    // The attempt's first call to the control plane is held: stopped, the attempt waits for its answer (up to 5 s).
     let called!: () => void;
     const firstCall = new Promise<void>((resolve) => (called = resolve));
     const killed = Promise.withResolvers<{ status: number; text: string }>();
@@ -111,9 +111,8 @@ describe("removing a running attempt's directories", () => {
     const removing = pool.cleanup("a-1").then(() => (removed = true));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect([removed, existsSync(join(dir, "a-1"))]).toEqual([false, true]);
-    pool.kill("a-1", "task deleted");
     killed.resolve({ status: 503, text: JSON.stringify({ error: { code: 503, message: "the attempt was stopped" } }) });
-    expect(await exited).toMatchObject({ attemptId: "a-1" });
+    expect(await exited).toMatchObject({ attemptId: "a-1", reason: "attempt was stopped" });
     await removing;
     expect(existsSync(join(dir, "a-1"))).toBe(false);
   }, 30_000);

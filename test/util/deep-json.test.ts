@@ -29,4 +29,10 @@ describe("the one JSON depth limit", () => {
     }
     expect(nestsDeeperThan(JSON.parse(nested(100_000)), MAX_JSON_DEPTH)).toBe(true);
   });
+
+  it("counts a value's own levels only, not what its prototype carries (a YAML !!binary value is a Buffer)", () => {
+    expect(nestsDeeperThan({ d: Buffer.from("bytes") }, 2)).toBe(false);
+    expect(nestsDeeperThan({ d: Object.create({ inherited: { deeper: {} } }) }, 2)).toBe(false);
+    expect(nestsDeeperThan({ d: { own: {} } }, 2)).toBe(true);
+  });
 });

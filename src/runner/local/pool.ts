@@ -140,11 +140,12 @@ export class LocalWorkerPool implements WorkloadRunner {
    * has not done it in time (10 s unless the pool was told otherwise), it is done here. An attempt that
    * has ended without making directories (an ai loop that ran no built-in tool) costs one look here and
    * nothing more. One still running (a deleted Task's, being killed) could write into them after they
-   * went: they go once it has ended, which the kill bounds.
+   * went: it is killed, if it was not already, and they go once it has ended, which the kill bounds.
    */
   async cleanup(attemptId: string): Promise<void> {
     // What was written before the removal (the Task's end, its deletion) is committed before the files go.
     await this.gate.settled();
+    this.kill(attemptId, "its directories are being removed");
     await this.ended(attemptId);
     const path = join(this.attemptsDir, attemptId);
     if (!existsSync(path)) return;
