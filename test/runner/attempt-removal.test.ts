@@ -1,28 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
-import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
-import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { childProcessesOf } from "../helpers/orka-server.ts";
+import { poolPerTest } from "../helpers/pool.ts";
+
+const newPool = poolPerTest("removal");
 
 describe("removing a finished attempt's directories", () => {
-  let pool: LocalWorkerPool | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await pool?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   /** A pool of one worker process that has run an attempt (so it is ready), and a second attempt's directories with files in them. */
   async function poolWithFinishedAttempt(removalWaitMs?: number) {
-    dir = mkdtempSync(join(tmpdir(), "orka-removal-"));
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS, removalWaitMs });
+    const { pool, dir } = newPool({ removalWaitMs });
     pool.serveControlPlane(async () => ({ status: 204, text: "" }));
-    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    const exited = new Promise<AttemptExit>((resolve) => pool.onExit(resolve));
     pool.start("a-1", attemptEnv(scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "done", tools: [] })));
     expect(await exited).toMatchObject({ attemptId: "a-1", exitCode: 0 });
     const dirs = await pool.prepare("a-2");
@@ -30,7 +22,7 @@ describe("removing a finished attempt's directories", () => {
     mkdirSync(dirs.artifactsDir, { recursive: true });
     writeFileSync(join(dirs.workspaceDir, "src", "deep", "file.txt"), "x");
     writeFileSync(join(dirs.artifactsDir, "report.txt"), "y");
-    return { pool, root: join(dir, "a-2"), worker: childProcessesOf(process.pid, "worker-process.ts")[0] };
+    return { pool, dir, root: join(dir, "a-2"), worker: childProcessesOf(process.pid, "worker-process.ts")[0] };
   }
 
   it("removes the whole tree in the pool's worker process, not on the caller's thread", async () => {
@@ -46,8 +38,8 @@ describe("removing a finished attempt's directories", () => {
   });
 
   it("is done at once for an attempt that made no directories, without asking a worker process", async () => {
-    const { pool, worker } = await poolWithFinishedAttempt();
-    expect(existsSync(join(dir!, "a-1"))).toBe(false); // its loop ran no built-in tool
+    const { pool, dir, worker } = await poolWithFinishedAttempt();
+    expect(existsSync(join(dir, "a-1"))).toBe(false); // its loop ran no built-in tool
     // A stopped worker process would hold a removal it was asked for until the pool's 10 s wait ran out.
     process.kill(worker, "SIGSTOP");
     try {
@@ -82,16 +74,8 @@ describe("removing a finished attempt's directories", () => {
 });
 
 describe("removing a running attempt's directories", () => {
-  let pool: LocalWorkerPool | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await pool?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   it("kills it and waits for it to end, since it could still write into them", async () => {
-    dir = mkdtempSync(join(tmpdir(), "orka-removal-running-"));
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    const { pool, dir } = newPool();
     // The attempt's first call to the control plane is held: stopped, the attempt waits for its answer (up to 5 s).
     let called!: () => void;
     const firstCall = new Promise<void>((resolve) => (called = resolve));
@@ -100,7 +84,7 @@ describe("removing a running attempt's directories", () => {
       called();
       return killed.promise;
     });
-    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    const exited = new Promise<AttemptExit>((resolve) => pool.onExit(resolve));
     const dirs = await pool.prepare("a-1");
     pool.start("a-1", attemptEnv(scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs, answer: "done", tools: [] })));
     await firstCall;

@@ -1,34 +1,24 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
 import { ControlPlaneChannel } from "../../src/runner/local/control-plane-channel.ts";
 import type { ControlPlaneCall, FromWorker } from "../../src/runner/local/messages.ts";
-import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
 import { OrkaError } from "../../src/util/errors.ts";
-import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
+import { poolPerTest } from "../helpers/pool.ts";
 import { storedResult } from "../helpers/stand-in-control-plane.ts";
 
 describe("the pool's control-plane channel", () => {
-  let pool: LocalWorkerPool | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await pool?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const newPool = poolPerTest("channel");
 
   it("carries a pooled attempt's requests to the runner: no HTTP, the attempt's token on each", async () => {
-    dir = mkdtempSync(join(tmpdir(), "orka-channel-"));
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    const { pool } = newPool();
     const calls: ControlPlaneCall[] = [];
     pool.serveControlPlane(async (call) => {
       calls.push(call);
       return call.path.startsWith("sessions/") ? { status: 200, text: "[]" } : { status: 204, text: "" };
     });
-    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    const exited = new Promise<AttemptExit>((resolve) => pool.onExit(resolve));
     // Nothing listens on the discard port: a request sent over HTTP would fail the attempt.
     const config = scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs: await pool.prepare("a-1"), answer: "answered over the channel", tools: ["recall_memory"] });
     // A session makes the attempt read as well as write: its history is its one GET.

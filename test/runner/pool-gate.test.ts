@@ -1,37 +1,29 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
 import type { ControlPlaneCall } from "../../src/runner/local/messages.ts";
-import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
-import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { HeldGate } from "../helpers/held-gate.ts";
+import { poolPerTest } from "../helpers/pool.ts";
 
 /** Long enough for a pooled worker to start an attempt and make its first call, or remove its files, were the order not held. */
 const QUIET_MS = 1500;
 
 describe("what the pool sends its workers", () => {
-  let pool: LocalWorkerPool | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await pool?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const newPool = poolPerTest("pool-gate");
 
   it("sends an attempt's start, and removes its files, once the writes before them are committed", async () => {
-    dir = mkdtempSync(join(tmpdir(), "orka-pool-gate-"));
     const gate = new HeldGate();
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS, gate });
+    const { pool, dir } = newPool({ gate });
     const calls: ControlPlaneCall[] = [];
     pool.serveControlPlane(async (call) => {
       calls.push(call);
       return { status: 204, text: "" };
     });
-    const exited = new Promise<AttemptExit>((resolve) => pool!.onExit(resolve));
+    const exited = new Promise<AttemptExit>((resolve) => pool.onExit(resolve));
     const dirs = await pool.prepare("a-1");
     const config = scriptedAiAttempt({ controllerURL: "http://127.0.0.1:9", dirs, answer: "done", tools: [] });
 

@@ -1,9 +1,6 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalWorkerPool } from "../../src/runner/local/pool.ts";
-import { DEFAULT_GIT_SETTINGS } from "../../src/workspace/git.ts";
+import { poolPerTest } from "../helpers/pool.ts";
 
 /** The environment of this process's pooled worker, read from /proc once it is running. */
 async function workerEnviron(): Promise<Record<string, string>> {
@@ -24,18 +21,14 @@ async function workerEnviron(): Promise<Record<string, string>> {
 
 describe("a pooled worker's environment", () => {
   const secrets = { ORKA_ADMIN_TOKEN: "admin-token-of-the-server", GITHUB_TOKEN: "ghp_server0000000000000000000000000000", ORKA_PR_REVIEW_MARKER_SECRET: "marker-secret" };
-  let pool: LocalWorkerPool | undefined;
-  let dir: string | undefined;
-  afterEach(async () => {
-    await pool?.close();
+  const newPool = poolPerTest("pool-env");
+  afterEach(() => {
     for (const name of Object.keys(secrets)) delete process.env[name];
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("holds none of the server's secrets, only what the worker reads (PATH, HOME, the log level)", async () => {
     Object.assign(process.env, secrets, { ORKA_LOG_LEVEL: process.env.ORKA_LOG_LEVEL ?? "warn" });
-    dir = mkdtempSync(join(tmpdir(), "orka-pool-env-"));
-    pool = new LocalWorkerPool({ size: 1, attemptsDir: dir, git: DEFAULT_GIT_SETTINGS });
+    newPool();
     const env = await workerEnviron();
     for (const value of Object.values(secrets)) expect(Object.values(env)).not.toContain(value);
     expect(Object.keys(env).filter((name) => name.startsWith("ORKA_"))).toEqual(["ORKA_LOG_LEVEL"]);
