@@ -1,26 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/store/sqlite/db.ts";
-import { SqliteTaskDataStore } from "../../src/store/sqlite/data-store.ts";
+import { tempStore } from "../helpers/store.ts";
 
 describe("a batch of log chunks", () => {
-  let dir: string;
-  let db: Database.Database;
-  let data: SqliteTaskDataStore;
+  let store: ReturnType<typeof tempStore>;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "orka-log-batches-"));
-    db = openDatabase(join(dir, "orka.db"));
-    data = new SqliteTaskDataStore(db);
+    store = tempStore();
   });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => store.close());
 
   it("stores what each attempt wrote in it as one chunk, in order, however the attempts' chunks interleave", () => {
+    const { data, db } = store;
     const heard: string[] = [];
     data.onLog("default", "t", (chunk) => heard.push(chunk));
     const chunk = (task: string, attempt: number, text: string) => ({ namespace: "default", task, attempt, chunk: text });
