@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../util/hash.ts";
-import { inStatement, inTransaction, prepared, type Db } from "../store/sqlite/db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "../store/sqlite/db.ts";
 import { OrkaError } from "../util/errors.ts";
 import type { Principal, TokenRole } from "./principal.ts";
 
@@ -57,8 +57,7 @@ export class TokenAuthenticator {
 
   /** Revokes the token with this name; the next request that presents it is refused. */
   revokeToken(name: string): void {
-    const remove = prepared(this.db, "DELETE FROM api_tokens WHERE name = ?");
-    const { changes } = inStatement(this.db, () => remove.run(name));
+    const { changes } = preparedWrite(this.db, "DELETE FROM api_tokens WHERE name = ?").run(name);
     if (changes === 0) throw new OrkaError("not_found", `no token named "${name}"; orka token list shows the names`);
   }
 }

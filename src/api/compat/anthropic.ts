@@ -104,7 +104,7 @@ export function registerAnthropicCompat(app: FastifyInstance, ctx: ApiContext): 
     authorizeCompatTools(ctx, request, "createMessage", passthrough, namespace);
     const id = `msg_${randomUUID().replace(/-/g, "")}`;
     const signal = abortWhenClientLeaves(reply);
-    const out = heldStream(request.server.outputGate, reply.raw);
+    const out = heldStream(ctx.gate, reply.raw);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx, {

@@ -123,7 +123,7 @@ export function registerOpenAICompat(app: FastifyInstance, ctx: ApiContext): voi
     authorizeCompatTools(ctx, request, "createChatCompletion", passthrough, namespace);
     const id = `chatcmpl-${randomBytes(4).toString("hex")}`;
     const signal = abortWhenClientLeaves(reply);
-    const out = heldStream(request.server.outputGate, reply.raw);
+    const out = heldStream(ctx.gate, reply.raw);
     let run: () => Promise<CompatAnswer>;
     try {
       run = await prepareCompat(ctx, {

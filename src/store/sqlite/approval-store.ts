@@ -1,5 +1,5 @@
 import type { Approval, ApprovalStatus, ApprovalStore } from "../approval-store.ts";
-import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 
@@ -33,16 +33,13 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   request(approval: Omit<Approval, "status" | "createdAt">): Approval {
-    const insert = prepared(
+    preparedWrite(
       this.db,
       `INSERT OR IGNORE INTO approvals (id, namespace, task, task_uid, iteration, action, target_tool, args_digest, spec_digest, args_preview, risk_summary, severity, status, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-    );
-    inStatement(this.db, () =>
-      insert.run(
-        approval.id, approval.namespace, approval.taskName, approval.taskUID, approval.iteration, approval.action, approval.targetTool,
-        approval.targetArgsDigest, approval.targetSpecDigest, approval.targetArgsPreview, approval.riskSummary ?? null, approval.severity, new Date().toISOString(),
-      ),
+    ).run(
+      approval.id, approval.namespace, approval.taskName, approval.taskUID, approval.iteration, approval.action, approval.targetTool,
+      approval.targetArgsDigest, approval.targetSpecDigest, approval.targetArgsPreview, approval.riskSummary ?? null, approval.severity, new Date().toISOString(),
     );
     return this.get(approval.namespace, approval.id)!;
   }
@@ -66,14 +63,14 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   decide(namespace: string, id: string, decision: { status: "approved" | "declined"; reason?: string; actor: string }): Approval {
-    const update = prepared(this.db, "UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'");
-    inStatement(this.db, () => update.run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id));
+    preparedWrite(this.db, "UPDATE approvals SET status = ?, decision_reason = ?, decision_actor = ?, decision_time = ? WHERE namespace = ? AND id = ? AND status = 'pending'")
+      .run(decision.status, decision.reason ?? null, decision.actor, new Date().toISOString(), namespace, id);
     return this.get(namespace, id)!;
   }
 
   markExecuted(namespace: string, id: string, attemptId: string): boolean {
-    const update = prepared(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)");
-    return inStatement(this.db, () => update.run(attemptId, namespace, id, attemptId).changes > 0);
+    const update = preparedWrite(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)");
+    return update.run(attemptId, namespace, id, attemptId).changes > 0;
   }
 
   expirePending(namespace: string, task: string, before: string): Approval[] {
@@ -87,7 +84,6 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   cancelPending(namespace: string, task: string): void {
-    const cancel = prepared(this.db, "UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'");
-    inStatement(this.db, () => cancel.run(new Date().toISOString(), namespace, task));
+    preparedWrite(this.db, "UPDATE approvals SET status = 'cancelled', decision_time = ? WHERE namespace = ? AND task = ? AND status = 'pending'").run(new Date().toISOString(), namespace, task);
   }
 }

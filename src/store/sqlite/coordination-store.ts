@@ -1,5 +1,5 @@
 import type { CoordinationStore, Message, Plan } from "../coordination-store.ts";
-import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 
 type Row = Record<string, unknown>;
 const now = () => new Date().toISOString();
@@ -27,15 +27,14 @@ export class SqliteCoordinationStore implements CoordinationStore {
 
   putPlan(plan: Omit<Plan, "createdAt" | "updatedAt">): Plan {
     const at = now();
-    const upsert = prepared(
+    preparedWrite(
       this.db,
       `INSERT INTO plans (namespace, task, iteration, summary, progress_pct, goal_complete, plan_document, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (namespace, task) DO UPDATE SET iteration = excluded.iteration, summary = excluded.summary,
          progress_pct = excluded.progress_pct, goal_complete = excluded.goal_complete, plan_document = excluded.plan_document,
          updated_at = excluded.updated_at`,
-    );
-    inStatement(this.db, () => upsert.run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at));
+    ).run(plan.namespace, plan.task, plan.iteration, plan.summary, plan.progressPct, plan.goalComplete ? 1 : 0, plan.planDocument, at, at);
     return this.getPlan(plan.namespace, plan.task)!;
   }
 
@@ -45,17 +44,15 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   deletePlan(namespace: string, task: string): void {
-    const remove = prepared(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?");
-    inStatement(this.db, () => remove.run(namespace, task));
+    preparedWrite(this.db, "DELETE FROM plans WHERE namespace = ? AND task = ?").run(namespace, task);
   }
 
   sendMessage(message: Pick<Message, "namespace" | "fromTask" | "toTask" | "parentTask" | "content">): Message {
     const createdAt = now();
-    const insert = prepared<unknown[], { id: number }>(
+    const { id } = preparedWrite<{ id: number }>(
       this.db,
       "INSERT INTO messages (namespace, parent_task, from_task, to_task, content, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    );
-    const { id } = inStatement(this.db, () => insert.get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!);
+    ).get(message.namespace, message.parentTask, message.fromTask, message.toTask, message.content, createdAt)!;
     return { id, ...message, read: false, createdAt };
   }
 
@@ -84,7 +81,6 @@ export class SqliteCoordinationStore implements CoordinationStore {
   }
 
   deleteMessagesOf(namespace: string, task: string): void {
-    const remove = prepared(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)");
-    inStatement(this.db, () => remove.run(namespace, task, task, task));
+    preparedWrite(this.db, "DELETE FROM messages WHERE namespace = ? AND (from_task = ? OR to_task = ? OR parent_task = ?)").run(namespace, task, task, task);
   }
 }

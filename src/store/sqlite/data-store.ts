@@ -9,7 +9,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 import { growingTables, nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
@@ -56,25 +56,26 @@ export class SqliteTaskDataStore implements TaskDataStore {
     this.db = db;
     this.notifications.setMaxListeners(0);
     this.statements = {
-      putResult: db.prepare("INSERT OR REPLACE INTO results (namespace, task, body, created_at) VALUES (?, ?, ?, ?)"),
+      putResult: preparedWrite(db, "INSERT OR REPLACE INTO results (namespace, task, body, created_at) VALUES (?, ?, ?, ?)"),
       getResult: db.prepare<[string, string], { body: string }>("SELECT body FROM results WHERE namespace = ? AND task = ?"),
       insertEvent: db.prepare<unknown[], { seq: number }>(
         `INSERT INTO events (seq, namespace, task, type, severity, tool_name, tool_call_id, summary, content, journal_run, journal_step, created_at)
          VALUES (${nextKey("events")}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       ),
       latestSeq: db.prepare<[string, string], { seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE namespace = +? AND task = +?"),
-      appendLog: db.prepare(`INSERT INTO logs (id, namespace, task, attempt, chunk) VALUES (${nextKey("logs")}, ?, ?, ?, ?)`),
+      appendLog: preparedWrite(db, `INSERT INTO logs (id, namespace, task, attempt, chunk) VALUES (${nextKey("logs")}, ?, ?, ?, ?)`),
       readLogs: db.prepare<[string, string, number], { id: number; chunk: string }>(
         "SELECT id, chunk FROM logs WHERE namespace = +? AND task = +? AND id > ? ORDER BY id",
       ),
-      putArtifact: db.prepare("INSERT OR REPLACE INTO artifacts (namespace, task, file, content, created_at) VALUES (?, ?, ?, ?, ?)"),
+      putArtifact: preparedWrite(db, "INSERT OR REPLACE INTO artifacts (namespace, task, file, content, created_at) VALUES (?, ?, ?, ?, ?)"),
       listArtifacts: db.prepare<[string, string], { file: string; size: number; created_at: string }>(
         "SELECT file, length(content) AS size, created_at FROM artifacts WHERE namespace = +? AND task = +? ORDER BY file",
       ),
       getArtifact: db.prepare<[string, string, string], { content: Buffer }>(
         "SELECT content FROM artifacts WHERE namespace = ? AND task = ? AND file = ?",
       ),
-      insertAttempt: db.prepare(
+      insertAttempt: preparedWrite(
+        db,
         `INSERT INTO attempts (id, namespace, task, task_uid, number, token_hash, allowed_tools, state, started_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
       ),
@@ -83,15 +84,16 @@ export class SqliteTaskDataStore implements TaskDataStore {
         "SELECT * FROM attempts WHERE namespace = +? AND task = +? ORDER BY started_at DESC, number DESC LIMIT 1",
       ),
       runningAttempts: db.prepare<[], AttemptRow>("SELECT * FROM attempts WHERE state = 'running'"),
-      recordSessionTools: db.prepare("UPDATE attempts SET session_tools = ? WHERE id = ?"),
-      finishAttempt: db.prepare(
+      recordSessionTools: preparedWrite(db, "UPDATE attempts SET session_tools = ? WHERE id = ?"),
+      finishAttempt: preparedWrite(
+        db,
         "UPDATE attempts SET state = ?, exit_code = ?, reason = ?, ended_at = ? WHERE id = ? AND state = 'running'",
       ),
     };
   }
 
   putResult(namespace: string, task: string, body: string): void {
-    inStatement(this.db, () => this.statements.putResult.run(namespace, task, body, now()));
+    this.statements.putResult.run(namespace, task, body, now());
   }
 
   getResult(namespace: string, task: string): string | undefined {
@@ -152,7 +154,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   appendLog(namespace: string, task: string, attempt: number, chunk: string): void {
-    inStatement(this.db, () => this.statements.appendLog.run(namespace, task, attempt, chunk));
+    this.statements.appendLog.run(namespace, task, attempt, chunk);
     this.notifications.emit(topic("log", namespace, task), chunk);
   }
 
@@ -172,7 +174,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   putArtifact(namespace: string, task: string, file: string, content: Buffer): void {
-    inStatement(this.db, () => this.statements.putArtifact.run(namespace, task, file, content, now()));
+    this.statements.putArtifact.run(namespace, task, file, content, now());
   }
 
   listArtifacts(namespace: string, task: string): ArtifactInfo[] {
@@ -185,17 +187,15 @@ export class SqliteTaskDataStore implements TaskDataStore {
 
   createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const startedAt = now();
-    inStatement(this.db, () =>
-      this.statements.insertAttempt.run(
-        attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
-      ),
+    this.statements.insertAttempt.run(
+      attempt.id, attempt.namespace, attempt.task, attempt.taskUid, attempt.number, tokenHash, JSON.stringify(attempt.allowedTools), startedAt,
     );
     return { ...attempt, state: "running", startedAt };
   }
 
   recordSessionTools(attemptId: string, tools: readonly SessionTool[]): void {
     const frozen = tools.map(({ name, effect, digest }) => ({ name, effect, ...(digest ? { digest } : {}) }));
-    inStatement(this.db, () => this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId));
+    this.statements.recordSessionTools.run(JSON.stringify(frozen), attemptId);
     this.attemptsByToken.forget(attemptId);
   }
 
@@ -216,7 +216,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
   }
 
   finishAttempt(id: string, outcome: { state: Exclude<AttemptState, "running">; exitCode?: number; reason?: string }): void {
-    inStatement(this.db, () => this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id));
+    this.statements.finishAttempt.run(outcome.state, outcome.exitCode ?? null, outcome.reason ?? null, now(), id);
     this.attemptsByToken.forget(id);
   }
 

@@ -53,7 +53,7 @@ function transactionState(db: Db): TransactionState {
 
 /**
  * Runs `body` in a transaction: committed when it returns, rolled back when it throws, a savepoint when a
- * transaction is open already. Every write of the stores runs in one (a single statement in `inStatement`):
+ * transaction is open already. Every write of the stores runs in one (a single statement through `preparedWrite`):
  * when the connection's transactions are grouped (`GroupCommit`), the body joins the group's transaction,
  * and a failure that undoes the whole group is noticed here, before any other write. So a body lets
  * SQLite's errors through: one it caught and wrote on after would write outside the group.
@@ -124,6 +124,21 @@ export function prepared<Params extends unknown[] = unknown[], Row = unknown>(db
     statements.set(sql, (statement = db.prepare(sql)));
   }
   return statement as Database.Statement<Params, Row>;
+}
+
+/** A statement that writes, run alone as `inStatement` runs it, so that it joins the connection's group commit. */
+export interface WriteStatement<Row> {
+  run(...params: unknown[]): Database.RunResult;
+  get(...params: unknown[]): Row | undefined;
+}
+
+/** The connection's statement for `sql` (see `prepared`), which writes: each run joins the group commit. */
+export function preparedWrite<Row = unknown>(db: Db, sql: string): WriteStatement<Row> {
+  const statement = prepared<unknown[], Row>(db, sql);
+  return {
+    run: (...params) => inStatement(db, () => statement.run(...params)),
+    get: (...params) => inStatement(db, () => statement.get(...params)),
+  };
 }
 
 function migrate(db: Db, upgrading?: (fromVersion: number, toVersion: number) => void): void {

@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
-import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 
 
 export class SqliteJournalStore implements JournalStore {
@@ -109,8 +109,8 @@ export class SqliteJournalStore implements JournalStore {
 
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean {
     const at = new Date().toISOString();
-    const insert = prepared(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)");
-    return inStatement(this.db, () => insert.run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0);
+    const insert = preparedWrite(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)");
+    return insert.run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0;
   }
 
   finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void {

@@ -12,7 +12,7 @@ import type {
   TranscriptSearch,
   TranscriptSearchResult,
 } from "../memory-store.ts";
-import { inStatement, inTransaction, prepared, type Db } from "./db.ts";
+import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 import { recallMemoryRows } from "./memory-recall.ts";
 import { packTags, tagsLine, unpackTags } from "./memory-tags.ts";
 import { likeEscape } from "./term-search.ts";
@@ -90,14 +90,11 @@ export class SqliteMemoryStore implements MemoryStore {
   createMemory(namespace: string, memory: NewMemory & { sourceProposalId?: string }): Memory {
     const id = `mem-${randomUUID()}`;
     const at = now();
-    const insert = prepared(
+    preparedWrite(
       this.db,
       `INSERT INTO memories (id, namespace, session_name, agent_name, task_name, parent_task, source, source_proposal_id, content, tags, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    inStatement(this.db, () =>
-      insert.run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at),
-    );
+    ).run(id, namespace, memory.sessionName ?? null, memory.agentName ?? null, memory.taskName ?? null, memory.parentTask ?? null, memory.source, memory.sourceProposalId ?? null, memory.content, packTags(memory.tags), at, at);
     return this.getMemory(namespace, id)!;
   }
 
@@ -154,14 +151,11 @@ export class SqliteMemoryStore implements MemoryStore {
   createProposal(namespace: string, proposal: NewProposal): MemoryProposal {
     const id = `mprop-${randomUUID()}`;
     const at = now();
-    const insert = prepared(
+    preparedWrite(
       this.db,
       `INSERT INTO memory_proposals (id, namespace, task_name, agent_name, type, skill_name, title, description, content, patch, status, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-    );
-    inStatement(this.db, () =>
-      insert.run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at),
-    );
+    ).run(id, namespace, proposal.taskName ?? null, proposal.agentName ?? null, proposal.type.toLowerCase(), proposal.skillName ?? null, proposal.title, proposal.description ?? null, proposal.content ?? null, proposal.patch ?? null, at, at);
     return this.getProposal(namespace, id)!;
   }
 
@@ -231,8 +225,7 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   ensureSession(namespace: string, name: string): void {
-    const insert = prepared(this.db, "INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)");
-    inStatement(this.db, () => insert.run(namespace, name, now()));
+    preparedWrite(this.db, "INSERT OR IGNORE INTO sessions (namespace, name, created_at) VALUES (?, ?, ?)").run(namespace, name, now());
   }
 
   sessionExists(namespace: string, name: string): boolean {
@@ -240,22 +233,20 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   lockSession(namespace: string, name: string, task: string): boolean {
-    const lock = prepared(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)");
-    return inStatement(this.db, () => lock.run(task, namespace, name, task).changes > 0);
+    const lock = preparedWrite(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)");
+    return lock.run(task, namespace, name, task).changes > 0;
   }
 
   unlockSession(namespace: string, name: string, task: string): void {
-    const unlock = prepared(this.db, "UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?");
-    inStatement(this.db, () => unlock.run(namespace, name, task));
+    preparedWrite(this.db, "UPDATE sessions SET lock_task = NULL WHERE namespace = ? AND name = ? AND lock_task = ?").run(namespace, name, task);
   }
 
   appendTranscript(namespace: string, session: string, message: { role: string; name?: string; content: string; taskName?: string }): TranscriptMessage {
     const createdAt = now();
-    const insert = prepared<unknown[], { id: number }>(
+    const { id } = preparedWrite<{ id: number }>(
       this.db,
       "INSERT INTO transcript_messages (namespace, session_name, role, name, content, task_name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    );
-    const { id } = inStatement(this.db, () => insert.get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!);
+    ).get(namespace, session, message.role, message.name ?? null, message.content, message.taskName ?? null, createdAt)!;
     return { id, sessionName: session, role: message.role, ...(message.name ? { name: message.name } : {}), content: message.content, createdAt };
   }
 
