@@ -69,8 +69,9 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   markExecuted(namespace: string, id: string, attemptId: string): boolean {
-    const update = preparedWrite(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)");
-    return update.run(attemptId, namespace, id, attemptId).changes > 0;
+    const result = preparedWrite(this.db, "UPDATE approvals SET executed_attempt = ? WHERE namespace = ? AND id = ? AND status = 'approved' AND (executed_attempt IS NULL OR executed_attempt != ?)")
+      .run(attemptId, namespace, id, attemptId);
+    return result.changes > 0;
   }
 
   expirePending(namespace: string, task: string, before: string): Approval[] {

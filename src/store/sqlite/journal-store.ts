@@ -109,8 +109,10 @@ export class SqliteJournalStore implements JournalStore {
 
   beginEffect(owner: { namespace: string; task: string }, key: string, tool: string, payloadDigest?: string): boolean {
     const at = new Date().toISOString();
-    const insert = preparedWrite(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)");
-    return insert.run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0;
+    return (
+      preparedWrite(this.db, "INSERT OR IGNORE INTO effects (key, namespace, task, tool, state, created_at, updated_at, payload_digest) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")
+        .run(key, owner.namespace, owner.task, tool, at, at, payloadDigest ?? null).changes > 0
+    );
   }
 
   finishEffect(key: string, result: string, resultStep?: { owner: StepOwner; step: StepInput }): void {

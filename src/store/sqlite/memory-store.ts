@@ -233,8 +233,9 @@ export class SqliteMemoryStore implements MemoryStore {
   }
 
   lockSession(namespace: string, name: string, task: string): boolean {
-    const lock = preparedWrite(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)");
-    return lock.run(task, namespace, name, task).changes > 0;
+    const result = preparedWrite(this.db, "UPDATE sessions SET lock_task = ? WHERE namespace = ? AND name = ? AND (lock_task IS NULL OR lock_task = ?)")
+      .run(task, namespace, name, task);
+    return result.changes > 0;
   }
 
   unlockSession(namespace: string, name: string, task: string): void {
