@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 
 /**
@@ -19,4 +21,11 @@ export async function startChildServer(script: string, args: string[] = []) {
     throw new Error(`${script} did not start: ${line}`);
   }
   return { port, url: `http://127.0.0.1:${port}`, pid: child.pid!, close: () => void child.kill() };
+}
+
+/** The other side, in a bench server script: listens on loopback and, once `ready` too, prints the `port <n>` line `startChildServer` waits for. */
+export async function listenAndAnnounce(server: Server, ready: Promise<void> = Promise.resolve()): Promise<void> {
+  server.listen(0, "127.0.0.1");
+  await Promise.all([once(server, "listening"), ready]);
+  console.log(`port ${(server.address() as AddressInfo).port}`);
 }

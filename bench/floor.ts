@@ -22,9 +22,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { API_VERSION } from "../src/resources/meta.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
-import { stepOwnerOf, toolResultStep, type StepInput } from "../src/store/journal-store.ts";
-import { sha256Hex } from "../src/util/hash.ts";
 import { openBareStores } from "./stores.ts";
+import { event, RunWrites } from "./run-writes.ts";
 import { startChildServer } from "./child-server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { takeNoted } from "./timed-model.ts";
@@ -47,54 +46,26 @@ async function cpuPerRun(runs: number, one: (i: number) => Promise<void> | void)
   return (used.user + used.system) / 1000 / runs;
 }
 
-const event = (type: string, summary: string, content?: string): ExecutionEventInput => ({ type, summary, ...(content ? { content } : {}) });
-
 /** The writes of one run, through the stores a real run writes with, in the same commits. */
 async function durableWrites(): Promise<number> {
   const stores = openBareStores("floor");
-  const { resources, data, journal } = stores;
   const prompt = "x".repeat(200);
   try {
     return await cpuPerRun(RUNS, async (i) => {
-      const name = `floor-${i}`;
-      const created = await resources.create({
-        apiVersion: API_VERSION,
-        kind: "Task",
-        metadata: { name, namespace: "default", finalizers: ["orka.ai/cleanup"], labels: { "orka.ai/agent": "loop" } },
-        spec: { type: "ai", agentRef: { name: "loop" }, prompt },
-        status: { phase: "Pending" },
-      });
-      data.appendEvent("default", name, event("TaskCreated", `task ${name} created`));
-      const attempt = data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: created.metadata.uid!, number: 1, allowedTools: ["noop"] }, sha256Hex(name));
-      const running = await resources.updateStatus({ ...created, status: { phase: "Running", attempts: 1, jobName: attempt.id, startTime: new Date().toISOString() } });
-      data.appendEvent("default", name, event("AttemptStarted", "attempt 1 started"));
-      const owner = stepOwnerOf(attempt);
-      let seq = 0;
-      const step = (kind: StepInput["kind"], messages: Record<string, unknown>[], detail: Record<string, unknown>, events: ExecutionEventInput[]) =>
-        data.appendEventsWith("default", name, events, () => journal.append(owner, { run: 1, seq: ++seq, kind, messages, detail }));
-      step("request", [{ role: "user", content: prompt }], { system: "x" }, [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")]);
+      const run = await RunWrites.create(stores, `floor-${i}`, prompt);
+      await run.start();
+      run.step("request", [{ role: "user", content: prompt }], { system: "x" }, [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")]);
       // Each answer goes with its tool call, and with it the events since the last write.
       let sinceLastWrite: ExecutionEventInput[] = [];
       for (let call = 0; call < 3; call++) {
         const toolCall = { id: `call_${call}`, name: "noop", arguments: JSON.stringify({ n: call }) };
-        // The answer and the call's start in the effect ledger are one commit.
-        const key = `${created.metadata.uid}:${sha256Hex(`${name}${call}`)}`;
-        data.appendEventsWith("default", name, [...sinceLastWrite, event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)], () => {
-          journal.append(owner, { run: 1, seq: ++seq, kind: "response", messages: [{ role: "assistant", content: null, toolCalls: [toolCall] }], detail: {} });
-          journal.beginEffect({ namespace: "default", task: name }, key, "/internal/v1/tools/:ns/:task/:name");
-        });
-        journal.finishEffect(key, JSON.stringify({ status: 200, body: JSON.stringify({ result: `ok ${call}`, journalled: true }) }), { owner, step: toolResultStep({ run: 1, seq: ++seq, toolCallId: toolCall.id }, "noop", `ok ${call}`) });
+        const key = run.callStarted({ role: "assistant", content: null, toolCalls: [toolCall] }, call, [...sinceLastWrite, event("ModelRequestCompleted", "1 tool call"), event("ToolCallStarted", "noop", toolCall.arguments)]);
+        run.callFinished(key, toolCall.id, `ok ${call}`);
         sinceLastWrite = [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)];
       }
-      // The final answer is the result, in the same commit.
-      data.appendEventsWith("default", name, [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")], () => {
-        journal.append(owner, { run: 1, seq: ++seq, kind: "response", messages: [{ role: "assistant", content: "done" }], detail: {} });
-        data.putResult("default", name, "done");
-      });
-      data.appendEvents("default", name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
-      data.finishAttempt(attempt.id, { state: "succeeded", exitCode: 0 });
-      await resources.updateStatus({ ...running, status: { ...running.status, phase: "Succeeded", completionTime: new Date().toISOString() } });
-      data.appendEvent("default", name, event("TaskSucceeded", "attempt succeeded"));
+      run.finalAnswer("done", [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")]);
+      stores.data.appendEvents("default", run.current.metadata.name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
+      await run.succeed();
     });
   } finally {
     await stores.close();
@@ -231,7 +202,7 @@ const latency = await createToFirstRequest();
 console.log(`\nCreate → first model request with no logic between the hops (bench/latency-floor.ts): ${LATENCY_SAMPLES} Tasks one at a time after ${LATENCY_WARM_UP} untimed ones, ` +
   `from the POST sent to the request's arrival at the timed model (bench/timed-model.ts), both on the machine's wall clock, as bench/run.ts measures Orka.\n`);
 console.log(markdownTable(["hops", "p50 / p95 ms"], [[
-  "POST /tasks over HTTP → the Task and its event committed (2 commits), 201 → the attempt and Running committed (2) → start over IPC → " +
+  "POST /tasks over HTTP → the Task and its event committed (2 commits), 201 → the attempt, Running and its event committed (3) → start over IPC → " +
     "the worker's first journal step over IPC, committed with its events (1), answered → the request through Orka's OpenAI client",
   p50p95(latency),
 ]]));

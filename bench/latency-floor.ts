@@ -3,21 +3,18 @@
 // `port <n>`; it forks itself as the worker (`… worker`). bench/floor.ts drives it.
 // - The server (a bare node:http server, Orka's SQLite stores): a POST /tasks is parsed and the Task
 //   created Pending with its event (two commits, as Orka does), answered 201; then the attempt is
-//   recorded and the Task set Running (two commits) and the start sent to the worker over IPC.
+//   recorded, the Task set Running and its event written (three commits), and the start sent to the worker over IPC.
 // - The worker (a child process on the pool's IPC channel, the V8 serializer, messages in arrays as the
 //   pool batches them): sends the first journal step (the request it is about to make) and waits for
 //   the server to commit it with its events (one commit); then asks the model through Orka's OpenAI
 //   client, as an attempt does.
 // Nothing is checked, looked up, admitted or authorized, and nothing but the first request is made.
 import { fork } from "node:child_process";
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { openAIModel } from "../src/providers/openai.ts";
-import { API_VERSION } from "../src/resources/meta.ts";
-import { stepOwnerOf, type StepOwner } from "../src/store/journal-store.ts";
-import { sha256Hex } from "../src/util/hash.ts";
+import { listenAndAnnounce } from "./child-server.ts";
+import { event, RunWrites } from "./run-writes.ts";
 import { openBareStores } from "./stores.ts";
 
 type ToWorker = { type: "start"; task: string; modelURL: string } | { type: "reply"; id: number };
@@ -28,8 +25,7 @@ const SYSTEM_PROMPT = "You are a benchmark agent. ".repeat(30);
 
 async function serve(modelURL: string): Promise<void> {
   const stores = openBareStores("latency-floor");
-  const { resources, data, journal } = stores;
-  const owners = new Map<string, StepOwner>();
+  const runs = new Map<string, RunWrites>();
   const worker = fork(fileURLToPath(import.meta.url), ["worker"], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
   const toWorker = (message: ToWorker) => worker.send([message]);
   // A message sent while the worker's modules load would be dropped: the port is printed once it is ready.
@@ -42,8 +38,7 @@ async function serve(modelURL: string): Promise<void> {
         continue;
       }
       const step = JSON.parse(call.body);
-      const events = [{ type: "WorkerStarted", summary: "attempt 1" }, { type: "ModelRequestStarted", summary: "turn 1" }];
-      data.appendEventsWith("default", call.task, events, () => journal.append(owners.get(call.task)!, { run: 1, seq: 1, kind: "request", messages: step.messages, detail: { system: step.system } }));
+      runs.get(call.task)!.step("request", step.messages, { system: step.system }, [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")]);
       toWorker({ type: "reply", id: call.id });
     }
   });
@@ -53,27 +48,17 @@ async function serve(modelURL: string): Promise<void> {
     req.on("data", (chunk) => (body += chunk));
     req.on("end", async () => {
       const { name, prompt } = JSON.parse(body);
-      const task = await resources.create({
-        apiVersion: API_VERSION,
-        kind: "Task",
-        metadata: { name, namespace: "default", finalizers: ["orka.ai/cleanup"] },
-        spec: { type: "ai", agentRef: { name: "floor" }, prompt },
-        status: { phase: "Pending" },
-      });
-      data.appendEvent("default", name, { type: "TaskCreated", summary: `task ${name} created` });
-      res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(task));
+      const run = await RunWrites.create(stores, name, prompt);
+      runs.set(name, run);
+      res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(run.current));
       // As a reconcile pass queued by the create: the attempt known to the store before it starts.
       setImmediate(async () => {
-        const attempt = data.createAttempt({ id: `${name}-1`, namespace: "default", task: name, taskUid: task.metadata.uid!, number: 1, allowedTools: [] }, sha256Hex(name));
-        owners.set(name, stepOwnerOf(attempt));
-        await resources.updateStatus({ ...task, status: { phase: "Running", attempts: 1, jobName: attempt.id } });
+        await run.start();
         toWorker({ type: "start", task: name, modelURL });
       });
     });
   });
-  server.listen(0, "127.0.0.1");
-  await Promise.all([once(server, "listening"), ready.promise]);
-  console.log(`port ${(server.address() as AddressInfo).port}`);
+  await listenAndAnnounce(server, ready.promise);
   process.on("SIGTERM", async () => {
     server.close();
     worker.kill();

@@ -3,7 +3,9 @@
 // one zero-latency fake model in its own process. The peers run before and after Orka, to bracket the
 // machine's noise (a quick run: before only), each twice: its tool a function, as in the peers' own benchmark, and its tool making the
 // same HTTP call as Orka's custom HTTP Tool (the fake model's POST /noop), like for like. Orka: Task created through the API → Succeeded (followed on one watch of the namespace's
-// Tasks, as a client running many Tasks does), every step durable, the server in its own process. Prints that table,
+// Tasks, as a client running many Tasks does), every step durable, the server in its own process. Beside them the bare loop
+// (bench/bare-loop.ts): the same loop, driven the same way, through Orka's stores, IPC and OpenAI client with no logic
+// between them, so the table shows what Orka's logic costs and what the machine allows with every step durable. Prints that table,
 // then runs the other figure groups of the performance issue, each in its own process and printing its
 // own table (FIGURE_GROUPS); asserts nothing.
 import { spawn } from "node:child_process";
@@ -13,7 +15,7 @@ import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, TOOL_MODES, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
-import { startOrkaProcess, type adminClient } from "./server.ts";
+import { adminClient, startOrkaProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
@@ -31,7 +33,7 @@ interface Row {
   system: string;
   runsPerSecond: Partial<Record<number, number>>;
   /** CPU time per run at the highest concurrency, ms: the system's own processes, and what they are. */
-  cpuPerRun?: { ms: number; parts: string; split?: OrkaCpu };
+  cpuPerRun?: { ms: number; parts: string; split?: ServerCpu };
   note?: string;
 }
 
@@ -79,10 +81,7 @@ async function measureOrka(model: { url: string; pid: number }) {
   try {
     const orka = await startOrkaProcess("run", { ORKA_WORKER_SLOTS: String(BUSIEST) });
     try {
-      return await measureOrkaWith(orka, model, watched.url, () => {
-        const usage = processTreeUsage(orka.pid);
-        return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, serverThread: mainThreadCpuSeconds(orka.pid), model: processTreeUsage(model.pid).rootCpuSeconds };
-      });
+      return await measureOrkaWith(orka, model, watched.url, cpuOf(orka.pid, model.pid));
     } finally {
       await orka.close();
     }
@@ -91,9 +90,36 @@ async function measureOrka(model: { url: string; pid: number }) {
   }
 }
 
+/** The bare loop's runs/s, driven as Orka is (after one untimed Task), with its CPU per run split as Orka's. */
+async function measureBareLoop(model: { url: string; pid: number }): Promise<Row> {
+  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url]);
+  try {
+    const watch = await adminClient(bare.url).watchTasks();
+    try {
+      await watch.runTask("warm-up", "loop");
+      const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), (split) =>
+        `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (its stores, the group commit, the tool's HTTP call, HTTP and IPC), ` +
+        `worker process ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more`);
+      return { system: "the bare loop: Orka's stores, IPC and OpenAI client, every step durable, no logic (bench/bare-loop.ts)", ...rates };
+    } finally {
+      await watch.close();
+    }
+  } finally {
+    bare.close();
+  }
+}
+
+/** Reads the CPU a server's process tree (`pid`: it, its main thread, its children) and the fake model (`modelPid`) have used. */
+function cpuOf(pid: number, modelPid: number): () => CpuSeconds {
+  return () => {
+    const usage = processTreeUsage(pid);
+    return { tree: usage.cpuSeconds, server: usage.rootCpuSeconds, serverThread: mainThreadCpuSeconds(pid), model: processTreeUsage(modelPid).rootCpuSeconds };
+  };
+}
+
 type CpuSeconds = { tree: number; server: number; serverThread: number; model: number };
-/** Orka's CPU per run in ms: its server process (and the main thread of it), its worker processes, and the fake model they call. */
-type OrkaCpu = { server: number; serverThread: number; workers: number; model: number };
+/** A server's CPU per run in ms (Orka's or the bare loop's): its process (and the main thread of it), its worker processes, and the fake model they call. */
+type ServerCpu = { server: number; serverThread: number; workers: number; model: number };
 
 async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
@@ -122,6 +148,14 @@ async function measureRuns(orka: { runTask(name: string, agent: string): Promise
   const firstRequests = (await takeNoted(watchedURL)).filter((note) => note.kind === "model" && note.turn === 0 && created.has(note.conversation));
   if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
   const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
+  const rates = await measureRates(orka, cpuNow, (split) =>
+    `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (API, controller, journal, every worker request's checks; the rest is garbage collection, checkpoints, the thread pool), ` +
+    `worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`);
+  return { row: { system: "Orka (API create → Succeeded, every step durable)", ...rates }, latency: percentiles(latencies) };
+}
+
+/** Runs/s at each concurrency, each Task created through the API and followed to its end on one watch; the CPU per run at the busiest, split and described by `parts`. */
+async function measureRates(system: { runTask(name: string, agent: string): Promise<void> }, cpuNow: () => CpuSeconds, parts: (split: ServerCpu) => string) {
   const runsPerSecond: Record<number, number> = {};
   let cpuPerRun: Row["cpuPerRun"];
   for (const { runs, concurrency } of PAIRS) {
@@ -129,26 +163,20 @@ async function measureRuns(orka: { runTask(name: string, agent: string): Promise
     const cpu0 = cpuNow();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (started < runs) await orka.runTask(`loop-${concurrency}-${started++}`, "loop");
+      while (started < runs) await system.runTask(`loop-${concurrency}-${started++}`, "loop");
     }));
     runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
-    if (concurrency === BUSIEST) cpuPerRun = cpuSplit(cpu0, cpuNow(), runs);
+    if (concurrency === BUSIEST) cpuPerRun = cpuSplit(cpu0, cpuNow(), runs, parts);
   }
-  return { row: { system: "Orka (API create → Succeeded, every step durable)", runsPerSecond, cpuPerRun }, latency: percentiles(latencies) };
+  return { runsPerSecond, cpuPerRun };
 }
 
-/** Orka's CPU per run between two readings: the server process, its worker processes, and the fake model it calls. */
-function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpuPerRun"] {
+/** A server's CPU per run between two readings: its process (and the main thread of it), its worker processes, and the fake model it calls. */
+function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number, parts: (split: ServerCpu) => string): Row["cpuPerRun"] {
   const perRun = (seconds: number) => (seconds * 1000) / runs;
   const server = perRun(after.server - before.server);
   const split = { server, serverThread: perRun(after.serverThread - before.serverThread), workers: perRun(after.tree - before.tree) - server, model: perRun(after.model - before.model) };
-  return {
-    ms: +(split.server + split.workers).toFixed(2),
-    parts:
-      `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (API, controller, journal, every worker request's checks; the rest is garbage collection, checkpoints, the thread pool), ` +
-      `worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`,
-    split,
-  };
+  return { ms: +(split.server + split.workers).toFixed(2), parts: parts(split), split };
 }
 
 /**
@@ -156,7 +184,7 @@ function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number): Row["cpu
  * what this machine's cores give per run at that rate, what its worker processes and the fake model leave,
  * and never more than one thread's worth (its JavaScript runs on one), as a sentence beside what it used.
  */
-function serverBudget(peer: string, rows: Row[], times: number, orka: OrkaCpu): string | undefined {
+function serverBudget(peer: string, rows: Row[], times: number, orka: ServerCpu): string | undefined {
   const rate = Math.max(...rows.map((row) => row.runsPerSecond[BUSIEST] ?? 0));
   if (!rate) return undefined;
   const target = rate * times;
@@ -165,6 +193,15 @@ function serverBudget(peer: string, rows: Row[], times: number, orka: OrkaCpu): 
   return `${times}× ${peer} (its faster run: ${rate} runs/s): at ${target.toFixed(0)} runs/s the ${cpus().length} cores give ${perRun.toFixed(2)} ms of CPU per run; ` +
     `Orka's worker processes and the fake model take ${(orka.workers + orka.model).toFixed(2)}, and one thread has ${(1000 / target).toFixed(2)}: the server may spend ${left.toFixed(2)} ms ` +
     `(it used ${orka.server.toFixed(2)}, its main thread ${orka.serverThread.toFixed(2)}; this driver's own CPU is not counted against it).`;
+}
+
+/** What Orka's logic cost per run beyond the bare loop's, at the busiest concurrency, where it was spent. */
+function logicCost(orka: ServerCpu, bare: ServerCpu): string {
+  const beyond = (part: keyof ServerCpu) => {
+    const more = orka[part] - bare[part];
+    return `${orka[part].toFixed(2)} against ${bare[part].toFixed(2)} (${Math.abs(more).toFixed(2)} ${more < 0 ? "less" : "more"})`;
+  };
+  return `What Orka's logic cost per run at concurrency ${BUSIEST}, beyond the bare loop's, in ms of CPU: the server process ${beyond("server")}, its main thread ${beyond("serverThread")}; the worker processes ${beyond("workers")}.`;
 }
 
 function table(rows: Row[], orka: Row, latency: { p50_ms: number; p95_ms: number }): string {
@@ -192,10 +229,11 @@ try {
   const peersDir = await preparePeers().catch((err: Error) => err);
   const before = await measurePeers(peersDir, model.port, "before Orka");
   const orka = await measureOrka(model);
+  const bare = await measureBareLoop(model);
   // A quick run measures the peers once, to stay under a minute.
   const after = QUICK ? [] : await measurePeers(peersDir, model.port, "after Orka");
   const peers = peerRows(before, after);
-  const rows = [orka.row, ...peers.flatMap(({ rows }) => rows)];
+  const rows = [orka.row, bare, ...peers.flatMap(({ rows }) => rows)];
   console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
     "Orka's server runs in its own process; each Task is created through the API and followed to its end on one watch of the namespace's Tasks. " +
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
@@ -207,6 +245,8 @@ try {
   const split = orka.row.cpuPerRun?.split;
   const budgets = split ? peers.map(({ peer, mode, rows }) => serverBudget(`${peer.name}, ${mode.label}`, rows, peer.goal, split)).filter(Boolean) : [];
   if (budgets.length) console.log(`\nThe server's budget per run at the performance goals (compare the floor under it, bench/floor.ts below):\n${budgets.map((line) => `- ${line}`).join("\n")}`);
+  const bareSplit = bare.cpuPerRun?.split;
+  if (split && bareSplit) console.log(`\n${logicCost(split, bareSplit)}`);
 } finally {
   model.close();
 }

@@ -10,12 +10,13 @@ import { openDatabase } from "../src/store/sqlite/db.ts";
 import { SqliteJournalStore } from "../src/store/sqlite/journal-store.ts";
 import { SqliteResourceStore } from "../src/store/sqlite/resource-store.ts";
 
-/** The resource, task data and journal stores on one new database; `close()` stops them and removes it all. */
+/** The resource, task data and journal stores on one new database (`db`); `close()` stops them and removes it all. */
 export function openBareStores(name: string) {
   const dir = mkdtempSync(join(tmpdir(), `orka-${name}-`));
   const db = openDatabase(join(dir, "orka.db"));
   const checkpoints = startBackgroundCheckpoints(db, (problem) => console.error(problem));
   return {
+    db,
     resources: new SqliteResourceStore(db, SecretCipher.fromKeyFile(join(dir, "secret.key"))),
     data: new SqliteTaskDataStore(db),
     journal: new SqliteJournalStore(db),

@@ -1,0 +1,174 @@
+// The benchmark's loop through Orka's own pieces with no logic between them: what Orka's throughput could
+// reach on this machine if its controller, checks, API framework and policies cost nothing, while every
+// step stays durable. `node bench/bare-loop.ts server <model URL>` serves it and prints `port <n>`; it
+// forks itself as the worker (`… worker <model URL>`). bench/run.ts drives it as it drives Orka.
+// - The server (a bare node:http server, Orka's SQLite stores with its group commit, one commit per turn
+//   of the event loop, and nothing leaving the process before it): `POST /api/v1/tasks` creates the Task
+//   Pending with its event and answers 201; then the attempt is recorded, the Task set Running and the
+//   start sent to the worker. `GET /api/v1/watch/tasks` streams each change of a Task's phase.
+// - The worker (a child process on an IPC channel as the pool's: the V8 serializer, messages batched per
+//   turn) runs the loop with Orka's OpenAI client and sends the server the run's six requests: the first
+//   journal step; each tool call with the answer that asked for it (written with the call's start in the
+//   effect ledger, committed before the call is made), the server making the call over HTTP and writing
+//   its reply with its result step; the final answer with the result; the last events. Then its exit,
+//   and the server records the end.
+// Nothing is checked, looked up, admitted, authorized, validated or scrubbed.
+import { fork } from "node:child_process";
+import http from "node:http";
+import { fileURLToPath } from "node:url";
+import { openAIModel } from "../src/providers/openai.ts";
+import type { ChatMessage, ToolCall } from "../src/providers/model.ts";
+import { BatchedSender } from "../src/runner/local/batched-sender.ts";
+import type { ExecutionEventInput } from "../src/store/data-store.ts";
+import { GroupCommit } from "../src/store/sqlite/group-commit.ts";
+import { listenAndAnnounce } from "./child-server.ts";
+import { event, RunWrites } from "./run-writes.ts";
+import { openBareStores } from "./stores.ts";
+
+/** What the worker asks of the server, each answered with a reply. */
+type Request =
+  | { kind: "request"; system: string; messages: ChatMessage[]; events: ExecutionEventInput[] }
+  | { kind: "tool"; answer: ChatMessage; callIndex: number; call: ToolCall; events: ExecutionEventInput[] }
+  | { kind: "final"; text: string; events: ExecutionEventInput[] }
+  | { kind: "events"; events: ExecutionEventInput[] };
+type ToWorker = { type: "start"; task: string; prompt: string } | { type: "reply"; id: number; text: string };
+/** A call's body is JSON text, as a pooled worker's request body is. */
+type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string } | { type: "exit"; task: string };
+
+const SYSTEM_PROMPT = "x";
+const NOOP_TOOL = { name: "noop", description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } } };
+
+async function serve(modelURL: string): Promise<void> {
+  const stores = openBareStores("bare-loop");
+  const gate = new GroupCommit(stores.db, {
+    commitFailed: (err) => {
+      console.error(`bare loop: a commit failed: ${String(err)}`);
+      process.exit(1);
+    },
+    sendFailed: (err) => console.error(`bare loop: a send failed: ${String(err)}`),
+  });
+  const runs = new Map<string, RunWrites>();
+  const watchers = new Set<http.ServerResponse>();
+  const worker = fork(fileURLToPath(import.meta.url), ["worker", modelURL], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+  const toWorker = new BatchedSender<ToWorker>({ write: (batch, done) => worker.send(batch, done) });
+  const send = (message: ToWorker) => gate.release(() => toWorker.push(message));
+  const tellWatchers = (run: RunWrites) => {
+    const frame = `event: MODIFIED\ndata: ${JSON.stringify(run.current)}\n\n`;
+    gate.release(() => watchers.forEach((watcher) => watcher.write(frame)));
+  };
+  const ready = Promise.withResolvers<void>();
+
+  async function answer(run: RunWrites, request: Request): Promise<unknown> {
+    if (request.kind === "request") return run.step("request", request.messages, { system: request.system }, request.events);
+    if (request.kind === "final") return run.finalAnswer(request.text, request.events);
+    if (request.kind === "events") return stores.data.appendEvents("default", run.current.metadata.name, request.events);
+    const key = run.callStarted(request.answer, request.callIndex, request.events);
+    // The call acts only once its start is committed, as the effect ledger has it.
+    await gate.settled();
+    const response = await fetch(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: request.call.arguments });
+    const result = await response.text();
+    run.callFinished(key, request.call.id, result);
+    return { result, journalled: true };
+  }
+
+  worker.on("message", (batch: FromWorker[]) => {
+    for (const message of batch) {
+      if (message.type === "ready") ready.resolve();
+      else if (message.type === "exit") {
+        const run = runs.get(message.task)!;
+        runs.delete(message.task);
+        void run.succeed().then(() => tellWatchers(run));
+      } else {
+        void answer(runs.get(message.task)!, JSON.parse(message.body) as Request).then((reply) => send({ type: "reply", id: message.id, text: JSON.stringify(reply ?? {}) }));
+      }
+    }
+  });
+
+  const server = http.createServer((req, res) => {
+    if (req.url === "/api/v1/watch/tasks") {
+      res.writeHead(200, { "content-type": "text/event-stream" }).write(": connected\n\n");
+      watchers.add(res);
+      res.on("close", () => watchers.delete(res));
+      return;
+    }
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", async () => {
+      const { name, prompt } = JSON.parse(body) as { name: string; prompt: string };
+      const run = await RunWrites.create(stores, name, prompt);
+      runs.set(name, run);
+      const created = JSON.stringify(run.current);
+      gate.release(() => res.writeHead(201, { "content-type": "application/json" }).end(created));
+      tellWatchers(run);
+      // As a reconcile pass queued by the create.
+      setImmediate(async () => {
+        await run.start();
+        tellWatchers(run);
+        send({ type: "start", task: name, prompt });
+      });
+    });
+  });
+  await listenAndAnnounce(server, ready.promise);
+  process.on("SIGTERM", async () => {
+    server.close();
+    watchers.forEach((watcher) => watcher.destroy());
+    worker.kill();
+    gate.commit();
+    await stores.close();
+    process.exit(0);
+  });
+}
+
+function work(modelURL: string): void {
+  const model = openAIModel({ apiKey: "bare", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
+  const toServer = new BatchedSender<FromWorker>({ write: (batch, done) => process.send!(batch, done) });
+  const waiting = new Map<number, (text: string) => void>();
+  let lastId = 0;
+  const ask = (task: string, request: Request) =>
+    new Promise<string>((answered) => {
+      const id = ++lastId;
+      waiting.set(id, answered);
+      toServer.push({ type: "call", id, task, body: JSON.stringify(request) });
+    });
+
+  async function run(task: string, prompt: string): Promise<void> {
+    const messages: ChatMessage[] = [{ role: "user", content: prompt }];
+    await ask(task, { kind: "request", system: SYSTEM_PROMPT, messages, events: [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")] });
+    let sinceLastWrite: ExecutionEventInput[] = [];
+    for (let turn = 1; ; turn++) {
+      const reply = await model.complete({ model: "fake", system: SYSTEM_PROMPT, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
+      if (reply.toolCalls.length === 0) {
+        await ask(task, { kind: "final", text: reply.text, events: [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", reply.text, reply.text)] });
+        await ask(task, { kind: "events", events: [event("ResultSubmitted", `result of ${reply.text.length} characters`), event("WorkerCompleted", "attempt succeeded")] });
+        break;
+      }
+      const answer: ChatMessage = { role: "assistant", content: reply.text, toolCalls: reply.toolCalls };
+      messages.push(answer);
+      for (const [index, call] of reply.toolCalls.entries()) {
+        const events = [...sinceLastWrite, event("ModelRequestCompleted", `${reply.toolCalls.length} tool calls`), event("ToolCallStarted", call.name, call.arguments)];
+        const { result } = JSON.parse(await ask(task, { kind: "tool", answer, callIndex: turn * 100 + index, call, events })) as { result: string };
+        messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: result });
+        sinceLastWrite = [event("ToolCallCompleted", `${call.name} returned ${result.length} characters`, result)];
+      }
+      sinceLastWrite.push(event("ModelRequestStarted", `turn ${turn + 1}`));
+    }
+    toServer.push({ type: "exit", task });
+  }
+
+  process.on("message", (batch: ToWorker[]) => {
+    for (const message of batch) {
+      if (message.type === "reply") {
+        waiting.get(message.id)?.(message.text);
+        waiting.delete(message.id);
+      } else void run(message.task, message.prompt).catch((err: Error) => console.error(`bare loop worker: ${err.message}`));
+    }
+  });
+  // Without its server there is nothing to do.
+  process.on("disconnect", () => process.exit(0));
+  toServer.push({ type: "ready" });
+}
+
+const [role, modelURL] = process.argv.slice(2);
+if (role === "server" && modelURL) await serve(modelURL);
+else if (role === "worker" && modelURL) work(modelURL);
+else throw new Error("usage: node bench/bare-loop.ts server <model URL> | worker <model URL>");
