@@ -12,31 +12,34 @@
 //   effect ledger, committed before the call is made), the server making the call over HTTP and writing
 //   its reply with its result step; the final answer with the result; the last events. Then its exit,
 //   and the server records the end.
-// Nothing is checked, looked up, admitted, authorized, validated or scrubbed.
+// Nothing is checked, looked up, admitted, authorized, validated, scrubbed or logged (Orka also stores an
+// attempt's output). A run that fails ends its Task Failed; the worker process ending ends the server.
 import { fork } from "node:child_process";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { openAIModel } from "../src/providers/openai.ts";
 import type { ChatMessage, ToolCall } from "../src/providers/model.ts";
 import { BatchedSender } from "../src/runner/local/batched-sender.ts";
+import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { GroupCommit } from "../src/store/sqlite/group-commit.ts";
 import { listenAndAnnounce } from "./child-server.ts";
+import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { event, RunWrites } from "./run-writes.ts";
 import { openBareStores } from "./stores.ts";
 
 /** What the worker asks of the server, each answered with a reply. */
-type Request =
+type WorkerRequest =
   | { kind: "request"; system: string; messages: ChatMessage[]; events: ExecutionEventInput[] }
   | { kind: "tool"; answer: ChatMessage; callIndex: number; call: ToolCall; events: ExecutionEventInput[] }
   | { kind: "final"; text: string; events: ExecutionEventInput[] }
   | { kind: "events"; events: ExecutionEventInput[] };
-type ToWorker = { type: "start"; task: string; prompt: string } | { type: "reply"; id: number; text: string };
-/** A call's body is JSON text, as a pooled worker's request body is. */
-type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string } | { type: "exit"; task: string };
+/** A reply carries the answer's JSON text, or why the server could not answer. */
+type ToWorker = { type: "start"; task: string; prompt: string } | { type: "reply"; id: number; text: string } | { type: "reply"; id: number; error: string };
+/** A call's body is JSON text, as a pooled worker's request body is; an exit with `failure` ends its Task Failed. */
+type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string } | { type: "exit"; task: string; failure?: string };
 
 const SYSTEM_PROMPT = "x";
-const NOOP_TOOL = { name: "noop", description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } } };
 
 async function serve(modelURL: string): Promise<void> {
   const stores = openBareStores("bare-loop");
@@ -49,19 +52,27 @@ async function serve(modelURL: string): Promise<void> {
   });
   const runs = new Map<string, RunWrites>();
   const watchers = new Set<http.ServerResponse>();
-  const worker = fork(fileURLToPath(import.meta.url), ["worker", modelURL], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+  const worker = fork(fileURLToPath(import.meta.url), ["worker", modelURL], { execArgv: WORKER_NODE_FLAGS, stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
+  const die = (why: string) => {
+    console.error(`bare loop: ${why}`);
+    process.exit(1);
+  };
+  const fail = (what: string) => (err: unknown) => die(`${what}: ${String(err)}`);
+  // Without its worker no Task would end: the server ends, and with it the driver's watch.
+  const workerGone = () => die("the worker process ended");
+  worker.on("exit", workerGone);
   const toWorker = new BatchedSender<ToWorker>({ write: (batch, done) => worker.send(batch, done) });
   const send = (message: ToWorker) => gate.release(() => toWorker.push(message));
-  const tellWatchers = (run: RunWrites) => {
-    const frame = `event: MODIFIED\ndata: ${JSON.stringify(run.current)}\n\n`;
+  const tellWatchers = (run: RunWrites, change = "MODIFIED") => {
+    const frame = `event: ${change}\ndata: ${JSON.stringify(run.current)}\n\n`;
     gate.release(() => watchers.forEach((watcher) => watcher.write(frame)));
   };
   const ready = Promise.withResolvers<void>();
 
-  async function answer(run: RunWrites, request: Request): Promise<unknown> {
+  async function answer(run: RunWrites, request: WorkerRequest): Promise<unknown> {
     if (request.kind === "request") return run.step("request", request.messages, { system: request.system }, request.events);
     if (request.kind === "final") return run.finalAnswer(request.text, request.events);
-    if (request.kind === "events") return stores.data.appendEvents("default", run.current.metadata.name, request.events);
+    if (request.kind === "events") return void stores.data.appendEvents("default", run.current.metadata.name, request.events);
     const key = run.callStarted(request.answer, request.callIndex, request.events);
     // The call acts only once its start is committed, as the effect ledger has it.
     await gate.settled();
@@ -77,9 +88,12 @@ async function serve(modelURL: string): Promise<void> {
       else if (message.type === "exit") {
         const run = runs.get(message.task)!;
         runs.delete(message.task);
-        void run.succeed().then(() => tellWatchers(run));
+        run.end(message.failure).then(() => tellWatchers(run), fail(`${message.task} could not be ended`));
       } else {
-        void answer(runs.get(message.task)!, JSON.parse(message.body) as Request).then((reply) => send({ type: "reply", id: message.id, text: JSON.stringify(reply ?? {}) }));
+        answer(runs.get(message.task)!, JSON.parse(message.body) as WorkerRequest).then(
+          (reply) => send({ type: "reply", id: message.id, text: JSON.stringify(reply ?? {}) }),
+          (err: Error) => send({ type: "reply", id: message.id, error: err.message }),
+        );
       }
     }
   });
@@ -93,25 +107,26 @@ async function serve(modelURL: string): Promise<void> {
     }
     let body = "";
     req.on("data", (chunk) => (body += chunk));
-    req.on("end", async () => {
+    req.on("end", () => {
       const { name, prompt } = JSON.parse(body) as { name: string; prompt: string };
-      const run = await RunWrites.create(stores, name, prompt);
-      runs.set(name, run);
-      const created = JSON.stringify(run.current);
-      gate.release(() => res.writeHead(201, { "content-type": "application/json" }).end(created));
-      tellWatchers(run);
-      // As a reconcile pass queued by the create.
-      setImmediate(async () => {
-        await run.start();
-        tellWatchers(run);
-        send({ type: "start", task: name, prompt });
-      });
+      RunWrites.create(stores, name, prompt).then((run) => {
+        runs.set(name, run);
+        const created = JSON.stringify(run.current);
+        gate.release(() => res.writeHead(201, { "content-type": "application/json" }).end(created));
+        tellWatchers(run, "ADDED");
+        // As a reconcile pass queued by the create.
+        setImmediate(() => run.start().then(() => {
+          tellWatchers(run);
+          send({ type: "start", task: name, prompt });
+        }, fail(`${name} could not be started`)));
+      }, (err: Error) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: err.message } })));
     });
   });
   await listenAndAnnounce(server, ready.promise);
   process.on("SIGTERM", async () => {
     server.close();
     watchers.forEach((watcher) => watcher.destroy());
+    worker.off("exit", workerGone);
     worker.kill();
     gate.commit();
     await stores.close();
@@ -122,14 +137,15 @@ async function serve(modelURL: string): Promise<void> {
 function work(modelURL: string): void {
   const model = openAIModel({ apiKey: "bare", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
   const toServer = new BatchedSender<FromWorker>({ write: (batch, done) => process.send!(batch, done) });
-  const waiting = new Map<number, (text: string) => void>();
+  const waiting = new Map<number, PromiseWithResolvers<string>>();
   let lastId = 0;
-  const ask = (task: string, request: Request) =>
-    new Promise<string>((answered) => {
-      const id = ++lastId;
-      waiting.set(id, answered);
-      toServer.push({ type: "call", id, task, body: JSON.stringify(request) });
-    });
+  const ask = (task: string, request: WorkerRequest) => {
+    const id = ++lastId;
+    const reply = Promise.withResolvers<string>();
+    waiting.set(id, reply);
+    toServer.push({ type: "call", id, task, body: JSON.stringify(request) });
+    return reply.promise;
+  };
 
   async function run(task: string, prompt: string): Promise<void> {
     const messages: ChatMessage[] = [{ role: "user", content: prompt }];
@@ -158,9 +174,14 @@ function work(modelURL: string): void {
   process.on("message", (batch: ToWorker[]) => {
     for (const message of batch) {
       if (message.type === "reply") {
-        waiting.get(message.id)?.(message.text);
+        const reply = waiting.get(message.id);
         waiting.delete(message.id);
-      } else void run(message.task, message.prompt).catch((err: Error) => console.error(`bare loop worker: ${err.message}`));
+        if ("error" in message) reply?.reject(new Error(message.error));
+        else reply?.resolve(message.text);
+      } else {
+        const { task } = message;
+        run(task, message.prompt).catch((err: Error) => toServer.push({ type: "exit", task, failure: err.message }));
+      }
     }
   });
   // Without its server there is nothing to do.

@@ -14,6 +14,7 @@ import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
+import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
 import { startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
@@ -93,7 +94,7 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
   }, SAMPLE_EVERY_MS);
   try {
     await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-    await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${model.url}/noop` } } });
+    await orka.api("POST", "/tools", { metadata: { name: NOOP_TOOL.name }, spec: { description: NOOP_TOOL.description, parameters: NOOP_TOOL.parameters, http: { url: `${model.url}/noop` } } });
     await orka.api("POST", "/providers", { metadata: { name: "slow" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
     await orka.api("POST", "/agents", { metadata: { name: "slow" }, spec: { providerRef: { name: "slow" }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
 

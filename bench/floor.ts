@@ -65,7 +65,7 @@ async function durableWrites(): Promise<number> {
       }
       run.finalAnswer("done", [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")]);
       stores.data.appendEvents("default", run.current.metadata.name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
-      await run.succeed();
+      await run.end();
     });
   } finally {
     await stores.close();

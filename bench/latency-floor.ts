@@ -1,8 +1,9 @@
 // The floor under "create → first model request": the hops that path must make, with Orka's own pieces
 // and no logic between them. `node bench/latency-floor.ts server <model URL>` serves it and prints
 // `port <n>`; it forks itself as the worker (`… worker`). bench/floor.ts drives it.
-// - The server (a bare node:http server, Orka's SQLite stores): a POST /tasks is parsed and the Task
-//   created Pending with its event (two commits, as Orka does), answered 201; then the attempt is
+// - The server (a bare node:http server, Orka's SQLite stores, one commit per transaction as a server
+//   serving one Task at a time makes them): a POST /tasks is parsed and the Task created Pending with
+//   its event (two commits; the writes of bench/run-writes.ts), answered 201; then the attempt is
 //   recorded, the Task set Running and its event written (three commits), and the start sent to the worker over IPC.
 // - The worker (a child process on the pool's IPC channel, the V8 serializer, messages in arrays as the
 //   pool batches them): sends the first journal step (the request it is about to make) and waits for

@@ -1,7 +1,6 @@
 // The durable writes of one run of the benchmark's loop, made straight through Orka's SQLite stores with no
 // controller, API or checks above them: what bench/floor.ts times alone and bench/bare-loop.ts serves.
-import type { Resource } from "../src/resources/meta.ts";
-import { API_VERSION } from "../src/resources/meta.ts";
+import { API_VERSION, type Resource } from "../src/resources/meta.ts";
 import type { TaskStatus } from "../src/resources/task.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { stepOwnerOf, toolResultStep, type StepInput, type StepOwner } from "../src/store/journal-store.ts";
@@ -27,8 +26,8 @@ const TOOL_ROUTE = "/internal/v1/tools/:ns/:task/:name";
 export class RunWrites {
   private readonly stores: Stores;
   private task: Task;
-  private owner?: StepOwner;
-  private attemptId = "";
+  /** Known once the attempt is recorded (`start`). */
+  private attempt?: { id: string; owner: StepOwner };
   private seq = 0;
 
   private constructor(stores: Stores, task: Task) {
@@ -61,8 +60,7 @@ export class RunWrites {
   async start(): Promise<void> {
     const { data, resources } = this.stores;
     const attempt = data.createAttempt({ id: `${this.name}-1`, namespace: "default", task: this.name, taskUid: this.task.metadata.uid!, number: 1, allowedTools: ["noop"] }, sha256Hex(this.name));
-    this.owner = stepOwnerOf(attempt);
-    this.attemptId = attempt.id;
+    this.attempt = { id: attempt.id, owner: stepOwnerOf(attempt) };
     this.task = await resources.updateStatus({ ...this.task, status: { phase: "Running", attempts: 1, jobName: attempt.id, startTime: new Date().toISOString() } });
     data.appendEvent("default", this.name, event("AttemptStarted", "attempt 1 started"));
   }
@@ -70,7 +68,7 @@ export class RunWrites {
   /** A journal step, with the events since the last write and `alongside` (more writes of the same transaction). */
   step(kind: StepInput["kind"], messages: Message[], detail: Message, events: ExecutionEventInput[], alongside: () => void = () => undefined): void {
     this.stores.data.appendEventsWith("default", this.name, events, () => {
-      this.stores.journal.append(this.owner!, { run: 1, seq: ++this.seq, kind, messages, detail });
+      this.stores.journal.append(this.attempt!.owner, { run: 1, seq: ++this.seq, kind, messages, detail });
       alongside();
     });
   }
@@ -85,7 +83,7 @@ export class RunWrites {
   /** The call's reply recorded in the ledger, with its result step. */
   callFinished(key: string, toolCallId: string, result: string): void {
     const reply = JSON.stringify({ status: 200, body: JSON.stringify({ result, journalled: true }) });
-    this.stores.journal.finishEffect(key, reply, { owner: this.owner!, step: toolResultStep({ run: 1, seq: ++this.seq, toolCallId }, "noop", result) });
+    this.stores.journal.finishEffect(key, reply, { owner: this.attempt!.owner, step: toolResultStep({ run: 1, seq: ++this.seq, toolCallId }, "noop", result) });
   }
 
   /** The final answer, and the Task's result in the same transaction. */
@@ -93,11 +91,12 @@ export class RunWrites {
     this.step("response", [{ role: "assistant", content: text }], {}, events, () => this.stores.data.putResult("default", this.name, text));
   }
 
-  /** The attempt ended and the Task Succeeded, with its event. */
-  async succeed(): Promise<void> {
+  /** The attempt ended and the Task Succeeded, or Failed with `failure`, with its event. */
+  async end(failure?: string): Promise<void> {
     const { data, resources } = this.stores;
-    data.finishAttempt(this.attemptId, { state: "succeeded", exitCode: 0 });
-    this.task = await resources.updateStatus({ ...this.task, status: { ...this.task.status, phase: "Succeeded", completionTime: new Date().toISOString() } });
-    data.appendEvent("default", this.name, event("TaskSucceeded", "attempt succeeded"));
+    data.finishAttempt(this.attempt!.id, failure === undefined ? { state: "succeeded", exitCode: 0 } : { state: "failed", exitCode: 1, reason: failure });
+    const phase = failure === undefined ? "Succeeded" : "Failed";
+    this.task = await resources.updateStatus({ ...this.task, status: { ...this.task.status, phase, completionTime: new Date().toISOString() } });
+    data.appendEvent("default", this.name, failure === undefined ? event("TaskSucceeded", "attempt succeeded") : event("TaskFailed", failure));
   }
 }

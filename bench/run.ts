@@ -13,8 +13,10 @@ import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
+import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { PEERS, preparePeers, runPeer, TOOL_MODES, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
+import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
 import { adminClient, startOrkaProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
@@ -86,26 +88,34 @@ async function measureOrka(model: { url: string; pid: number }) {
       await orka.close();
     }
   } finally {
-    watched.close();
+    await watched.close();
   }
 }
 
-/** The bare loop's runs/s, driven as Orka is (after one untimed Task), with its CPU per run split as Orka's. */
+/**
+ * The bare loop's runs/s, driven as Orka is: its processes with Orka's node flags, the same untimed Tasks
+ * one at a time first, its CPU per run split as Orka's. A bare loop that cannot run is a row that says why.
+ */
 async function measureBareLoop(model: { url: string; pid: number }): Promise<Row> {
-  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url]);
+  const system = "the bare loop: Orka's stores, IPC and OpenAI client, every step durable, no logic (bench/bare-loop.ts)";
+  return bareLoopRates(model, system).catch((err: Error) => ({ system, runsPerSecond: {}, note: `not run: ${err.message.split("\n")[0]}` }));
+}
+
+async function bareLoopRates(model: { url: string; pid: number }, system: string): Promise<Row> {
+  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url], WORKER_NODE_FLAGS);
   try {
     const watch = await adminClient(bare.url).watchTasks();
     try {
-      await watch.runTask("warm-up", "loop");
+      for (let i = 0; i <= LATENCY_SAMPLES; i++) await watch.runTask(`warm-up-${i}`, "loop");
       const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), (split) =>
         `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (its stores, the group commit, the tool's HTTP call, HTTP and IPC), ` +
         `worker process ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more`);
-      return { system: "the bare loop: Orka's stores, IPC and OpenAI client, every step durable, no logic (bench/bare-loop.ts)", ...rates };
+      return { system, ...rates };
     } finally {
       await watch.close();
     }
   } finally {
-    bare.close();
+    await bare.close();
   }
 }
 
@@ -123,7 +133,7 @@ type ServerCpu = { server: number; serverThread: number; workers: number; model:
 
 async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
   await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-  await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } }, http: { url: `${model.url}/noop` } } });
+  await orka.api("POST", "/tools", { metadata: { name: NOOP_TOOL.name }, spec: { description: NOOP_TOOL.description, parameters: NOOP_TOOL.parameters, http: { url: `${model.url}/noop` } } });
   for (const [name, url] of [["loop", model.url], ["watched", watchedURL]]) {
     await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
     await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
@@ -248,7 +258,7 @@ try {
   const bareSplit = bare.cpuPerRun?.split;
   if (split && bareSplit) console.log(`\n${logicCost(split, bareSplit)}`);
 } finally {
-  model.close();
+  await model.close();
 }
 for (const script of FIGURE_GROUPS) await runFigureGroup(script);
 console.log(`\nThe run took ${(performance.now() / 1000).toFixed(0)} s; load average ${loadavg()[0].toFixed(1)} when it ended.`);

@@ -7,6 +7,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 
+/** The tool the fake model asks for, as a model is offered it: Orka's custom HTTP Tool and the bare loop declare it so. */
+export const NOOP_TOOL = { name: "noop", description: "no-op", parameters: { type: "object", properties: { n: { type: "number" } } } };
+
 interface ChatMessage {
   role: string;
   content?: string | null;

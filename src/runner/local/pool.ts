@@ -16,9 +16,10 @@ const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.ur
 /**
  * A worker allocates fast and keeps little: with V8's default, its young generation grows to 128 MiB of
  * mostly garbage. 8 MiB semi-spaces keep the resident memory near what is live, at no measured cost
- * in speed (bin/orka starts the server the same way; docs/performance.md).
+ * in speed (bin/orka starts the server the same way, and the benchmark's bare loop both its processes;
+ * docs/performance.md).
  */
-const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
+export const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
 /** How long a worker process may take to remove a directory before the pool does it itself (it may be stuck). */
 const DEFAULT_REMOVAL_WAIT_MS = 10_000;
 /** How long a closing pool waits for a worker process to end its attempts and exit. */
