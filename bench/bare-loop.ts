@@ -42,22 +42,19 @@ type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; 
 const SYSTEM_PROMPT = "x";
 
 async function serve(modelURL: string): Promise<void> {
-  const stores = openBareStores("bare-loop");
-  const gate = new GroupCommit(stores.db, {
-    commitFailed: (err) => {
-      console.error(`bare loop: a commit failed: ${String(err)}`);
-      process.exit(1);
-    },
-    sendFailed: (err) => console.error(`bare loop: a send failed: ${String(err)}`),
-  });
-  const runs = new Map<string, RunWrites>();
-  const watchers = new Set<http.ServerResponse>();
-  const worker = fork(fileURLToPath(import.meta.url), ["worker", modelURL], { execArgv: WORKER_NODE_FLAGS, stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
   const die = (why: string) => {
     console.error(`bare loop: ${why}`);
     process.exit(1);
   };
   const fail = (what: string) => (err: unknown) => die(`${what}: ${String(err)}`);
+  const stores = openBareStores("bare-loop");
+  const gate = new GroupCommit(stores.db, {
+    commitFailed: fail("a commit failed"),
+    sendFailed: (err) => console.error(`bare loop: a send failed: ${String(err)}`),
+  });
+  const runs = new Map<string, RunWrites>();
+  const watchers = new Set<http.ServerResponse>();
+  const worker = fork(fileURLToPath(import.meta.url), ["worker", modelURL], { execArgv: WORKER_NODE_FLAGS, stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
   // Without its worker no Task would end: the server ends, and with it the driver's watch.
   const workerGone = () => die("the worker process ended");
   worker.on("exit", workerGone);
