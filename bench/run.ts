@@ -107,9 +107,7 @@ async function bareLoopRates(model: { url: string; pid: number }, system: string
     const watch = await adminClient(bare.url).watchTasks();
     try {
       for (let i = 0; i <= LATENCY_SAMPLES; i++) await watch.runTask(`warm-up-${i}`, "loop");
-      const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), (split) =>
-        `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (its stores, the group commit, the tool's HTTP call, HTTP and IPC), ` +
-        `worker process ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more`);
+      const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), { thread: "its stores, the group commit, the tool's HTTP call, HTTP and IPC" });
       return { system, ...rates };
     } finally {
       await watch.close();
@@ -158,14 +156,12 @@ async function measureRuns(orka: { runTask(name: string, agent: string): Promise
   const firstRequests = (await takeNoted(watchedURL)).filter((note) => note.kind === "model" && note.turn === 0 && created.has(note.conversation));
   if (firstRequests.length !== LATENCY_SAMPLES) throw new Error(`the timed model heard ${firstRequests.length} of ${LATENCY_SAMPLES} latency Tasks' first requests`);
   const latencies = firstRequests.map((note) => note.arrivedAt - created.get(note.conversation)!);
-  const rates = await measureRates(orka, cpuNow, (split) =>
-    `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (API, controller, journal, every worker request's checks; the rest is garbage collection, checkpoints, the thread pool), ` +
-    `worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`);
+  const rates = await measureRates(orka, cpuNow, { thread: "API, controller, journal, every worker request's checks; the rest is garbage collection, checkpoints, the thread pool" });
   return { row: { system: "Orka (API create → Succeeded, every step durable)", ...rates }, latency: percentiles(latencies) };
 }
 
-/** Runs/s at each concurrency, each Task created through the API and followed to its end on one watch; the CPU per run at the busiest, split and described by `parts`. */
-async function measureRates(system: { runTask(name: string, agent: string): Promise<void> }, cpuNow: () => CpuSeconds, parts: (split: ServerCpu) => string) {
+/** Runs/s at each concurrency, each Task created through the API and followed to its end on one watch; the CPU per run at the busiest, split, with what its server's main thread does. */
+async function measureRates(system: { runTask(name: string, agent: string): Promise<void> }, cpuNow: () => CpuSeconds, what: { thread: string }) {
   const runsPerSecond: Record<number, number> = {};
   let cpuPerRun: Row["cpuPerRun"];
   for (const { runs, concurrency } of PAIRS) {
@@ -176,17 +172,20 @@ async function measureRates(system: { runTask(name: string, agent: string): Prom
       while (started < runs) await system.runTask(`loop-${concurrency}-${started++}`, "loop");
     }));
     runsPerSecond[concurrency] = +((runs / (performance.now() - t0)) * 1000).toFixed(1);
-    if (concurrency === BUSIEST) cpuPerRun = cpuSplit(cpu0, cpuNow(), runs, parts);
+    if (concurrency === BUSIEST) cpuPerRun = cpuSplit(cpu0, cpuNow(), runs, what);
   }
   return { runsPerSecond, cpuPerRun };
 }
 
 /** A server's CPU per run between two readings: its process (and the main thread of it), its worker processes, and the fake model it calls. */
-function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number, parts: (split: ServerCpu) => string): Row["cpuPerRun"] {
+function cpuSplit(before: CpuSeconds, after: CpuSeconds, runs: number, what: { thread: string }): Row["cpuPerRun"] {
   const perRun = (seconds: number) => (seconds * 1000) / runs;
   const server = perRun(after.server - before.server);
   const split = { server, serverThread: perRun(after.serverThread - before.serverThread), workers: perRun(after.tree - before.tree) - server, model: perRun(after.model - before.model) };
-  return { ms: +(split.server + split.workers).toFixed(2), parts: parts(split), split };
+  const parts =
+    `server process ${split.server.toFixed(2)}, of which its main thread ${split.serverThread.toFixed(2)} (${what.thread}), ` +
+    `worker processes ${split.workers.toFixed(2)} (the loop, the OpenAI SDK); the fake model ${split.model.toFixed(2)} more (four answers and three tool calls)`;
+  return { ms: +(split.server + split.workers).toFixed(2), parts, split };
 }
 
 /**
