@@ -10,7 +10,7 @@ import { errorMessage } from "../util/errors.ts";
 import { attemptToolExecutor } from "./attempt-tools.ts";
 import { brokeredToolRunner } from "./brokered-calls.ts";
 import type { ControlPlaneClient } from "./client.ts";
-import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
+import { succeeded, type AttemptIO, type AttemptOutcome } from "./attempt-io.ts";
 
 /** One broker per worker process: each session gets its own route and bearer on it. Loaded with the first session (the MCP SDK is large). */
 let broker: Promise<McpBroker> | undefined;
@@ -33,8 +33,7 @@ export async function runAgentAttempt(config: AttemptConfig, client: ControlPlan
     if (outcome.exitCode !== 0) return failed(emit, exitReason(run, outcome));
     const answer = adapter.finalAnswer(outcome.stdout);
     await client.postResult(answer);
-    emit({ type: "ResultSubmitted", summary: `result of ${answer.length} characters` });
-    emit({ type: "WorkerCompleted", summary: "attempt succeeded" });
+    for (const event of succeeded(answer)) emit(event);
     return { exitCode: 0 };
   } catch (err) {
     return failed(emit, io.signal.aborted ? "attempt was stopped" : errorMessage(err));

@@ -1,3 +1,4 @@
+import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { ControlPlaneTransport } from "./transport.ts";
 
 /** What a worker gives an attempt: where its output goes, the signal that stops it, and its way to the control plane. */
@@ -11,4 +12,12 @@ export interface AttemptIO {
 export interface AttemptOutcome {
   exitCode: number;
   reason?: string;
+}
+
+/** The events of an attempt that ended with `answer` as its result: submitted, then completed. */
+export function succeeded(answer: string): [ExecutionEventInput, ExecutionEventInput] {
+  return [
+    { type: "ResultSubmitted", summary: `result of ${answer.length} characters` },
+    { type: "WorkerCompleted", summary: "attempt succeeded" },
+  ];
 }

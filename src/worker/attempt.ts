@@ -1,4 +1,4 @@
-import { constants, existsSync } from "node:fs";
+import { constants, existsSync, readdirSync } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type ToolDefinition, DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
@@ -15,7 +15,7 @@ import { assembleSystemPrompt, autonomousPrompt, boundedHistory } from "./prompt
 import { mustMarkStart } from "./tool-executor.ts";
 import { attemptToolExecutor } from "./attempt-tools.ts";
 import { runAgentAttempt } from "./agent-attempt.ts";
-import type { AttemptIO, AttemptOutcome } from "./attempt-io.ts";
+import { succeeded, type AttemptIO, type AttemptOutcome } from "./attempt-io.ts";
 import { AttemptJournal, loadReplay, type Replay } from "./journal.ts";
 
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
@@ -60,6 +60,8 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       taskUid: config.task.uid,
       seq: start.replay?.steps,
       written: start.replay?.messages,
+      // Nothing is left once the answer is written when there is no session to append it to and no artifact to upload.
+      closing: (answer) => (config.session || parked !== undefined || hasArtifacts(config.artifactsDir) ? undefined : succeeded(answer)),
     });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
@@ -87,13 +89,15 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       signal: io.signal,
     });
     await session.flush();
+    if (journal.closed) return { exitCode: 0 };
+    const [submitted, completed] = succeeded(result);
     // A parked iteration has no answer: its text is the park notice, which is not the Task's result.
     if (!parked) {
       if (!journal.resultWritten) await client.postResult(result);
-      emit({ type: "ResultSubmitted", summary: `result of ${result.length} characters` });
+      emit(submitted);
     }
     await uploadArtifacts(config.artifactsDir, client, emit);
-    emit(parked ? { type: "WorkerParked", summary: `attempt ended: ${parked}` } : { type: "WorkerCompleted", summary: "attempt succeeded" });
+    emit(parked ? { type: "WorkerParked", summary: `attempt ended: ${parked}` } : completed);
     return { exitCode: 0 };
   } catch (err) {
     const reason = io.signal.aborted ? "attempt was stopped" : errorMessage(err);
@@ -141,6 +145,15 @@ export function offeredTools(names: readonly string[], customTools: Map<string, 
     const custom = customTools.get(name);
     return custom ? [custom] : [];
   });
+}
+
+/** Whether the attempt left anything in its artifacts directory to upload. */
+function hasArtifacts(dir: string): boolean {
+  try {
+    return readdirSync(dir).length > 0;
+  } catch {
+    return false; // none made: an ai attempt that ran no built-in tool has no directory
+  }
 }
 
 async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void): Promise<void> {
@@ -294,7 +307,7 @@ class EventSink {
 
   emit(input: ExecutionEventInput): void {
     const event = fitEvent(input);
-    this.log(`${new Date().toISOString()} ${event.type}: ${event.summary}\n`);
+    this.logLine(event);
     this.queued.push(event);
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
@@ -302,17 +315,24 @@ class EventSink {
     }, EVENT_DELAY_MS);
   }
 
-  /** Runs `send` after everything sent before it, with the events queued until then (kept if it fails). */
-  carry<T>(send: (batch: ExecutionEventInput[]) => Promise<T>): Promise<T> {
+  /**
+   * Runs `send` after everything sent before it, with the events queued until then (kept if it fails)
+   * and then `closing` (dropped if it fails: what they tell of did not happen).
+   */
+  carry<T>(send: (batch: ExecutionEventInput[]) => Promise<T>, closing: ExecutionEventInput[] = []): Promise<T> {
     const run = this.chain.then(async () => {
       const batch = this.queued;
       this.queued = [];
+      const last = closing.map(fitEvent);
+      let answer: T;
       try {
-        return await send(batch);
+        answer = await send([...batch, ...last]);
       } catch (err) {
         this.queued.unshift(...batch); // not delivered: they go with the next call
         throw err;
       }
+      for (const event of last) this.logLine(event);
+      return answer;
     });
     this.chain = run.catch(() => undefined);
     return run;
@@ -322,6 +342,10 @@ class EventSink {
     clearTimeout(this.timer);
     this.timer = undefined;
     return this.carry((batch) => this.postAlone(batch));
+  }
+
+  private logLine(event: ExecutionEventInput): void {
+    this.log(`${new Date().toISOString()} ${event.type}: ${event.summary}\n`);
   }
 
   private async postAlone(batch: ExecutionEventInput[]): Promise<void> {

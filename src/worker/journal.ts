@@ -31,10 +31,20 @@ export interface Replay {
   steps: number;
 }
 
-/** Sends a step together with the events waiting to be sent, in order with everything sent before. */
+/**
+ * Sends a step together with the events waiting to be sent, in order with everything sent before;
+ * `closing` are sent after them, and are not kept for a later write when this one fails.
+ */
 export interface StepCarrier {
-  carry<T>(send: (events: ExecutionEventInput[]) => Promise<T>): Promise<T>;
+  carry<T>(send: (events: ExecutionEventInput[]) => Promise<T>, closing?: ExecutionEventInput[]): Promise<T>;
 }
+
+/**
+ * The events that end the attempt once its final answer is written, given the answer's text: they travel
+ * with the answer when nothing else is left to do (one call to the control plane fewer); undefined when
+ * something is, and they are sent after it.
+ */
+export type ClosingEvents = (answer: string) => ExecutionEventInput[] | undefined;
 
 /**
  * The attempt's journal: every step is written to the control plane before it is acted on, and a
@@ -53,21 +63,33 @@ export class AttemptJournal {
   private unwritten: StepInput[] = [];
   private readonly written = new WeakSet<ChatMessage>();
   private resultStored = false;
+  private closedAttempt = false;
+  private readonly closing?: ClosingEvents;
   readonly taskUid: string;
 
-  constructor(client: ControlPlaneClient, carrier: StepCarrier, options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[] }) {
+  constructor(
+    client: ControlPlaneClient,
+    carrier: StepCarrier,
+    options: { run: number; taskName: string; taskUid: string; seq?: number; written?: ChatMessage[]; closing?: ClosingEvents },
+  ) {
     this.client = client;
     this.carrier = carrier;
     this.run = options.run;
     this.taskName = options.taskName;
     this.taskUid = options.taskUid;
     this.seq = options.seq ?? 0;
+    this.closing = options.closing;
     for (const message of options.written ?? []) this.written.add(message);
   }
 
   /** Whether this journal stored the final answer as the Task's result (a resumed run's journalled answer was not written again). */
   get resultWritten(): boolean {
     return this.resultStored;
+  }
+
+  /** Whether the final answer's write carried the attempt's closing events: nothing is left to send. */
+  get closed(): boolean {
+    return this.closedAttempt;
   }
 
   /**
@@ -88,8 +110,10 @@ export class AttemptJournal {
     if (message.role === "assistant" && message.toolCalls?.length) return void this.unwritten.push(this.next("response", [message], {}));
     // An empty answer is no result: the model is asked once more.
     const isResult = message.content.trim() !== "";
-    await this.write("response", [message], {}, isResult);
+    const closing = isResult ? this.closing?.(message.content) : undefined;
+    await this.write("response", [message], {}, isResult, closing);
     this.resultStored = isResult;
+    this.closedAttempt = closing !== undefined;
   }
 
   toolStarted(call: ToolCall, key: string): Promise<void> {
@@ -160,9 +184,13 @@ export class AttemptJournal {
     return { run: this.run, seq: this.lastSeq() + 1, kind, messages, detail };
   }
 
-  /** Writes a step, after the held ones, with the events waiting to be sent; `answerIsResult` stores it as the Task's result too. */
-  private write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>, answerIsResult = false): Promise<void> {
-    return this.send([...this.unwritten, this.next(kind, messages, detail)], answerIsResult);
+  /**
+   * Writes a step, after the held ones, with the events waiting to be sent and then `closing`, placed at
+   * the step; `answerIsResult` stores it as the Task's result too.
+   */
+  private write(kind: StepInput["kind"], messages: ChatMessage[], detail: Record<string, unknown>, answerIsResult = false, closing: ExecutionEventInput[] = []): Promise<void> {
+    const step = this.next(kind, messages, detail);
+    return this.send([...this.unwritten, step], answerIsResult, closing.map((event) => ({ ...event, journalRun: step.run, journalStep: step.seq })));
   }
 
   /** Writes the held steps, if any. */
@@ -170,9 +198,9 @@ export class AttemptJournal {
     if (this.unwritten.length > 0) await this.send([...this.unwritten]);
   }
 
-  private async send(steps: StepInput[], answerIsResult = false): Promise<void> {
+  private async send(steps: StepInput[], answerIsResult = false, closing?: ExecutionEventInput[]): Promise<void> {
     for (const step of steps) killAtJournalStep("worker", this.taskName, step.seq);
-    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) }));
+    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) }), closing);
     this.wrote(steps);
   }
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { runAttempt } from "../../src/worker/attempt.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { httpTransport } from "../../src/worker/transport.ts";
@@ -72,6 +74,74 @@ describe("AI attempt resuming a run whose final answer is journalled", () => {
       expect(seen.filter((r) => r.method === "POST" && r.path.startsWith("/internal/v1/journal/"))).toEqual([]);
     } finally {
       remove();
+    }
+  });
+});
+
+// An attempt with nothing left to do once its final answer is written — no session, no artifacts — sends
+// its closing events with the answer's write; otherwise, or when that write fails, they are not in it.
+describe("AI attempt ending with its final answer's write", () => {
+  let failFinalWrite = false;
+  let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
+  beforeAll(async () => {
+    controlPlane = await startStandInControlPlane(({ method, path, body }, res) => {
+      const final = method === "POST" && path.startsWith("/internal/v1/journal/") && (JSON.parse(body) as { answerIsResult?: boolean }).answerIsResult;
+      if (final && failFinalWrite) return void res.writeHead(409, { "content-type": "application/json" }).end('{"error":{"code":409,"message":"journal step 2 does not follow step 0"}}');
+      if (method === "POST" && path.startsWith("/internal/v1/journal/")) return void res.writeHead(200, { "content-type": "application/json" }).end('{"storedBytes":1}');
+      res.writeHead(204).end();
+    });
+  });
+  afterAll(() => controlPlane.close());
+
+  type Write = { answerIsResult?: boolean; steps: { seq: number }[]; events: { type: string; journalRun?: number; journalStep?: number }[] };
+  async function run(label: string, prepare: (dirs: { artifactsDir: string }) => void = () => undefined) {
+    const { url, seen } = controlPlane;
+    seen.length = 0;
+    const { remove, ...dirs } = await freshAttemptDirs(label);
+    const logged: string[] = [];
+    try {
+      prepare(dirs);
+      const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "the answer", tools: [] });
+      const outcome = await runAttempt(config, { log: (line) => void logged.push(line), signal: new AbortController().signal, transport: httpTransport(url) });
+      const writes = seen.filter((r) => r.path.startsWith("/internal/v1/journal/")).map((r) => JSON.parse(r.body) as Write);
+      const alone = seen.filter((r) => r.path.startsWith("/internal/v1/events/")).flatMap((r) => JSON.parse(r.body) as Write["events"]);
+      return { outcome, final: writes.find((w) => w.answerIsResult)!, alone, paths: seen.map((r) => r.path.split("/")[3]), logged: logged.join("") };
+    } finally {
+      remove();
+    }
+  }
+
+  it("carries ResultSubmitted and WorkerCompleted at the answer's step and sends nothing after it", async () => {
+    const { outcome, final, alone, paths, logged } = await run("closing");
+    expect(outcome).toEqual({ exitCode: 0 });
+    const step = final.steps.at(-1)!.seq;
+    expect(final.events.slice(-2)).toEqual([
+      { type: "ResultSubmitted", summary: "result of 10 characters", journalRun: 1, journalStep: step },
+      { type: "WorkerCompleted", summary: "attempt succeeded", journalRun: 1, journalStep: step },
+    ]);
+    expect(paths.at(-1)).toBe("journal");
+    expect(alone).toEqual([]);
+    expect(logged).toMatch(/ResultSubmitted: result of 10 characters\n.*WorkerCompleted: attempt succeeded\n$/);
+  });
+
+  it("sends them after the write when an artifact is left to upload", async () => {
+    const { outcome, final, alone, paths } = await run("artifact", ({ artifactsDir }) => writeFileSync(join(artifactsDir, "report.txt"), "report"));
+    expect(outcome).toEqual({ exitCode: 0 });
+    expect(final.events.map((e) => e.type)).not.toContain("ResultSubmitted");
+    expect(paths.slice(-2)).toEqual(["artifacts", "events"]);
+    expect(alone.map((e) => e.type)).toEqual(["ResultSubmitted", "WorkerCompleted"]);
+  });
+
+  it("tells of a failure, not a completion, when the answer's write is refused", async () => {
+    failFinalWrite = true;
+    try {
+      const { outcome, alone, logged } = await run("refused");
+      expect(outcome.exitCode).toBe(1);
+      // The events queued before the write go out with the failure; the closing ones were never true.
+      expect(alone.map((e) => e.type)).toEqual(["ModelRequestStarted", "ModelRequestCompleted", "ModelMessage", "WorkerFailed"]);
+      expect(logged).not.toMatch(/ResultSubmitted|WorkerCompleted/);
+    } finally {
+      failFinalWrite = false;
     }
   });
 });
