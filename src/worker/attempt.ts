@@ -149,10 +149,12 @@ export function offeredTools(names: readonly string[], customTools: Map<string, 
 
 /** Whether the attempt left anything in its artifacts directory to upload. */
 function hasArtifacts(dir: string): boolean {
+  // An ai attempt that ran no built-in tool made no directories; a failed readdir costs an error's stack.
+  if (!existsSync(dir)) return false;
   try {
     return readdirSync(dir).length > 0;
   } catch {
-    return false; // none made: an ai attempt that ran no built-in tool has no directory
+    return true; // unreadable: the upload that follows says why
   }
 }
 
