@@ -7,10 +7,10 @@
 //   Pending with its event and answers 201; then the attempt is recorded, the Task set Running and the
 //   start sent to the worker. `GET /api/v1/watch/tasks` streams each change of a Task's phase.
 // - The worker (a child process on an IPC channel as the pool's: the V8 serializer, messages batched per
-//   turn) runs the loop with Orka's OpenAI client and sends the server the run's six requests: the first
+//   turn) runs the loop with Orka's OpenAI client and sends the server the run's five requests: the first
 //   journal step; each tool call with the answer that asked for it (written with the call's start in the
 //   effect ledger, committed before the call is made), the server making the call over HTTP and writing
-//   its reply with its result step; the final answer with the result; the last events. Then its exit,
+//   its reply with its result step; the final answer with the result and the last events. Then its exit,
 //   and the server records the end.
 // Nothing is checked, looked up, admitted, authorized, validated, scrubbed or logged (Orka also stores an
 // attempt's output). A run that fails ends its Task Failed; the worker process ending ends the server.
@@ -25,6 +25,7 @@ import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { GroupCommit } from "../src/store/sqlite/group-commit.ts";
 import { listenAndAnnounce } from "./child-server.ts";
 import { NOOP_TOOL } from "./peers/fake-model.ts";
+import { succeeded } from "../src/worker/attempt-io.ts";
 import { event, RunWrites } from "./run-writes.ts";
 import { openBareStores } from "./stores.ts";
 
@@ -32,8 +33,7 @@ import { openBareStores } from "./stores.ts";
 type WorkerRequest =
   | { kind: "request"; system: string; messages: ChatMessage[]; events: ExecutionEventInput[] }
   | { kind: "tool"; answer: ChatMessage; callIndex: number; call: ToolCall; events: ExecutionEventInput[] }
-  | { kind: "final"; text: string; events: ExecutionEventInput[] }
-  | { kind: "events"; events: ExecutionEventInput[] };
+  | { kind: "final"; text: string; events: ExecutionEventInput[] };
 /** A reply carries the answer's JSON text, or why the server could not answer. */
 type ToWorker = { type: "start"; task: string; prompt: string } | { type: "reply"; id: number; text: string } | { type: "reply"; id: number; error: string };
 /** A call's body is JSON text, as a pooled worker's request body is; an exit with `failure` ends its Task Failed. */
@@ -69,7 +69,6 @@ async function serve(modelURL: string): Promise<void> {
   async function answer(run: RunWrites, request: WorkerRequest): Promise<unknown> {
     if (request.kind === "request") return run.step("request", request.messages, { system: request.system }, request.events);
     if (request.kind === "final") return run.finalAnswer(request.text, request.events);
-    if (request.kind === "events") return void stores.data.appendEvents("default", run.current.metadata.name, request.events);
     const key = run.callStarted(request.answer, request.callIndex, request.events);
     // The call acts only once its start is committed, as the effect ledger has it.
     await gate.settled();
@@ -151,8 +150,7 @@ function work(modelURL: string): void {
     for (let turn = 1; ; turn++) {
       const reply = await model.complete({ model: "fake", system: SYSTEM_PROMPT, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
       if (reply.toolCalls.length === 0) {
-        await ask(task, { kind: "final", text: reply.text, events: [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", reply.text, reply.text)] });
-        await ask(task, { kind: "events", events: [event("ResultSubmitted", `result of ${reply.text.length} characters`), event("WorkerCompleted", "attempt succeeded")] });
+        await ask(task, { kind: "final", text: reply.text, events: [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", reply.text, reply.text), ...succeeded(reply.text)] });
         break;
       }
       const answer: ChatMessage = { role: "assistant", content: reply.text, toolCalls: reply.toolCalls };

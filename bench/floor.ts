@@ -4,10 +4,10 @@
 // - Durable writes: the writes of one run made straight through Orka's SQLite stores (no controller,
 //   no API, no checks): the Task created Pending with its event, the attempt and its status, the eight
 //   journal steps with their events, three tool calls recorded in the effect ledger with their result
-//   steps, the result with the final answer, the end: 17 commits, one per transaction, as a server
-//   serving one Task at a time makes them (at 50 at once the server's group commit shares each commit
-//   among many Tasks' writes). WAL mode, checkpoints on their thread.
-// - The worker's requests: six request/reply round trips over a pooled worker's IPC channel (the V8
+//   steps, the result and the last events with the final answer, the end: 16 commits, one per
+//   transaction, as a server serving one Task at a time makes them (at 50 at once the server's group
+//   commit shares each commit among many Tasks' writes). WAL mode, checkpoints on their thread.
+// - The worker's requests: five request/reply round trips over a pooled worker's IPC channel (the V8
 //   serializer), the sizes of a run's requests; the CPU of this side only.
 // - The API: a Task created over HTTP (POST, 201 with the Task) on a bare node:http server, and three
 //   changes of it on one open watch stream; the client is another process.
@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { API_VERSION } from "../src/resources/meta.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { openBareStores } from "./stores.ts";
+import { succeeded } from "../src/worker/attempt-io.ts";
 import { event, RunWrites } from "./run-writes.ts";
 import { startChildServer } from "./child-server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
@@ -63,8 +64,7 @@ async function durableWrites(): Promise<number> {
         run.callFinished(key, toolCall.id, `ok ${call}`);
         sinceLastWrite = [event("ToolCallCompleted", "noop returned 4 characters", `ok ${call}`), event("ModelRequestStarted", `turn ${call + 2}`)];
       }
-      run.finalAnswer("done", [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done")]);
-      stores.data.appendEvents("default", run.current.metadata.name, [event("ResultSubmitted", "result of 4 characters"), event("WorkerCompleted", "attempt succeeded")]);
+      run.finalAnswer("done", [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", "done", "done"), ...succeeded("done")]);
       await run.end();
     });
   } finally {
@@ -72,17 +72,16 @@ async function durableWrites(): Promise<number> {
   }
 }
 
-/** The replies a worker's requests get in one run, by size: the first journal step, three tool calls each carrying its answer, the final answer with the result, the last events. */
+/** The replies a worker's requests get in one run, by size: the first journal step, three tool calls each carrying its answer, the final answer with the result and the last events. */
 const ROUND_TRIPS = [
   { request: 900, reply: 40 },
   { request: 1000, reply: 90 },
   { request: 1000, reply: 90 },
   { request: 1000, reply: 90 },
-  { request: 600, reply: 40 },
-  { request: 300, reply: 0 },
+  { request: 800, reply: 40 },
 ];
 
-/** Six request/reply round trips with a child process over IPC, as the pool's channel carries them; this side's CPU. */
+/** Five request/reply round trips with a child process over IPC, as the pool's channel carries them; this side's CPU. */
 async function workerChannel(): Promise<number> {
   // The child answers each request with a reply of the size asked for.
   const echo = "process.on('message', (batch) => process.send(batch.map((m) => ({ type: 'reply', id: m.id, status: 200, text: 'r'.repeat(m.replySize) }))));";
@@ -190,8 +189,8 @@ async function firstRequestOf(modelURL: string, name: string): Promise<number> {
 }
 
 const parts = [
-  { part: "durable writes through Orka's stores (17 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the final answer with the result, the events, the end)", ms: await durableWrites() },
-  { part: "the worker's six requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
+  { part: "durable writes through Orka's stores (16 commits: the Task, its attempt and status, eight journal steps, three ledger calls, the final answer with the result and the last events, the end)", ms: await durableWrites() },
+  { part: "the worker's five requests and replies over IPC (this side: serializing, the pipe writes and reads)", ms: await workerChannel() },
   { part: "the API: a create over HTTP on a bare node:http server, and three changes on one watch stream (the server's side)", ms: await api() },
 ];
 const floor = parts.reduce((sum, part) => sum + part.ms, 0);
