@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openAIModel } from "../../src/providers/openai.ts";
+import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
+
+// Attempts that call one endpoint share an SDK client in a worker process; each request must still carry
+// its own attempt's key, in the header its API expects, and never another attempt's.
+describe("OpenAI-compatible calls sharing an SDK client", () => {
+  let peer: LlmPeer;
+  beforeAll(async () => {
+    peer = await startLlmPeer();
+    for (const model of ["m-first", "m-second", "m-azure"]) peer.script(model, [{ text: `answer of ${model}` }]);
+  });
+  afterAll(() => peer.close());
+
+  const ask = (client: ReturnType<typeof openAIModel>, model: string) => client.complete({ model, messages: [{ role: "user", content: "hi" }], tools: [], maxTokens: 10 });
+  const heardFor = (model: string) => peer.requests.filter((r) => (r.body as { model?: string }).model === model).map((r) => ({ authorization: r.headers.authorization, apiKey: r.headers["api-key"] }));
+
+  it("sends each caller's own key, interleaved, as a bearer token", async () => {
+    const first = openAIModel({ apiKey: "sk-first-attempt", baseURL: `${peer.url}/v1`, timeoutMs: 10_000 });
+    const second = openAIModel({ apiKey: "sk-second-attempt", baseURL: `${peer.url}/v1`, timeoutMs: 10_000 });
+    const answers = await Promise.all([ask(first, "m-first"), ask(second, "m-second")]);
+    expect(answers.map((a) => a.text)).toEqual(["answer of m-first", "answer of m-second"]);
+    expect(heardFor("m-first")).toEqual([{ authorization: "Bearer sk-first-attempt", apiKey: undefined }]);
+    expect(heardFor("m-second")).toEqual([{ authorization: "Bearer sk-second-attempt", apiKey: undefined }]);
+  });
+
+  it("sends an Azure caller's key in api-key, with no bearer token", async () => {
+    const azure = openAIModel({ apiKey: "azure-attempt-key", baseURL: peer.url, azure: { deployment: "m-azure" }, timeoutMs: 10_000 });
+    expect((await ask(azure, "m-azure")).text).toBe("answer of m-azure");
+    expect(heardFor("m-azure")).toEqual([{ authorization: undefined, apiKey: "azure-attempt-key" }]);
+  });
+});
