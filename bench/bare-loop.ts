@@ -23,9 +23,9 @@ import { BatchedSender } from "../src/runner/local/batched-sender.ts";
 import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { GroupCommit } from "../src/store/sqlite/group-commit.ts";
+import { succeeded } from "../src/worker/attempt-io.ts";
 import { listenAndAnnounce } from "./child-server.ts";
 import { NOOP_TOOL } from "./peers/fake-model.ts";
-import { succeeded } from "../src/worker/attempt-io.ts";
 import { event, RunWrites } from "./run-writes.ts";
 import { openBareStores } from "./stores.ts";
 

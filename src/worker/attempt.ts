@@ -1,5 +1,5 @@
 import { constants, existsSync, readdirSync } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { type ToolDefinition, DEFAULT_MAX_TOKENS, type ChatMessage } from "../providers/model.ts";
 import { DEFAULT_LIMITS, exitCodeOf, runSandboxed, SandboxUnavailableError } from "../sandbox/bwrap.ts";
@@ -60,8 +60,8 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       taskUid: config.task.uid,
       seq: start.replay?.steps,
       written: start.replay?.messages,
-      // Nothing is left once the answer is written when there is no session to append it to and no artifact to upload.
-      closing: (answer) => (config.session || parked !== undefined || hasArtifacts(config.artifactsDir) ? undefined : succeeded(answer)),
+      // Nothing is left once the answer is written when no session takes it and no artifact waits for upload.
+      closing: (answer) => (config.session?.append || artifactNames(config.artifactsDir).length > 0 ? undefined : succeeded(answer)),
     });
     const { text: result } = await runToolLoop({
       model: modelWithFallbacks([ai.endpoint, ...ai.fallbacks], {
@@ -89,7 +89,7 @@ async function runAiAttempt(config: AttemptConfig, client: ControlPlaneClient, e
       signal: io.signal,
     });
     await session.flush();
-    if (journal.closed) return { exitCode: 0 };
+    if (journal.sentClosingEvents) return { exitCode: 0 };
     const [submitted, completed] = succeeded(result);
     // A parked iteration has no answer: its text is the park notice, which is not the Task's result.
     if (!parked) {
@@ -147,27 +147,19 @@ export function offeredTools(names: readonly string[], customTools: Map<string, 
   });
 }
 
-/** Whether the attempt left anything in its artifacts directory to upload. */
-function hasArtifacts(dir: string): boolean {
+/** What the attempt left in its artifacts directory; nothing when it made none or it cannot be read. */
+function artifactNames(dir: string): string[] {
   // An ai attempt that ran no built-in tool made no directories; a failed readdir costs an error's stack.
-  if (!existsSync(dir)) return false;
+  if (!existsSync(dir)) return [];
   try {
-    return readdirSync(dir).length > 0;
+    return readdirSync(dir);
   } catch {
-    return true; // unreadable: the upload that follows says why
+    return [];
   }
 }
 
 async function uploadArtifacts(dir: string, client: ControlPlaneClient, emit: (event: ExecutionEventInput) => void): Promise<void> {
-  // An ai attempt that ran no built-in tool made no directories; a failed readdir costs an error's stack.
-  if (!existsSync(dir)) return;
-  let files: string[];
-  try {
-    files = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const file of files) {
+  for (const file of artifactNames(dir)) {
     try {
       const content = await readArtifact(join(dir, file));
       if (content) await client.uploadArtifact(file, content);

@@ -63,7 +63,7 @@ export class AttemptJournal {
   private unwritten: StepInput[] = [];
   private readonly written = new WeakSet<ChatMessage>();
   private resultStored = false;
-  private closedAttempt = false;
+  private closingSent = false;
   private readonly closing?: ClosingEvents;
   readonly taskUid: string;
 
@@ -88,8 +88,8 @@ export class AttemptJournal {
   }
 
   /** Whether the final answer's write carried the attempt's closing events: nothing is left to send. */
-  get closed(): boolean {
-    return this.closedAttempt;
+  get sentClosingEvents(): boolean {
+    return this.closingSent;
   }
 
   /**
@@ -113,7 +113,7 @@ export class AttemptJournal {
     const closing = isResult ? this.closing?.(message.content) : undefined;
     await this.write("response", [message], {}, isResult, closing);
     this.resultStored = isResult;
-    this.closedAttempt = closing !== undefined;
+    this.closingSent = closing !== undefined;
   }
 
   toolStarted(call: ToolCall, key: string): Promise<void> {
@@ -198,9 +198,17 @@ export class AttemptJournal {
     if (this.unwritten.length > 0) await this.send([...this.unwritten]);
   }
 
-  private async send(steps: StepInput[], answerIsResult = false, closing?: ExecutionEventInput[]): Promise<void> {
+  private async send(steps: StepInput[], answerIsResult = false, closing: ExecutionEventInput[] = []): Promise<void> {
     for (const step of steps) killAtJournalStep("worker", this.taskName, step.seq);
-    await this.carrier.carry((events) => this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) }), closing);
+    await this.carrier.carry(async (events) => {
+      try {
+        await this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) });
+      } catch (err) {
+        // A write whose reply was lost (a timeout) may have been stored, and the closing events with it, which
+        // say the attempt ended well: then it did. The journal says which.
+        if (closing.length === 0 || !(await this.isWritten(steps.at(-1)!))) throw err;
+      }
+    }, closing);
     this.wrote(steps);
   }
 

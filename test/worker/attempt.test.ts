@@ -72,44 +72,58 @@ describe("AI attempt resuming a run whose final answer is journalled", () => {
       expect(outcome).toEqual({ exitCode: 0 });
       expect(seen.filter((r) => r.path.startsWith("/internal/v1/results/")).map((r) => r.body)).toEqual(["the journalled answer"]);
       expect(seen.filter((r) => r.method === "POST" && r.path.startsWith("/internal/v1/journal/"))).toEqual([]);
+      // No write carried the closing events: they follow the result on their own.
+      const sentAlone = seen.filter((r) => r.path.startsWith("/internal/v1/events/")).flatMap((r) => JSON.parse(r.body) as { type: string }[]);
+      expect(sentAlone.map((e) => e.type).slice(-2)).toEqual(["ResultSubmitted", "WorkerCompleted"]);
     } finally {
       remove();
     }
   });
 });
 
-// An attempt with nothing left to do once its final answer is written — no session, no artifacts — sends
-// its closing events with the answer's write; otherwise, or when that write fails, they are not in it.
+// An attempt with nothing left to do once its final answer is written — no session taking it, no artifacts —
+// sends its closing events with the answer's write; otherwise, or when that write is not stored, they are not in it.
 describe("AI attempt ending with its final answer's write", () => {
-  let failFinalWrite = false;
+  /** How the stand-in answers the final answer's write: stores it, refuses it, or stores it and loses the reply. */
+  let finalWrite: "stored" | "refused" | "stored, reply lost" = "stored";
+  let journalled: { seq: number; kind: string }[] = [];
   let controlPlane: Awaited<ReturnType<typeof startStandInControlPlane>>;
   beforeAll(async () => {
     controlPlane = await startStandInControlPlane(({ method, path, body }, res) => {
-      const final = method === "POST" && path.startsWith("/internal/v1/journal/") && (JSON.parse(body) as { answerIsResult?: boolean }).answerIsResult;
-      if (final && failFinalWrite) return void res.writeHead(409, { "content-type": "application/json" }).end('{"error":{"code":409,"message":"journal step 2 does not follow step 0"}}');
-      if (method === "POST" && path.startsWith("/internal/v1/journal/")) return void res.writeHead(200, { "content-type": "application/json" }).end('{"storedBytes":1}');
-      res.writeHead(204).end();
+      const json = (status: number, value: unknown) => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(value));
+      if (method === "GET" && path.startsWith("/internal/v1/journal/")) return json(200, { steps: journalled });
+      if (method === "GET" && path.startsWith("/internal/v1/sessions/")) return json(200, []);
+      if (method !== "POST" || !path.startsWith("/internal/v1/journal/")) return void res.writeHead(204).end();
+      const write = JSON.parse(body) as Write;
+      if (write.answerIsResult && finalWrite === "refused") return json(409, { error: { code: 409, message: "journal step 2 does not follow step 0" } });
+      journalled.push(...write.steps);
+      if (write.answerIsResult && finalWrite === "stored, reply lost") return json(503, { error: { code: 503, message: "the control plane went away" } });
+      json(200, { storedBytes: 1 });
     });
   });
   afterAll(() => controlPlane.close());
 
-  type Write = { answerIsResult?: boolean; steps: { seq: number }[]; events: { type: string; journalRun?: number; journalStep?: number }[] };
-  async function run(label: string, prepare: (dirs: { artifactsDir: string }) => void = () => undefined) {
+  type Write = { answerIsResult?: boolean; steps: { seq: number; kind: string }[]; events: { type: string; journalRun?: number; journalStep?: number }[] };
+  async function run(label: string, options: { artifact?: boolean; session?: boolean; turns?: string[] } = {}) {
     const { url, seen } = controlPlane;
     seen.length = 0;
+    journalled = [];
     const { remove, ...dirs } = await freshAttemptDirs(label);
     const logged: string[] = [];
     try {
-      prepare(dirs);
+      if (options.artifact) writeFileSync(join(dirs.artifactsDir, "report.txt"), "report");
       const config = scriptedAiAttempt({ controllerURL: url, dirs, answer: "the answer", tools: [] });
+      if (options.turns) config.ai!.endpoint.script = { turns: options.turns.map((text) => ({ text })) };
+      if (options.session) config.session = { name: "s", append: true, maxMessages: 10 };
       const outcome = await runAttempt(config, { log: (line) => void logged.push(line), signal: new AbortController().signal, transport: httpTransport(url) });
-      const writes = seen.filter((r) => r.path.startsWith("/internal/v1/journal/")).map((r) => JSON.parse(r.body) as Write);
+      const writes = seen.filter((r) => r.method === "POST" && r.path.startsWith("/internal/v1/journal/")).map((r) => JSON.parse(r.body) as Write);
       const alone = seen.filter((r) => r.path.startsWith("/internal/v1/events/")).flatMap((r) => JSON.parse(r.body) as Write["events"]);
-      return { outcome, final: writes.find((w) => w.answerIsResult)!, alone, paths: seen.map((r) => r.path.split("/")[3]), logged: logged.join("") };
+      return { outcome, writes, final: writes.find((w) => w.answerIsResult)!, alone, paths: seen.map((r) => r.path.split("/")[3]), logged: logged.join("") };
     } finally {
       remove();
     }
   }
+  const types = (events: { type: string }[]) => events.map((e) => e.type);
 
   it("carries ResultSubmitted and WorkerCompleted at the answer's step and sends nothing after it", async () => {
     const { outcome, final, alone, paths, logged } = await run("closing");
@@ -124,24 +138,50 @@ describe("AI attempt ending with its final answer's write", () => {
     expect(logged).toMatch(/ResultSubmitted: result of 10 characters\n.*WorkerCompleted: attempt succeeded\n$/);
   });
 
-  it("sends them after the write when an artifact is left to upload", async () => {
-    const { outcome, final, alone, paths } = await run("artifact", ({ artifactsDir }) => writeFileSync(join(artifactsDir, "report.txt"), "report"));
+  it("carries them with the answer that is the result, not with an empty one the model is asked again after", async () => {
+    const { outcome, writes, alone } = await run("nudged", { turns: ["", "the answer"] });
     expect(outcome).toEqual({ exitCode: 0 });
-    expect(final.events.map((e) => e.type)).not.toContain("ResultSubmitted");
-    expect(paths.slice(-2)).toEqual(["artifacts", "events"]);
-    expect(alone.map((e) => e.type)).toEqual(["ResultSubmitted", "WorkerCompleted"]);
+    const [empty, final] = writes.filter((w) => w.steps.some((s) => s.kind === "response"));
+    expect(types(empty.events)).not.toContain("ResultSubmitted");
+    expect(types(final.events).slice(-2)).toEqual(["ResultSubmitted", "WorkerCompleted"]);
+    expect(alone).toEqual([]);
+  });
+
+  it.each([
+    ["an artifact is left to upload", { artifact: true }, ["journal", "artifacts", "events"]],
+    ["a session takes the answer", { session: true }, ["journal", "sessions", "events"]],
+  ] as const)("sends them after the write when %s", async (_when, options, lastCalls) => {
+    const { outcome, final, alone, paths } = await run("after", options);
+    expect(outcome).toEqual({ exitCode: 0 });
+    expect(types(final.events)).not.toContain("ResultSubmitted");
+    expect(paths.slice(-3)).toEqual(lastCalls);
+    expect(types(alone).slice(-2)).toEqual(["ResultSubmitted", "WorkerCompleted"]);
   });
 
   it("tells of a failure, not a completion, when the answer's write is refused", async () => {
-    failFinalWrite = true;
+    finalWrite = "refused";
     try {
       const { outcome, alone, logged } = await run("refused");
       expect(outcome.exitCode).toBe(1);
       // The events queued before the write go out with the failure; the closing ones were never true.
-      expect(alone.map((e) => e.type)).toEqual(["ModelRequestStarted", "ModelRequestCompleted", "ModelMessage", "WorkerFailed"]);
+      expect(types(alone)).toEqual(["ModelRequestStarted", "ModelRequestCompleted", "ModelMessage", "WorkerFailed"]);
       expect(logged).not.toMatch(/ResultSubmitted|WorkerCompleted/);
     } finally {
-      failFinalWrite = false;
+      finalWrite = "stored";
+    }
+  });
+
+  it("ends well when the answer's write was stored though its reply was lost: the journal holds it", async () => {
+    finalWrite = "stored, reply lost";
+    try {
+      const { outcome, alone, logged, paths } = await run("reply-lost");
+      expect(outcome).toEqual({ exitCode: 0 });
+      expect(alone).toEqual([]);
+      expect(paths.slice(-2)).toEqual(["journal", "journal"]); // the write, then the read that found it
+      expect(logged).toMatch(/WorkerCompleted: attempt succeeded\n$/);
+      expect(logged).not.toMatch(/WorkerFailed/);
+    } finally {
+      finalWrite = "stored";
     }
   });
 });
