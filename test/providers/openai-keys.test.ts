@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { openAIModel } from "../../src/providers/openai.ts";
 import { startLlmPeer, type LlmPeer } from "../peers/llm-server.ts";
 
@@ -8,9 +8,10 @@ describe("OpenAI-compatible calls sharing an SDK client", () => {
   let peer: LlmPeer;
   beforeAll(async () => {
     peer = await startLlmPeer();
-    for (const model of ["m-first", "m-second", "m-azure"]) peer.script(model, [{ text: `answer of ${model}` }]);
+    for (const model of ["m-first", "m-second", "m-azure-a", "m-azure-b", "m-env"]) peer.script(model, [{ text: `answer of ${model}` }]);
   });
   afterAll(() => peer.close());
+  afterEach(() => vi.unstubAllEnvs());
 
   const ask = (client: ReturnType<typeof openAIModel>, model: string) => client.complete({ model, messages: [{ role: "user", content: "hi" }], tools: [], maxTokens: 10 });
   const heardFor = (model: string) => peer.requests.filter((r) => (r.body as { model?: string }).model === model).map((r) => ({ authorization: r.headers.authorization, apiKey: r.headers["api-key"] }));
@@ -24,9 +25,20 @@ describe("OpenAI-compatible calls sharing an SDK client", () => {
     expect(heardFor("m-second")).toEqual([{ authorization: "Bearer sk-second-attempt", apiKey: undefined }]);
   });
 
-  it("sends an Azure caller's key in api-key, with no bearer token", async () => {
-    const azure = openAIModel({ apiKey: "azure-attempt-key", baseURL: peer.url, azure: { deployment: "m-azure" }, timeoutMs: 10_000 });
-    expect((await ask(azure, "m-azure")).text).toBe("answer of m-azure");
-    expect(heardFor("m-azure")).toEqual([{ authorization: undefined, apiKey: "azure-attempt-key" }]);
+  it("sends each Azure caller's key in api-key, with no bearer token", async () => {
+    const deployment = { deployment: "shared" };
+    const first = openAIModel({ apiKey: "azure-key-a", baseURL: peer.url, azure: deployment, timeoutMs: 10_000 });
+    const second = openAIModel({ apiKey: "azure-key-b", baseURL: peer.url, azure: deployment, timeoutMs: 10_000 });
+    await Promise.all([ask(first, "m-azure-a"), ask(second, "m-azure-b")]);
+    expect(heardFor("m-azure-a")).toEqual([{ authorization: undefined, apiKey: "azure-key-a" }]);
+    expect(heardFor("m-azure-b")).toEqual([{ authorization: undefined, apiKey: "azure-key-b" }]);
+  });
+
+  it("never sends a key from the environment in place of the caller's", async () => {
+    vi.stubEnv("OPENAI_API_KEY", "sk-from-the-environment");
+    // A deadline no other test uses: a client made while the variable is set.
+    const client = openAIModel({ apiKey: "sk-the-callers", baseURL: `${peer.url}/v1`, timeoutMs: 10_001 });
+    await ask(client, "m-env");
+    expect(heardFor("m-env")).toEqual([{ authorization: "Bearer sk-the-callers", apiKey: undefined }]);
   });
 });
