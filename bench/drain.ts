@@ -14,9 +14,8 @@ import { isTerminalPhase } from "../src/resources/task.ts";
 import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
-import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
-import { startOrkaProcess } from "./server.ts";
+import { declareLoop, startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -93,10 +92,7 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
     if (usage.rssBytes > peak.rssBytes) Object.assign(peak, { rssBytes: usage.rssBytes, processes: usage.pids.length });
   }, SAMPLE_EVERY_MS);
   try {
-    await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-    await orka.api("POST", "/tools", { metadata: { name: NOOP_TOOL.name }, spec: { description: NOOP_TOOL.description, parameters: NOOP_TOOL.parameters, http: { url: `${model.url}/noop` } } });
-    await orka.api("POST", "/providers", { metadata: { name: "slow" }, spec: { type: "openai", baseURL: `${model.url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
-    await orka.api("POST", "/agents", { metadata: { name: "slow" }, spec: { providerRef: { name: "slow" }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
+    await declareLoop(orka, model.url, { slow: model.url });
 
     const watch = await orka.watchTasks();
     const names = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);

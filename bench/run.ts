@@ -13,11 +13,10 @@ import { once } from "node:events";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
-import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { PEERS, preparePeers, runPeer, TOOL_MODES, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
-import { adminClient, startOrkaProcess } from "./server.ts";
+import { adminClient, declareLoop, startOrkaProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { percentiles } from "./timing.ts";
@@ -130,12 +129,7 @@ type CpuSeconds = { tree: number; server: number; serverThread: number; model: n
 type ServerCpu = { server: number; serverThread: number; workers: number; model: number };
 
 async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { url: string }, watchedURL: string, cpuNow: () => CpuSeconds) {
-  await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
-  await orka.api("POST", "/tools", { metadata: { name: NOOP_TOOL.name }, spec: { description: NOOP_TOOL.description, parameters: NOOP_TOOL.parameters, http: { url: `${model.url}/noop` } } });
-  for (const [name, url] of [["loop", model.url], ["watched", watchedURL]]) {
-    await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${url}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
-    await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: "noop" }] } });
-  }
+  await declareLoop(orka, model.url, { loop: model.url, watched: watchedURL });
   const watch = await orka.watchTasks();
   try {
     return await measureRuns(watch, watchedURL, cpuNow);

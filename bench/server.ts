@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { serverConfigFrom } from "../src/config.ts";
 import { isTerminalPhase } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
+import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { processTreeUsage } from "./process-tree.ts";
 
 export const BENCH_ADMIN_TOKEN = "bench-admin-token-0000";
@@ -18,6 +19,20 @@ export function benchDirectory(name: string): string {
   // As root, sandboxed code and coding CLIs run as nobody, which must be able to pass through to their directories.
   chmodSync(dir, 0o711);
   return dir;
+}
+
+/**
+ * The benchmark's loop declared in an Orka server: the `noop` custom HTTP Tool, served at `toolURL`/noop,
+ * and for each of `agents` (name → the fake model's URL) an `openai` Provider of that model and an Agent
+ * offered the tool.
+ */
+export async function declareLoop(orka: ReturnType<typeof adminClient>, toolURL: string, agents: Record<string, string>): Promise<void> {
+  await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
+  await orka.api("POST", "/tools", { metadata: { name: NOOP_TOOL.name }, spec: { description: NOOP_TOOL.description, parameters: NOOP_TOOL.parameters, http: { url: `${toolURL}/noop` } } });
+  for (const [name, modelURL] of Object.entries(agents)) {
+    await orka.api("POST", "/providers", { metadata: { name }, spec: { type: "openai", baseURL: `${modelURL}/v1`, secretRef: { name: "key" }, defaultModel: "fake" } });
+    await orka.api("POST", "/agents", { metadata: { name }, spec: { providerRef: { name }, systemPrompt: { inline: "x" }, tools: [{ name: NOOP_TOOL.name }] } });
+  }
 }
 
 /** The admin's REST client of the Orka server at `url`. */
