@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -96,6 +96,34 @@ describe("a group commit", () => {
     endTurn();
     expect(committedParents()).toEqual([1, 3]);
     expect(failures).toEqual([]);
+  });
+
+  it("keeps what a transaction's savepoint needs to undo it in memory: a busy turn opens no temporary file", () => {
+    // Each transaction of a turn is a savepoint, and SQLite copies every page it changes first; past 64 KiB
+    // of copies they went to a temporary file, written a page at a time, about 80 writes a Task.
+    // SQLite's temporary files are deleted as they are opened.
+    const temporaryFiles = () => readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).endsWith(" (deleted)");
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+    const before = temporaryFiles();
+    inTransaction(db, () => {
+      for (let i = 0; i < 64; i++) db.prepare("INSERT INTO blobs (data) VALUES (?)").run(Buffer.alloc(3000, i));
+    });
+    endTurn();
+    insertParent(1);
+    inTransaction(db, () => db.prepare("UPDATE blobs SET data = ?").run(Buffer.alloc(3000, 255)));
+    expect(() => inTransaction(db, () => {
+      db.prepare("UPDATE blobs SET data = ?").run(Buffer.alloc(3000, 7));
+      throw new Error("undone");
+    })).toThrow("undone");
+    expect(temporaryFiles()).toEqual(before);
+    expect(db.prepare("SELECT count(*) FROM blobs WHERE data = ?").pluck().get(Buffer.alloc(3000, 255))).toBe(64);
+    endTurn();
+    expect(committedParents()).toEqual([1]);
   });
 
   it("runs a single statement in the turn's transaction without a savepoint: one that fails undoes only itself", () => {

@@ -15,6 +15,10 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   db.pragma("synchronous = NORMAL");
+  // Under a group commit every transaction is a savepoint, and SQLite keeps a copy of each page a savepoint
+  // changes until it ends. Past 64 KiB those copies went to a temporary file, written a page at a time:
+  // about 80 writes a Task on the server's thread (docs/performance.md). In memory they cost a copy each.
+  db.pragma("temp_store = MEMORY");
   try {
     migrate(db, upgrading);
   } catch (err) {
