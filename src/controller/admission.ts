@@ -15,7 +15,7 @@ import type { GrantGate } from "../auth/grant-gate.ts";
 import { GrantRefused } from "../auth/grants.ts";
 import type { AgentRun, AiRun, ContainerRun } from "../runner/attempt-config.ts";
 import { admitAgentRun, type AgentAdmissionSettings } from "./agent-admission.ts";
-import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
+import { applyAgentTimeout, providerReadiness, resolveEndpoint, secretReader, type Agent, type ProviderSettings } from "./resolve.ts";
 import { OrkaError } from "../util/errors.ts";
 
 /** Everything a Task needs to start, resolved from the store. */
@@ -167,11 +167,12 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, tools:
   if (!providerRef) return fail("no provider configured: set spec.ai.providerRef or the Agent's providerRef");
   const provider = await store.get<ProviderSpec, ProviderStatus>("Provider", providerRef.namespace ?? namespace, providerRef.name);
   if (!provider) return fail(`provider ${providerRef.name} is not ready: provider not found`);
-  const readiness = await providerReadiness(store, provider);
+  const secrets = secretReader(store);
+  const readiness = await providerReadiness(secrets, provider);
   if (!readiness.ready) return fail(`provider ${providerRef.name} is not ready: ${readiness.message}`);
 
   const secretNames = [spec.secretRef?.name, agent?.spec.secretRef?.name].filter((n): n is string => !!n);
-  const endpoint = await resolveEndpoint(store, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
+  const endpoint = await resolveEndpoint(secrets, provider, spec.ai?.model ?? agent?.spec.model?.name, secretNames, providers).catch(refusal);
   if (endpoint instanceof OrkaError) return fail(`provider ${providerRef.name} is not ready: ${endpoint.message}`);
   if (!endpoint.model) return fail("no model configured: set spec.ai.model, the Agent's model.name or the Provider's defaultModel");
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) return fail(`API key for ${provider.metadata.name} not found`);
@@ -181,7 +182,7 @@ async function admitAi(store: ResourceStore, task: Task, plan: StartPlan, tools:
     const fallbackProvider = await store.get<ProviderSpec, ProviderStatus>("Provider", namespace, fallback.providerRef);
     if (!fallbackProvider) plan.notices.push(`fallback provider ${fallback.providerRef} not found; skipped`);
     else {
-      const resolved = await resolveEndpoint(store, fallbackProvider, fallback.model, secretNames, providers).catch(refusal);
+      const resolved = await resolveEndpoint(secrets, fallbackProvider, fallback.model, secretNames, providers).catch(refusal);
       if (resolved instanceof OrkaError) plan.notices.push(`fallback provider ${fallback.providerRef} skipped: ${resolved.message}`);
       else fallbacks.push(resolved);
     }

@@ -8,7 +8,7 @@ import { classifySessionTools, runtimeAllowance } from "../runtimes/policy.ts";
 import { runtimeAdapter } from "../runtimes/registry.ts";
 import type { ResourceStore } from "../store/resource-store.ts";
 import { OrkaError } from "../util/errors.ts";
-import { applyAgentTimeout, providerReadiness, resolveEndpoint, type Agent, type ProviderSettings } from "./resolve.ts";
+import { applyAgentTimeout, providerReadiness, resolveEndpoint, secretReader, type Agent, type ProviderSettings } from "./resolve.ts";
 import { runtimeSettingsOf, type TaskTools } from "./task-tools.ts";
 
 /**
@@ -101,11 +101,12 @@ async function sessionEndpoint(store: ResourceStore, agent: Agent, runtime: Runt
   if (provider.spec.type !== wanted) {
     return `the ${runtime} runtime needs a Provider of type ${wanted} (the API its CLI speaks), and provider ${providerName} is of type ${provider.spec.type}: point the Agent's model.provider at a ${wanted} Provider`;
   }
-  const readiness = await providerReadiness(store, provider);
+  const secrets = secretReader(store);
+  const readiness = await providerReadiness(secrets, provider);
   if (!readiness.ready) return `provider ${providerName} is not ready: ${readiness.message}`;
   let endpoint;
   try {
-    endpoint = await resolveEndpoint(store, provider, modelName, [], providers);
+    endpoint = await resolveEndpoint(secrets, provider, modelName, [], providers);
   } catch (err) {
     if (err instanceof OrkaError && err.code !== "internal") return `provider ${providerName} is not ready: ${err.message}`;
     throw err;

@@ -10,15 +10,33 @@ import { parseDuration } from "../util/duration.ts";
 export type Provider = Resource<ProviderSpec, ProviderStatus>;
 export type Agent = Resource<AgentSpec, unknown>;
 
+/** Reads a Secret by namespace and name. */
+export type SecretReader = (namespace: string, name: string) => Promise<Resource<SecretSpec, unknown> | undefined>;
+
+/**
+ * Reads each Secret once for one piece of work (an admission checks a Provider's Secret and then takes its
+ * key from it). The decrypted values are dropped with the reader, when that work is done: Secrets are
+ * never cached beyond the call that needs them.
+ */
+export function secretReader(store: ResourceStore): SecretReader {
+  const read = new Map<string, Promise<Resource<SecretSpec, unknown> | undefined>>();
+  return (namespace, name) => {
+    const key = `${namespace}/${name}`;
+    let secret = read.get(key);
+    if (!secret) read.set(key, (secret = store.get<SecretSpec, unknown>("Secret", namespace, name)));
+    return secret;
+  };
+}
+
 /** Whether a Provider can serve (Azure fields set, its Secret and key present), with the message its status and failing Tasks show. */
-export async function providerReadiness(store: ResourceStore, provider: Provider): Promise<{ ready: boolean; message: string }> {
+export async function providerReadiness(secrets: SecretReader, provider: Provider): Promise<{ ready: boolean; message: string }> {
   const { spec } = provider;
   if (spec.type === "azure-openai") {
     if (!spec.azure?.deploymentName) return { ready: false, message: "azure.deploymentName is required for azure-openai provider" };
     if (!spec.baseURL) return { ready: false, message: "baseURL is required for azure-openai provider" };
   }
   if (spec.secretRef) {
-    const secret = await store.get<SecretSpec, unknown>("Secret", provider.metadata.namespace, spec.secretRef.name);
+    const secret = await secrets(provider.metadata.namespace, spec.secretRef.name);
     if (!secret) return { ready: false, message: `referenced secret not found: ${spec.secretRef.name}` };
     if (!(spec.secretRef.key in secret.spec.data)) return { ready: false, message: `key '${spec.secretRef.key}' not found in secret` };
   }
@@ -37,7 +55,7 @@ export interface ProviderSettings {
  * and a scripted Provider's turns (read here from its file, if it names one; an unreadable one is an OrkaError).
  */
 export async function resolveEndpoint(
-  store: ResourceStore,
+  secrets: SecretReader,
   provider: Provider,
   model: string | undefined,
   fallbackSecrets: string[],
@@ -55,7 +73,7 @@ export async function resolveEndpoint(
     timeoutMs: spec.timeout === undefined ? undefined : parseDuration(spec.timeout),
   };
   if (OFFLINE_PROVIDER_TYPES.includes(spec.type)) return endpoint;
-  endpoint.apiKey = await findApiKey(store, metadata.namespace, spec, fallbackSecrets);
+  endpoint.apiKey = await findApiKey(secrets, metadata.namespace, spec, fallbackSecrets);
   return endpoint;
 }
 
@@ -66,14 +84,14 @@ export function applyAgentTimeout(agent: Agent | undefined, endpoints: ModelEndp
   for (const endpoint of endpoints) endpoint.timeoutMs = parseDuration(timeout);
 }
 
-async function findApiKey(store: ResourceStore, namespace: string, spec: ProviderSpec, fallbackSecrets: string[]): Promise<string | undefined> {
+async function findApiKey(secrets: SecretReader, namespace: string, spec: ProviderSpec, fallbackSecrets: string[]): Promise<string | undefined> {
   if (spec.secretRef) {
-    const secret = await store.get<SecretSpec, unknown>("Secret", namespace, spec.secretRef.name);
+    const secret = await secrets(namespace, spec.secretRef.name);
     const value = secret?.spec.data[spec.secretRef.key];
     if (value) return value;
   }
   for (const name of fallbackSecrets) {
-    const secret = await store.get<SecretSpec, unknown>("Secret", namespace, name);
+    const secret = await secrets(namespace, name);
     const value = secret?.spec.data[`${spec.type}-api-key`] ?? secret?.spec.data["api-key"];
     if (value) return value;
   }

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { GrantGate } from "../../src/auth/grant-gate.ts";
 import { admit } from "../../src/controller/admission.ts";
 import { defaultTimeoutNote } from "../../src/controller/task/timeout.ts";
@@ -158,6 +158,21 @@ describe("the AgentRun of an admitted coding-agent Task (real store)", () => {
     });
   });
   afterEach(() => store.close());
+
+  it("reads the Provider's Secret once per admission, for its readiness and for its key, and again at the next", async () => {
+    await create("Agent", "writer", { providerRef: { name: "anthropic-api" }, model: { name: "claude-sonnet-4-5" }, systemPrompt: { inline: "Be brief." } });
+    const reads = vi.spyOn(store.resources, "get");
+    const secretReads = () => reads.mock.calls.filter(([kind]) => kind === "Secret").length;
+    const keyOf = (admission: Awaited<ReturnType<typeof admitNow>>) => (admission.kind === "admit" ? (admission.plan.agent?.endpoint ?? admission.plan.ai?.endpoint)?.apiKey : admission);
+    expect(keyOf(await admitNow(await childTask("coding")))).toBe(PROVIDER_KEY);
+    expect(secretReads()).toBe(1);
+    const written = await store.resources.get<{ data: Record<string, string> }, unknown>("Secret", "default", "anthropic-key");
+    await store.resources.update({ ...written!, spec: { data: { "api-key": "sk-ant-rotated" } } });
+    reads.mockClear();
+    const aiTask = (await create("Task", "writing", { type: "ai", agentRef: { name: "writer" }, prompt: "Write" })) as Task;
+    expect(keyOf(await admitNow(aiTask))).toBe("sk-ant-rotated");
+    expect(secretReads()).toBe(1);
+  });
 
   it("carries the runtime, the operator's command, the Provider with its key and pinned model, the policy and the brokered tools", async () => {
     const admission = await admitNow(await childTask("coding"));

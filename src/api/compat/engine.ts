@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiContext } from "../context.ts";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { Resource } from "../../resources/meta.ts";
-import { applyAgentTimeout, resolveEndpoint, type ProviderSettings } from "../../controller/resolve.ts";
+import { applyAgentTimeout, resolveEndpoint, secretReader, type ProviderSettings } from "../../controller/resolve.ts";
 import type { ModelEndpoint } from "../../providers/index.ts";
 import { modelWithFallbacks } from "../../providers/fallbacks.ts";
 import { DEFAULT_MAX_TOKENS, type ChatMessage, type FinishReason, type ToolCall, type ToolDefinition } from "../../providers/model.ts";
@@ -89,7 +89,7 @@ async function providerOf(store: ResourceStore, namespace: string, name: string,
 }
 
 async function endpointFor(store: ResourceStore, providers: ProviderSettings, provider: Resource<ProviderSpec, ProviderStatus>, model: string | undefined): Promise<ModelEndpoint> {
-  const endpoint = await resolveEndpoint(store, provider, model, [], providers);
+  const endpoint = await resolveEndpoint(secretReader(store), provider, model, [], providers);
   if (!endpoint.model) throw new OrkaError("invalid_argument", `no model given and Provider ${provider.metadata.name} has no defaultModel`);
   if (!OFFLINE_PROVIDER_TYPES.includes(endpoint.type) && !endpoint.apiKey) throw new OrkaError("invalid_argument", `API key for ${provider.metadata.name} not found`);
   return endpoint;
