@@ -88,6 +88,28 @@ describe("a running attempt's log stream", () => {
     expect(data.readLogs("team", "t1").text).toBe(`calling with ${REDACTED} then done`);
   });
 
+  it("writes what one attempt held back when it ends, and keeps holding the other running attempts' tails", () => {
+    store = tempStore();
+    const secrets = new TaskSecrets();
+    const data = new RedactingTaskDataStore(store.db, secrets);
+    for (const task of ["t1", "t2", "t3"]) {
+      secrets.remember("team", task, `${task}-1`, ["mdl-Zq81xR4tW0pLs9"]);
+      data.createAttempt({ id: `${task}-1`, namespace: "team", task, taskUid: `uid-${task}`, number: 1, allowedTools: [] }, `hash-${task}`);
+      data.appendLog("team", task, 1, `${task} calling with mdl-Zq81`);
+    }
+    data.finishAttempt("t2-1", { state: "succeeded", exitCode: 0 });
+    const stored = (task: string) => data.readLogs("team", task).text;
+    expect(stored("t2")).toBe("t2 calling with mdl-Zq81");
+    expect([stored("t1"), stored("t3")]).toEqual(["t1 calling with mdl-Zq81".slice(0, stored("t1").length), "t3 calling with mdl-Zq81".slice(0, stored("t3").length)]);
+    expect(stored("t1").length).toBeLessThan("t1 calling with mdl-Zq81".length);
+    data.appendLog("team", "t3", 1, "xR4tW0pLs9 done");
+    data.finishAttempt("t3-1", { state: "succeeded", exitCode: 0 });
+    expect(stored("t3")).toBe(`t3 calling with ${REDACTED} done`);
+    expect(stored("t1").length).toBeLessThan("t1 calling with mdl-Zq81".length);
+    data.finishAttempt("t1-1", { state: "failed", exitCode: 1 });
+    expect(stored("t1")).toBe("t1 calling with mdl-Zq81");
+  });
+
   it("keeps a character made of two code units whole where a chunk is held back", () => {
     store = tempStore();
     const secrets = new TaskSecrets();

@@ -25,6 +25,8 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
    * last characters that could start one until the next chunk, or the attempt's end, completes them.
    */
   private readonly openLogStreams = new Map<string, LogStream>();
+  /** The same streams by attempt id: an attempt's end finds its stream without looking through every running one. */
+  private readonly logStreamKeys = new Map<string, string>();
 
   constructor(db: Db, secrets: TaskSecrets) {
     super(db);
@@ -33,7 +35,9 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
 
   override createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const created = super.createAttempt(attempt, tokenHash);
-    this.openLogStreams.set(streamKey(created.namespace, created.task, created.number), { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
+    const key = streamKey(created.namespace, created.task, created.number);
+    this.openLogStreams.set(key, { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
+    this.logStreamKeys.set(created.id, key);
     return created;
   }
 
@@ -54,18 +58,24 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
   }
 
   override deleteTaskData(namespace: string, task: string): void {
-    for (const [key, stream] of this.openLogStreams) if (stream.namespace === namespace && stream.task === task) this.openLogStreams.delete(key);
+    for (const [key, stream] of this.openLogStreams) {
+      if (stream.namespace !== namespace || stream.task !== task) continue;
+      this.openLogStreams.delete(key);
+      this.logStreamKeys.delete(stream.attemptId);
+    }
     super.deleteTaskData(namespace, task);
     this.secrets.forget(namespace, task);
   }
 
   /** Writes what the stream held back: nothing more can complete it. */
   private closeLogStream(attemptId: string): void {
-    for (const [key, stream] of this.openLogStreams) {
-      if (stream.attemptId !== attemptId) continue;
-      this.openLogStreams.delete(key);
-      if (stream.tail) super.appendLog(stream.namespace, stream.task, stream.attempt, stream.tail);
-    }
+    const key = this.logStreamKeys.get(attemptId);
+    const stream = key === undefined ? undefined : this.openLogStreams.get(key);
+    this.logStreamKeys.delete(attemptId);
+    // A later attempt of the same number (after a restart) may have the key now: its stream stays open.
+    if (stream?.attemptId !== attemptId) return;
+    this.openLogStreams.delete(key!);
+    if (stream.tail) super.appendLog(stream.namespace, stream.task, stream.attempt, stream.tail);
   }
 }
 
