@@ -43,6 +43,20 @@ describe("event and log numbers", () => {
     expect(data.appendEvent("default", "t", event("third")).seq).toBeGreaterThan(again.seq);
   });
 
+  it("go with a Task that has more than a delete batch of them, and the other Tasks' stay", () => {
+    const many = 1_234; // more than two batches
+    for (let i = 0; i < many; i++) {
+      data.appendEvent("default", "long", event(`long ${i}`));
+      data.appendEvent("default", "short", event(`short ${i}`));
+    }
+    data.appendLogs(Array.from({ length: many }, (_, i) => ({ namespace: "default", task: "long", attempt: 1, chunk: `${i} ` })));
+    const newest = data.appendEvent("default", "long", event("last"));
+    data.deleteTaskData("default", "long");
+    const rows = (table: string, task: string) => db.prepare(`SELECT count(*) FROM ${table} WHERE task = ?`).pluck().get(task);
+    expect([rows("events", "long"), rows("logs", "long"), rows("events", "short")]).toEqual([0, 0, many]);
+    expect(data.appendEvent("default", "long", event("again")).seq).toBeGreaterThan(newest.seq);
+  });
+
   it("write no counter when added", () => {
     const counters = () => db.prepare("SELECT * FROM counters ORDER BY name").all();
     const before = counters();

@@ -9,7 +9,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import { inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
+import { deleteInBatches, inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 import { growingTables, nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
@@ -223,10 +223,12 @@ export class SqliteTaskDataStore implements TaskDataStore {
   deleteTaskData(namespace: string, task: string): void {
     inTransaction(this.db, () => {
       for (const table of growingTables) prepared(this.db, raiseFloor(table)).run();
-      for (const table of ["results", "events", "logs", "artifacts", "attempts"]) {
+      for (const table of ["results", "artifacts", "attempts"]) {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
     });
+    // A long Task has thousands of events and log chunks.
+    for (const table of growingTables) deleteInBatches(this.db, table, "namespace = ? AND task = ?", [namespace, task]);
     this.attemptsByToken.forgetTask(namespace, task);
     this.heardSeq.delete(topic("event", namespace, task));
   }

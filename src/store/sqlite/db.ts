@@ -15,16 +15,18 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   db.pragma("synchronous = NORMAL");
-  // Under a group commit every transaction is a savepoint, and SQLite keeps a copy of each page a savepoint
-  // changes until it ends. Past 64 KiB those copies went to a temporary file, written a page at a time:
-  // about 80 writes a Task on the server's thread (docs/performance.md). In memory they cost a copy each.
-  db.pragma("temp_store = MEMORY");
   try {
     migrate(db, upgrading);
   } catch (err) {
     db.close(); // each migration's transaction was undone; nothing keeps the file open
     throw err;
   }
+  // Under a group commit every transaction is a savepoint, and SQLite keeps a copy of each page a savepoint
+  // changes until it ends. Past 64 KiB those copies went to a temporary file, written a page at a time:
+  // about 80 pages a Task at 50 Tasks at once, each two writes on the server's thread (docs/performance.md).
+  // In memory they cost a copy each, and a transaction holds as many as the pages it changes: large deletes
+  // go in batches (`deleteInBatches`). Set after the migrations, whose index builds sort whole tables.
+  db.pragma("temp_store = MEMORY");
   return db;
 }
 
@@ -128,6 +130,20 @@ export function prepared<Params extends unknown[] = unknown[], Row = unknown>(db
     statements.set(sql, (statement = db.prepare(sql)));
   }
   return statement as Database.Statement<Params, Row>;
+}
+
+/** Rows a transaction of `deleteInBatches` deletes at most: the page copies it holds to undo itself stay near 2 MiB. */
+const DELETE_BATCH_ROWS = 500;
+
+/**
+ * Deletes the rows of `table` matching `where` (with `params`) in transactions of at most DELETE_BATCH_ROWS
+ * rows. A Task's rows lie among other Tasks', so deleting thousands of them in one transaction would hold a
+ * copy of a page for nearly each row (see `openDatabase`). The batches are not one atomic delete: a caller
+ * that may be cut off half-way deletes again until nothing matches (a deleted Task's finalizer does).
+ */
+export function deleteInBatches(db: Db, table: string, where: string, params: unknown[]): void {
+  const batch = prepared(db, `DELETE FROM ${table} WHERE ${where} LIMIT ${DELETE_BATCH_ROWS}`);
+  while (inTransaction(db, () => batch.run(...params)).changes === DELETE_BATCH_ROWS);
 }
 
 /** A statement that writes, run alone as `inStatement` runs it, so that it joins the connection's group commit. */

@@ -5,8 +5,9 @@
  *
  * SQLite's AUTOINCREMENT keeps that promise by writing its `sqlite_sequence` row at every insert: one more
  * page to write at every commit that adds an event. Here a table's next key is one past the larger of its
- * highest key and a floor kept in `counters`, and the floor is raised only when rows are deleted, in the
- * deleting transaction: inserts read it and write nothing more than their row.
+ * highest key and a floor kept in `counters`, and the floor is raised only when rows are deleted, committed
+ * no later than the deletion (in its transaction, or one before it): inserts read it and write nothing
+ * more than their row.
  */
 const GROWING_KEYS = {
   events: { column: "seq", floor: "events_seq_floor" },

@@ -36,6 +36,8 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
   override createAttempt(attempt: Omit<Attempt, "state" | "startedAt" | "sessionTools">, tokenHash: string): Attempt {
     const created = super.createAttempt(attempt, tokenHash);
     const key = streamKey(created.namespace, created.task, created.number);
+    const replaced = this.openLogStreams.get(key);
+    if (replaced) this.logStreamKeys.delete(replaced.attemptId);
     this.openLogStreams.set(key, { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
     this.logStreamKeys.set(created.id, key);
     return created;
@@ -70,11 +72,11 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
   /** Writes what the stream held back: nothing more can complete it. */
   private closeLogStream(attemptId: string): void {
     const key = this.logStreamKeys.get(attemptId);
-    const stream = key === undefined ? undefined : this.openLogStreams.get(key);
+    if (key === undefined) return;
     this.logStreamKeys.delete(attemptId);
-    // A later attempt of the same number (after a restart) may have the key now: its stream stays open.
-    if (stream?.attemptId !== attemptId) return;
-    this.openLogStreams.delete(key!);
+    const stream = this.openLogStreams.get(key);
+    if (!stream) return;
+    this.openLogStreams.delete(key);
     if (stream.tail) super.appendLog(stream.namespace, stream.task, stream.attempt, stream.tail);
   }
 }
