@@ -49,10 +49,11 @@ describe("event and log numbers", () => {
       data.appendEvent("default", "long", event(`long ${i}`));
       data.appendEvent("default", "short", event(`short ${i}`));
     }
-    data.appendLogs(Array.from({ length: many }, (_, i) => ({ namespace: "default", task: "long", attempt: 1, chunk: `${i} ` })));
+    for (let i = 0; i < many; i++) data.appendLog("default", "long", 1, `${i} `);
     const newest = data.appendEvent("default", "long", event("last"));
-    data.deleteTaskData("default", "long");
     const rows = (table: string, task: string) => db.prepare(`SELECT count(*) FROM ${table} WHERE task = ?`).pluck().get(task);
+    expect([rows("events", "long"), rows("logs", "long")]).toEqual([many + 1, many]);
+    data.deleteTaskData("default", "long");
     expect([rows("events", "long"), rows("logs", "long"), rows("events", "short")]).toEqual([0, 0, many]);
     expect(data.appendEvent("default", "long", event("again")).seq).toBeGreaterThan(newest.seq);
   });

@@ -70,6 +70,19 @@ describe("attempt journal and effect ledger", () => {
     expect(journal.steps("uid-1", 1)).toEqual([]);
   });
 
+  it("removes a Task's steps, messages and effects beyond a delete batch, and no other Task's", () => {
+    const many = 1_234; // more than two batches
+    for (let seq = 1; seq <= many; seq++) {
+      journal.append(owner, { run: 1, seq, kind: "response", messages: [{ role: "assistant", content: `step ${seq}` }], detail: {} });
+      journal.beginEffect({ namespace: "default", task: "t" }, `t-${seq}`, "lookup");
+    }
+    journal.beginEffect({ namespace: "default", task: "other" }, "other-1", "lookup");
+    journal.deleteTask("default", "t");
+    const rows = (table: string) => store.db.prepare(`SELECT count(*) FROM ${table} WHERE task = 't'`).pluck().get();
+    expect(["journal_steps", "journal_segments", "effects"].map(rows)).toEqual([0, 0, 0]);
+    expect(journal.effect("other-1")).toMatchObject({ state: "started" });
+  });
+
   it("keeps the digest of what a call began with, through its finish", () => {
     journal.beginEffect({ namespace: "default", task: "t" }, "k2", "lookup", "sha256:args");
     journal.finishEffect("k2", '{"text":"ok","isError":false}');

@@ -227,10 +227,10 @@ export class SqliteTaskDataStore implements TaskDataStore {
         prepared(this.db, `DELETE FROM ${table} WHERE namespace = ? AND task = ?`).run(namespace, task);
       }
     });
-    // A long Task has thousands of events and log chunks.
-    for (const table of growingTables) deleteInBatches(this.db, table, "namespace = ? AND task = ?", [namespace, task]);
     this.attemptsByToken.forgetTask(namespace, task);
     this.heardSeq.delete(topic("event", namespace, task));
+    // A long Task has thousands of events and log chunks.
+    for (const table of growingTables) deleteInBatches(this.db, table, "namespace = ? AND task = ?", [namespace, task]);
   }
 
   /** Stores one event; it has the shape a read of it returns. */

@@ -37,7 +37,7 @@ export class RedactingTaskDataStore extends SqliteTaskDataStore {
     const created = super.createAttempt(attempt, tokenHash);
     const key = streamKey(created.namespace, created.task, created.number);
     const replaced = this.openLogStreams.get(key);
-    if (replaced) this.logStreamKeys.delete(replaced.attemptId);
+    if (replaced) this.closeLogStream(replaced.attemptId);
     this.openLogStreams.set(key, { attemptId: created.id, namespace: created.namespace, task: created.task, attempt: created.number, tail: "" });
     this.logStreamKeys.set(created.id, key);
     return created;
