@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REDACTED, redactValues, TaskSecrets } from "../../src/policy/redact.ts";
 import { RedactingTaskDataStore } from "../../src/store/sqlite/redacting-data-store.ts";
 import { tempStore } from "../helpers/store.ts";
@@ -73,15 +73,24 @@ describe("redacting known Secret values", () => {
 });
 
 describe("a running attempt's log stream", () => {
-  let store: ReturnType<typeof tempStore> | undefined;
-  afterEach(() => store?.close());
+  let store: ReturnType<typeof tempStore>;
+  let secrets: TaskSecrets;
+  let data: RedactingTaskDataStore;
+  beforeEach(() => {
+    store = tempStore();
+    secrets = new TaskSecrets();
+    data = new RedactingTaskDataStore(store.db, secrets);
+  });
+  afterEach(() => store.close());
+
+  /** Attempt `id` of Task `task` in namespace team, number 1, whose Secret holds `value`. */
+  const startAttempt = (task: string, id: string, value = "mdl-Zq81xR4tW0pLs9") => {
+    secrets.remember("team", task, id, [value]);
+    data.createAttempt({ id, namespace: "team", task, taskUid: `uid-${task}`, number: 1, allowedTools: [] }, `hash-${id}`);
+  };
 
   it("finds a value split across two chunks, and writes what it held back when the attempt ends", () => {
-    store = tempStore();
-    const secrets = new TaskSecrets();
-    const data = new RedactingTaskDataStore(store.db, secrets);
-    secrets.remember("team", "t1", "t1-1", ["mdl-Zq81xR4tW0pLs9"]);
-    data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
+    startAttempt("t1", "t1-1");
     data.appendLog("team", "t1", 1, "calling with mdl-Zq81");
     data.appendLog("team", "t1", 1, "xR4tW0pLs9 then done");
     data.finishAttempt("t1-1", { state: "succeeded", exitCode: 0 });
@@ -89,12 +98,8 @@ describe("a running attempt's log stream", () => {
   });
 
   it("writes what one attempt held back when it ends, and keeps holding the other running attempts' tails", () => {
-    store = tempStore();
-    const secrets = new TaskSecrets();
-    const data = new RedactingTaskDataStore(store.db, secrets);
     for (const task of ["t1", "t2", "t3"]) {
-      secrets.remember("team", task, `${task}-1`, ["mdl-Zq81xR4tW0pLs9"]);
-      data.createAttempt({ id: `${task}-1`, namespace: "team", task, taskUid: `uid-${task}`, number: 1, allowedTools: [] }, `hash-${task}`);
+      startAttempt(task, `${task}-1`);
       data.appendLog("team", task, 1, `${task} calling with mdl-Zq81`);
     }
     data.finishAttempt("t2-1", { state: "succeeded", exitCode: 0 });
@@ -112,12 +117,8 @@ describe("a running attempt's log stream", () => {
   });
 
   it("keeps the stream of a later attempt with the same number open when the earlier one ends", () => {
-    store = tempStore();
-    const secrets = new TaskSecrets();
-    const data = new RedactingTaskDataStore(store.db, secrets);
-    secrets.remember("team", "t1", "t1-a", ["mdl-Zq81xR4tW0pLs9"]);
-    data.createAttempt({ id: "t1-a", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-a");
-    data.createAttempt({ id: "t1-b", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-b");
+    startAttempt("t1", "t1-a");
+    startAttempt("t1", "t1-b");
     data.appendLog("team", "t1", 1, "calling with mdl-Zq81");
     data.finishAttempt("t1-a", { state: "failed", exitCode: 1 });
     data.appendLog("team", "t1", 1, "xR4tW0pLs9 then done");
@@ -126,11 +127,7 @@ describe("a running attempt's log stream", () => {
   });
 
   it("keeps a character made of two code units whole where a chunk is held back", () => {
-    store = tempStore();
-    const secrets = new TaskSecrets();
-    const data = new RedactingTaskDataStore(store.db, secrets);
-    secrets.remember("team", "t1", "t1-1", ["abcdefgh"]);
-    data.createAttempt({ id: "t1-1", namespace: "team", task: "t1", taskUid: "uid-1", number: 1, allowedTools: [] }, "hash-1");
+    startAttempt("t1", "t1-1", "abcdefgh");
     // The longest form of "abcdefgh" is 12 characters, so 11 are held back: the cut falls inside the emoji.
     data.appendLog("team", "t1", 1, "x😀1234567890");
     data.appendLog("team", "t1", 1, " and abcdefgh");
