@@ -1,14 +1,24 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
 import { jsonDepth, MAX_JSON_DEPTH, stringifyJson } from "../util/deep-json.ts";
+import { KEY_SENT_PER_REQUEST, sharedClient } from "./shared-clients.ts";
 import { sdkTransport } from "./transport.ts";
 
 type AnthropicMessage = Anthropic.MessageParam;
 type ContentBlock = Anthropic.ContentBlockParam;
 
-/** Anthropic Messages through the official SDK. A trailing `/v1` on baseURL is dropped, as the SDK adds it. */
+/**
+ * Anthropic Messages through the official SDK. A trailing `/v1` on baseURL is dropped, as the SDK adds it.
+ * Attempts that call one endpoint share a client (`sharedClient`); each request carries its own key, as the
+ * bearer token the SDK would send, and a request's own header wins over the client's. No token from the
+ * environment is sent.
+ */
 export function anthropicModel(options: { apiKey: string; baseURL?: string; timeoutMs: number }): ModelClient {
-  const client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL?.replace(/\/v1\/?$/, ""), maxRetries: 0, ...sdkTransport(options.timeoutMs) });
+  const baseURL = options.baseURL?.replace(/\/v1\/?$/, "");
+  const client = sharedClient(["anthropic", baseURL ?? null, options.timeoutMs], () =>
+    new Anthropic({ apiKey: KEY_SENT_PER_REQUEST, authToken: null, baseURL, maxRetries: 0, ...sdkTransport(options.timeoutMs) }),
+  );
+  const credential = { authorization: `Bearer ${options.apiKey}` };
   return {
     provider: "anthropic",
     async complete(request: ModelRequest): Promise<ModelResponse> {
@@ -25,7 +35,7 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string; time
               ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as Anthropic.Tool.InputSchema })) }
               : {}),
           },
-          { signal: request.signal },
+          { signal: request.signal, headers: credential },
         ).withResponse();
       } catch (err) {
         throw toModelApiError(err, options.apiKey, err instanceof Anthropic.APIConnectionError);

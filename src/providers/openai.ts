@@ -1,6 +1,7 @@
 import OpenAI, { AzureOpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
+import { KEY_SENT_PER_REQUEST, sharedClient } from "./shared-clients.ts";
 import { sdkTransport } from "./transport.ts";
 
 export interface OpenAIOptions {
@@ -11,37 +12,20 @@ export interface OpenAIOptions {
   timeoutMs: number;
 }
 
-/**
- * What the shared SDK clients are made with in place of a key: each request sends its caller's own key,
- * so no client holds one (an SDK client requires a key to be made).
- */
-const KEY_SENT_PER_REQUEST = "set-per-request";
-
-/** The most endpoints a worker process keeps a client for; past that, the least recently made goes. */
-const MAX_SHARED_CLIENTS = 64;
-const sharedClients = new Map<string, OpenAI>();
-
-/**
- * One SDK client per endpoint and deadline in a process, shared by the attempts that call it: making one
- * costs 0.2–0.4 ms when the SDK's code is not hot, on the way to each attempt's first model request.
- */
+/** The endpoint's shared SDK client (see `sharedClient`): Azure's or OpenAI's. */
 function sdkClientFor(options: OpenAIOptions): OpenAI {
-  const key = JSON.stringify([options.baseURL ?? null, options.azure ?? null, options.timeoutMs]);
-  let client = sharedClients.get(key);
-  if (client) return client;
-  client = options.azure
-    ? new AzureOpenAI({
-        apiKey: KEY_SENT_PER_REQUEST,
-        endpoint: options.baseURL,
-        deployment: options.azure.deployment,
-        apiVersion: options.azure.apiVersion ?? "2024-10-21",
-        maxRetries: 0,
-        ...sdkTransport(options.timeoutMs),
-      })
-    : new OpenAI({ apiKey: KEY_SENT_PER_REQUEST, baseURL: options.baseURL, maxRetries: 0, ...sdkTransport(options.timeoutMs) });
-  if (sharedClients.size >= MAX_SHARED_CLIENTS) sharedClients.delete(sharedClients.keys().next().value!);
-  sharedClients.set(key, client);
-  return client;
+  return sharedClient(["openai", options.baseURL ?? null, options.azure ?? null, options.timeoutMs], () =>
+    options.azure
+      ? new AzureOpenAI({
+          apiKey: KEY_SENT_PER_REQUEST,
+          endpoint: options.baseURL,
+          deployment: options.azure.deployment,
+          apiVersion: options.azure.apiVersion ?? "2024-10-21",
+          maxRetries: 0,
+          ...sdkTransport(options.timeoutMs),
+        })
+      : new OpenAI({ apiKey: KEY_SENT_PER_REQUEST, baseURL: options.baseURL, maxRetries: 0, ...sdkTransport(options.timeoutMs) }),
+  );
 }
 
 /** OpenAI Chat Completions through the official SDK; also Azure OpenAI and any compatible endpoint (vLLM, Ollama, LiteLLM). */
