@@ -10,15 +10,16 @@ type ContentBlock = Anthropic.ContentBlockParam;
 /**
  * Anthropic Messages through the official SDK. A trailing `/v1` on baseURL is dropped, as the SDK adds it.
  * Attempts that call one endpoint share a client (`sharedClient`); each request carries its own key, as the
- * bearer token the SDK would send, and a request's own header wins over the client's. No token from the
- * environment is sent.
+ * bearer token the SDK would send, and a request's own header wins over the client's. No key or token from
+ * the environment is sent.
  */
 export function anthropicModel(options: { apiKey: string; baseURL?: string; timeoutMs: number }): ModelClient {
   const baseURL = options.baseURL?.replace(/\/v1\/?$/, "");
   const client = sharedClient(["anthropic", baseURL ?? null, options.timeoutMs], () =>
     new Anthropic({ apiKey: KEY_SENT_PER_REQUEST, authToken: null, baseURL, maxRetries: 0, ...sdkTransport(options.timeoutMs) }),
   );
-  const credential = { authorization: `Bearer ${options.apiKey}` };
+  // No other credential header goes along, whatever the environment's ANTHROPIC_CUSTOM_HEADERS adds (null removes one).
+  const credential = { authorization: `Bearer ${options.apiKey}`, "x-api-key": null };
   return {
     provider: "anthropic",
     async complete(request: ModelRequest): Promise<ModelResponse> {

@@ -31,8 +31,9 @@ function sdkClientFor(options: OpenAIOptions): OpenAI {
 /** OpenAI Chat Completions through the official SDK; also Azure OpenAI and any compatible endpoint (vLLM, Ollama, LiteLLM). */
 export function openAIModel(options: OpenAIOptions): ModelClient {
   const client = sdkClientFor(options);
-  // The header the SDK would send the key in (Azure's own, or a bearer token): a request's own header wins over the client's.
-  const credential = options.azure ? { "api-key": options.apiKey } : { authorization: `Bearer ${options.apiKey}` };
+  // The header the SDK would send the key in (Azure's own, or a bearer token): a request's own header wins over the
+  // client's. The other is removed (null), whatever the environment's OPENAI_CUSTOM_HEADERS adds.
+  const credential = options.azure ? { "api-key": options.apiKey, authorization: null } : { authorization: `Bearer ${options.apiKey}`, "api-key": null };
   // The first-party API wants max_completion_tokens; compatible servers mostly know only max_tokens.
   const tokenField = options.baseURL && !options.azure ? "max_tokens" : "max_completion_tokens";
 

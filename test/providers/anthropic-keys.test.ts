@@ -28,9 +28,10 @@ describe("Anthropic calls sharing an SDK client", () => {
     expect(heardFor("c-second")).toEqual([{ authorization: "Bearer sk-ant-second-attempt", apiKey: undefined }]);
   });
 
-  it("never sends a key or a token from the environment in place of the caller's", async () => {
+  it("never sends a key or a token from the environment, in place of the caller's or beside it", async () => {
     vi.stubEnv("ANTHROPIC_API_KEY", "sk-ant-from-the-environment");
     vi.stubEnv("ANTHROPIC_AUTH_TOKEN", "token-from-the-environment");
+    vi.stubEnv("ANTHROPIC_CUSTOM_HEADERS", "x-api-key: sk-ant-custom\nAuthorization: Bearer sk-ant-custom");
     // A deadline no other test uses: a client made while the variables are set.
     const client = anthropicModel({ apiKey: "sk-ant-the-callers", baseURL: peer.url, timeoutMs: 10_001 });
     await ask(client, "c-env");

@@ -8,7 +8,7 @@ describe("OpenAI-compatible calls sharing an SDK client", () => {
   let peer: LlmPeer;
   beforeAll(async () => {
     peer = await startLlmPeer();
-    for (const model of ["m-first", "m-second", "m-azure-a", "m-azure-b", "m-env"]) peer.script(model, [{ text: `answer of ${model}` }]);
+    for (const model of ["m-first", "m-second", "m-azure-a", "m-azure-b", "m-env", "m-azure-env"]) peer.script(model, [{ text: `answer of ${model}` }]);
   });
   afterAll(() => peer.close());
   afterEach(() => vi.unstubAllEnvs());
@@ -34,11 +34,15 @@ describe("OpenAI-compatible calls sharing an SDK client", () => {
     expect(heardFor("m-azure-b")).toEqual([{ authorization: undefined, apiKey: "azure-key-b" }]);
   });
 
-  it("never sends a key from the environment in place of the caller's", async () => {
+  it("never sends a key from the environment, in place of the caller's or beside it", async () => {
     vi.stubEnv("OPENAI_API_KEY", "sk-from-the-environment");
+    vi.stubEnv("OPENAI_CUSTOM_HEADERS", "api-key: sk-custom\nAuthorization: Bearer sk-custom");
     // A deadline no other test uses: a client made while the variable is set.
     const client = openAIModel({ apiKey: "sk-the-callers", baseURL: `${peer.url}/v1`, timeoutMs: 10_001 });
     await ask(client, "m-env");
     expect(heardFor("m-env")).toEqual([{ authorization: "Bearer sk-the-callers", apiKey: undefined }]);
+    const azure = openAIModel({ apiKey: "azure-the-callers", baseURL: peer.url, azure: { deployment: "shared" }, timeoutMs: 10_001 });
+    await ask(azure, "m-azure-env");
+    expect(heardFor("m-azure-env")).toEqual([{ authorization: undefined, apiKey: "azure-the-callers" }]);
   });
 });
