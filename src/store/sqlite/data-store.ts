@@ -9,7 +9,7 @@ import type {
   SessionTool,
   TaskDataStore,
 } from "../data-store.ts";
-import { deleteInBatches, inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
+import { deleteTaskRows, inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 import { growingTables, nextKey, raiseFloor } from "./growing-keys.ts";
 import { RunningAttemptCache } from "./running-attempts.ts";
 
@@ -230,7 +230,7 @@ export class SqliteTaskDataStore implements TaskDataStore {
     this.attemptsByToken.forgetTask(namespace, task);
     this.heardSeq.delete(topic("event", namespace, task));
     // A long Task has thousands of events and log chunks.
-    for (const table of growingTables) deleteInBatches(this.db, table, "namespace = ? AND task = ?", [namespace, task]);
+    for (const table of growingTables) deleteTaskRows(this.db, table, namespace, task);
   }
 
   /** Stores one event; it has the shape a read of it returns. */

@@ -25,7 +25,7 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   // changes until it ends. Past 64 KiB those copies went to a temporary file, written a page at a time:
   // about 80 pages a Task at 50 Tasks at once, each two writes on the server's thread (docs/performance.md).
   // In memory they cost a copy each, and a transaction holds as many as the pages it changes: large deletes
-  // go in batches (`deleteInBatches`). Set after the migrations, whose index builds sort whole tables.
+  // go in batches (`deleteTaskRows`). Set after the migrations, whose index builds sort whole tables.
   db.pragma("temp_store = MEMORY");
   return db;
 }
@@ -132,18 +132,18 @@ export function prepared<Params extends unknown[] = unknown[], Row = unknown>(db
   return statement as Database.Statement<Params, Row>;
 }
 
-/** Rows a transaction of `deleteInBatches` deletes at most: the page copies it holds to undo itself stay near 2 MiB. */
+/** Rows one statement of `deleteTaskRows` deletes at most: the page copies it holds to undo itself stay near 2 MiB. */
 const DELETE_BATCH_ROWS = 500;
 
 /**
- * Deletes the rows of `table` matching `where` (with `params`) in transactions of at most DELETE_BATCH_ROWS
- * rows. A Task's rows lie among other Tasks', so deleting thousands of them in one transaction would hold a
- * copy of a page for nearly each row (see `openDatabase`). The batches are not one atomic delete: a caller
- * that may be cut off half-way deletes again until nothing matches (a deleted Task's finalizer does).
+ * Deletes a Task's rows of `table` in statements of at most DELETE_BATCH_ROWS rows, each run as `inStatement`
+ * runs one. A Task's rows lie among other Tasks', so deleting thousands of them at once would hold a copy of a
+ * page for nearly each row until the end (see `openDatabase`). The batches are not one atomic delete: a
+ * caller that may be cut off half-way deletes again until nothing is left (a deleted Task's finalizer does).
  */
-export function deleteInBatches(db: Db, table: string, where: string, params: unknown[]): void {
-  const batch = prepared(db, `DELETE FROM ${table} WHERE ${where} LIMIT ${DELETE_BATCH_ROWS}`);
-  while (inTransaction(db, () => batch.run(...params)).changes === DELETE_BATCH_ROWS);
+export function deleteTaskRows(db: Db, table: string, namespace: string, task: string): void {
+  const batch = prepared(db, `DELETE FROM ${table} WHERE namespace = ? AND task = ? LIMIT ${DELETE_BATCH_ROWS}`);
+  while (inStatement(db, () => batch.run(namespace, task)).changes === DELETE_BATCH_ROWS);
 }
 
 /** A statement that writes, run alone as `inStatement` runs it, so that it joins the connection's group commit. */

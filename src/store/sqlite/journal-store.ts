@@ -1,7 +1,7 @@
 import { canonicalJson, sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { Effect, EffectState, JournalStep, JournalStore, StepInput, StepKind, StepOwner } from "../journal-store.ts";
-import { deleteInBatches, inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
+import { deleteTaskRows, inTransaction, prepared, preparedWrite, type Db } from "./db.ts";
 
 
 export class SqliteJournalStore implements JournalStore {
@@ -123,7 +123,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   deleteTask(namespace: string, task: string): void {
-    for (const table of ["journal_steps", "journal_segments", "effects"]) deleteInBatches(this.db, table, "namespace = ? AND task = ?", [namespace, task]);
+    for (const table of ["journal_steps", "journal_segments", "effects"]) deleteTaskRows(this.db, table, namespace, task);
   }
 }
 
