@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { buildApi, type ApiRoute } from "./api/server.ts";
-import { answerWorkerCall } from "./api/internal/worker-calls.ts";
 import { TokenAuthenticator } from "./auth/static-tokens.ts";
 import { claimCliConfig } from "./cli/config.ts";
 import { ApiAuthenticator } from "./auth/authenticator.ts";
@@ -167,7 +166,7 @@ async function startOnLockedDataDir(config: ServerConfig, dataDirLock: DataDirLo
     routes,
   );
   // Local workers reach the worker API over their IPC channel: the same routes and checks as over HTTP, without a socket.
-  runner.serveControlPlane((call, signal) => answerWorkerCall(app, call, signal));
+  runner.serveControlPlane(app.workerCalls);
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;

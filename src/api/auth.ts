@@ -1,4 +1,3 @@
-import type { FastifyRequest } from "fastify";
 import { boundNamespace, canReadNamespace, type Principal } from "../auth/principal.ts";
 import { sha256Hex } from "../util/hash.ts";
 import { parseBearer } from "../auth/authenticator.ts";
@@ -15,7 +14,8 @@ export interface SignInLimit {
 /** Fastify's trustProxy: no proxy, every proxy, or the proxies at these addresses and CIDR ranges. */
 export type TrustProxy = boolean | string[];
 
-export function bearerToken(request: FastifyRequest): string {
+/** The caller's bearer token, from any request with headers: an HTTP request or a worker's call over IPC. */
+export function bearerToken(request: { headers: { authorization?: string } }): string {
   return parseBearer(request.headers.authorization);
 }
 

@@ -90,12 +90,15 @@ export function namespaceOf(request: FastifyRequest): string {
 }
 
 /** The namespace a request asks for, as its handler will resolve it, without refusing anything. */
-export function requestedNamespace(request: FastifyRequest): string | undefined {
+/** Where a request may name a namespace. */
+export type NamespaceSource = Pick<FastifyRequest, "principal" | "query" | "body">;
+
+export function requestedNamespace(request: NamespaceSource): string | undefined {
   return request.principal ? actingNamespace(request.principal, askedNamespace(request)) : askedNamespace(request);
 }
 
 /** ?namespace=, else the body's `namespace` or `metadata.namespace` (which must agree). */
-function askedNamespace(request: FastifyRequest): string | undefined {
+function askedNamespace(request: NamespaceSource): string | undefined {
   const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
   const query = (request.query ?? {}) as { namespace?: unknown };
   if (text(query.namespace)) return text(query.namespace);

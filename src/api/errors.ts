@@ -10,12 +10,19 @@ export type ErrorReply = (reply: FastifyReply, status: number, message: string) 
 export type ErrorAnswer = (error: Error, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
 
 /** Every API error has one shape: {"error":{"code":<HTTP status>,"message":"…"}}. */
-export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return reply.code(status).send({ error: { code: status, message } });
+export function errorBody(status: number, message: string) {
+  return { error: { code: status, message } };
 }
 
+export function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).send(errorBody(status, message));
+}
+
+/** What explaining an error needs of the request it failed: the media type it was sent as, and where to log. */
+export type ErrorSource = Pick<FastifyRequest, "log"> & { headers: { "content-type"?: string } };
+
 /** Fastify's own refusals, in words that say what to send instead. */
-const FRAMEWORK_ERRORS: Record<string, (request: FastifyRequest) => OrkaError> = {
+const FRAMEWORK_ERRORS: Record<string, (request: ErrorSource) => OrkaError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new OrkaError("payload_too_large", "request body is too large"),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new OrkaError("invalid_argument", "empty request body: send a JSON object"),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (request) =>
@@ -31,7 +38,7 @@ const FRAMEWORK_ERRORS: Record<string, (request: FastifyRequest) => OrkaError> =
  * The error as an OrkaError when we can explain it: Fastify's refusals, and a store that cannot be
  * written (503, with the SQLite detail logged rather than returned). Anything else stays as it is.
  */
-export function knownError(error: Error, request: FastifyRequest): Error {
+export function knownError(error: Error, request: ErrorSource): Error {
   if (error instanceof OrkaError) return error;
   const framework = FRAMEWORK_ERRORS[(error as FastifyError).code]?.(request);
   if (framework) return framework;
@@ -40,15 +47,21 @@ export function knownError(error: Error, request: FastifyRequest): Error {
   return storeFailure ?? error;
 }
 
-/** The Orka API's answer: what we can explain with its status, anything else logged and answered 500. */
-export const apiErrorAnswer: ErrorAnswer = (thrown, request, reply) => {
+/** What an error is answered with: what we can explain with its status, anything else logged and answered 500. */
+export function apiError(thrown: Error, request: ErrorSource): { status: number; message: string } {
   const error = knownError(thrown, request);
   // An internal error is a fault of Orka itself: logged like any unexplained one, its detail never answered.
-  if (error instanceof OrkaError && error.code !== "internal") return sendError(reply, error.httpStatus, error.message);
+  if (error instanceof OrkaError && error.code !== "internal") return { status: error.httpStatus, message: error.message };
   const statusCode = (error as FastifyError).statusCode;
-  if (statusCode && statusCode < 500) return sendError(reply, statusCode, error.message);
+  if (statusCode && statusCode < 500) return { status: statusCode, message: error.message };
   request.log.error({ err: error }, "request failed");
-  return sendError(reply, 500, "internal error; see the server log");
+  return { status: 500, message: "internal error; see the server log" };
+}
+
+/** The Orka API's answer to an error, in its one shape. */
+export const apiErrorAnswer: ErrorAnswer = (thrown, request, reply) => {
+  const { status, message } = apiError(thrown, request);
+  return sendError(reply, status, message);
 };
 
 /** A compatible protocol's answer: the error's status and message in the protocol's shape, an unexpected one as "internal error". */

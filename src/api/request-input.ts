@@ -4,17 +4,30 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/deep-json.ts";
 
 /** Fastify's JSON parser (with its prototype-poisoning guard), refusing bodies nested more than MAX_JSON_DEPTH levels. */
 export function registerJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser("error", "error");
+  const parseJson = jsonBodyParser(app);
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    parseJson(request, body as string, (err, value) => {
-      if (err) return done(err, undefined);
-      if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
-        return done(new OrkaError("invalid_argument", `request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`), undefined);
-      }
-      done(null, value);
-    });
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(null, parseJson(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
+}
+
+/** The JSON body rule as a function, for a body that reaches the routes without an HTTP request (a pooled worker's call). */
+export function jsonBodyParser(app: FastifyInstance): (text: string) => unknown {
+  // Fastify's parser answers at once, through its callback; it does not look at the request.
+  const parseJson = app.getDefaultJsonParser("error", "error") as (request: never, body: string, done: (err: Error | null, value?: unknown) => void) => void;
+  return (text) => {
+    let parsed: { err: Error | null; value: unknown } = { err: null, value: undefined };
+    parseJson(undefined as never, text, (err, value) => (parsed = { err, value }));
+    if (parsed.err) throw parsed.err;
+    if (nestsDeeperThan(parsed.value, MAX_JSON_DEPTH)) {
+      throw new OrkaError("invalid_argument", `request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep; flatten it`);
+    }
+    return parsed.value;
+  };
 }
 
 /** A request body of the REST API is a JSON object: null, arrays and scalars would replace an object with nothing. */
@@ -26,7 +39,7 @@ export async function refuseNonObjectBody(request: FastifyRequest): Promise<void
 }
 
 /** `?namespace=a&namespace=b` would reach handlers as an array; every parameter is given once. */
-export async function refuseRepeatedQuery(request: FastifyRequest): Promise<void> {
+export async function refuseRepeatedQuery(request: Pick<FastifyRequest, "query">): Promise<void> {
   const repeated = Object.entries((request.query ?? {}) as Record<string, unknown>)
     .filter(([, value]) => Array.isArray(value))
     .map(([name]) => `"${name}"`);

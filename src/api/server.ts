@@ -17,18 +17,27 @@ import { registerTaskWatch } from "./routes/task-watch.ts";
 import { registerKinds } from "./routes/kinds.ts";
 import { registerSecretRoutes } from "./routes/secrets.ts";
 import { registerMemoryRoutes } from "./routes/memory.ts";
-import { registerInternalRoutes } from "./internal/routes.ts";
-import { registerInternalMemoryRoutes } from "./internal/memory-routes.ts";
-import { registerInternalCoordinationRoutes } from "./internal/coordination-routes.ts";
-import { registerInternalApprovalRoutes } from "./internal/approval-routes.ts";
-import { registerInternalJournalRoutes } from "./internal/journal-routes.ts";
-import { registerInternalGithubRoutes } from "./internal/github-routes.ts";
-import { registerInternalBrokerRoutes } from "./internal/broker-routes.ts";
-import { registerWorkerInputScrub } from "./internal/secret-scrub.ts";
-import { registerEffectLedger } from "./internal/effect-ledger.ts";
+import { internalRoutes } from "./internal/routes.ts";
+import { internalMemoryRoutes } from "./internal/memory-routes.ts";
+import { internalCoordinationRoutes } from "./internal/coordination-routes.ts";
+import { internalApprovalRoutes } from "./internal/approval-routes.ts";
+import { internalJournalRoutes } from "./internal/journal-routes.ts";
+import { internalGithubRoutes } from "./internal/github-routes.ts";
+import { internalBrokerRoutes } from "./internal/broker-routes.ts";
+import { registerWorkerHttpRoutes } from "./internal/worker-http.ts";
+import { workerCallAnswerer, type WorkerCallAnswerer } from "./internal/worker-calls.ts";
+import type { WorkerRoute } from "./internal/worker-route.ts";
+import { jsonBodyParser } from "./request-input.ts";
 import { holdRepliesUntilCommitted } from "./held-output.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Answers a pooled worker's call to the worker API. */
+    workerCalls: WorkerCallAnswerer;
+  }
+}
 
 /** A route the server serves, as the route-authorization tests walk them. */
 export interface ApiRoute {
@@ -45,7 +54,8 @@ const MAX_PARAM_LENGTH = 3 * 255;
  * the dashboard at / for everything else.
  */
 export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = []): FastifyInstance {
-  const surfaces = apiSurfaces(ctx);
+  const workerRoutes = workerApiRoutes(ctx);
+  const surfaces = apiSurfaces(ctx, workerRoutes);
   const rootErrors = errorHandler(ctx, apiErrorAnswer);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -80,15 +90,17 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   registerHealthProbes(app, ctx);
   for (const surface of surfaces) void app.register(surfacePlugin(ctx, surface, failures), { prefix: surface.prefix });
   void app.register(dashboardPlugin({ surfaceSegments: surfaces.map((s) => s.prefix.split("/")[1]) }), { prefix: "/" });
+  // Pooled workers reach the same routes over their IPC channel, through the same pipeline, without HTTP.
+  app.decorate("workerCalls", workerCallAnswerer(ctx, workerRoutes, { parseJson: jsonBodyParser(app), maxParamLength: MAX_PARAM_LENGTH, log: app.log }));
   return app;
 }
 
 /** The surfaces, each the only one under its prefix. */
-function apiSurfaces(ctx: ApiContext): Surface[] {
+function apiSurfaces(ctx: ApiContext, workerRoutes: readonly WorkerRoute[]): Surface[] {
   const protocol = (errorReply: ErrorReply) => ({ errorReply, errorAnswer: protocolErrorAnswer(errorReply), public: true });
   return [
     { prefix: "/api/", errorReply: sendError, errorAnswer: apiErrorAnswer, public: true, v1: (v1) => registerRestApi(v1, ctx) },
-    { prefix: "/internal/", errorReply: sendError, errorAnswer: apiErrorAnswer, public: false, v1: (v1) => registerWorkerApi(v1, ctx) },
+    { prefix: "/internal/", errorReply: sendError, errorAnswer: apiErrorAnswer, public: false, v1: (v1) => registerWorkerHttpRoutes(v1, ctx, workerRoutes) },
     { prefix: "/openai/", ...protocol(openAIError), v1: (v1) => registerOpenAICompat(v1, ctx) },
     { prefix: "/anthropic/", ...protocol(anthropicError), apiKeyHeader: "x-api-key", v1: (v1) => registerAnthropicCompat(v1, ctx) },
   ];
@@ -107,16 +119,15 @@ function registerRestApi(api: FastifyInstance, ctx: ApiContext): void {
   registerMemoryRoutes(api, ctx);
 }
 
-/** The worker API also takes raw results and artifacts, and scrubs and records what workers send before any route sees it. */
-function registerWorkerApi(internal: FastifyInstance, ctx: ApiContext): void {
-  internal.addContentTypeParser(["text/plain", "application/octet-stream"], { parseAs: "buffer" }, (_request, body, done) => done(null, body));
-  registerWorkerInputScrub(internal, ctx);
-  registerEffectLedger(internal, ctx);
-  registerInternalRoutes(internal, ctx);
-  registerInternalMemoryRoutes(internal, ctx);
-  registerInternalCoordinationRoutes(internal, ctx);
-  registerInternalApprovalRoutes(internal, ctx);
-  registerInternalJournalRoutes(internal, ctx);
-  registerInternalGithubRoutes(internal, ctx);
-  registerInternalBrokerRoutes(internal, ctx);
+/** The worker API: the worker's side of the control plane, every route checked against the attempt's token. */
+function workerApiRoutes(ctx: ApiContext): WorkerRoute[] {
+  return [
+    ...internalRoutes(ctx),
+    ...internalMemoryRoutes(ctx),
+    ...internalCoordinationRoutes(ctx),
+    ...internalApprovalRoutes(ctx),
+    ...internalJournalRoutes(ctx),
+    ...internalGithubRoutes(ctx),
+    ...internalBrokerRoutes(ctx),
+  ];
 }

@@ -1,61 +1,118 @@
 import Fastify from "fastify";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { answerWorkerCall, callerGone } from "../../src/api/internal/worker-calls.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ApiContext } from "../../src/api/context.ts";
+import { workerCallAnswerer, type WorkerCall } from "../../src/api/internal/worker-calls.ts";
+import { noContent, type WorkerRequest, type WorkerRoute } from "../../src/api/internal/worker-route.ts";
+import { jsonBodyParser } from "../../src/api/request-input.ts";
+import type { AuditRecord } from "../../src/store/audit-store.ts";
+import { OrkaError } from "../../src/util/errors.ts";
+import { HeldGate } from "../helpers/held-gate.ts";
 
-describe("a pooled worker's call, answered by the worker API's routes", () => {
+describe("a pooled worker's call, answered by the worker API's routes without HTTP", () => {
   const app = Fastify();
-  const seen: { url: string; headers: Record<string, unknown> }[] = [];
-  let stoppedEarly = false;
-  beforeAll(async () => {
-    app.all("/internal/v1/*", async (request) => {
-      seen.push({ url: request.url, headers: request.headers });
-      return { ip: request.ip };
-    });
-    app.get("/api/v1/secrets", async () => ({ secret: "s" }));
-    app.post("/internal/v1/slow", async (request, reply) => {
-      const gone = callerGone(request, reply);
-      // Long work for the worker, stopped when the worker gives up on the call.
-      await new Promise((resolve) => {
-        const done = setTimeout(resolve, 2_000);
-        gone.addEventListener("abort", () => (clearTimeout(done), (stoppedEarly = true), resolve(undefined)));
-      });
-      return {};
-    });
-    await app.ready();
-  });
   afterAll(() => app.close());
+  const seen: WorkerRequest[] = [];
+  const audited: AuditRecord[] = [];
+  const gate = new HeldGate();
+  let stoppedEarly = false;
+  const routes: WorkerRoute[] = [
+    { method: "GET", url: "/memories/:ns", handle: (request) => (seen.push(request), { ok: true }) },
+    { method: "POST", url: "/results/:ns/:task", bodyLimit: 16, handle: (request) => (seen.push(request), noContent()) },
+    { method: "POST", url: "/refused/:ns", handle: () => Promise.reject(new OrkaError("permission_denied", "not yours")) },
+    {
+      method: "POST",
+      url: "/slow",
+      handle: async (request) => {
+        // Long work for the worker, stopped when the worker gives up on the call.
+        await new Promise((resolve) => {
+          const done = setTimeout(resolve, 2_000);
+          request.gone().addEventListener("abort", () => (clearTimeout(done), (stoppedEarly = true), resolve(undefined)));
+        });
+        return {};
+      },
+    },
+  ];
+  const ctx = {
+    gate,
+    data: { attemptByTokenHash: () => undefined },
+    audit: { record: (entry: AuditRecord) => audited.push(entry) },
+    noteFailure: () => undefined,
+  } as unknown as ApiContext;
+  const answer = workerCallAnswerer(ctx, routes, { parseJson: jsonBodyParser(app), maxParamLength: 765, log: app.log });
+  const call = (worker: Omit<WorkerCall, "headers"> & { headers?: Record<string, string> }, signal = new AbortController().signal) =>
+    answer({ headers: {}, ...worker }, signal);
+  const message = (text: string) => JSON.parse(text).error.message as string;
 
   it("stays under /internal/v1 whatever the path says", async () => {
     const before = seen.length;
-    const answer = await answerWorkerCall(app, { method: "GET", path: "../../api/v1/secrets", headers: {} }, new AbortController().signal);
-    expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.text).error.message).toBe("a worker call must stay under /internal/v1");
+    const answered = await call({ method: "GET", path: "../../api/v1/secrets" });
+    expect(answered.status).toBe(400);
+    expect(message(answered.text)).toBe("a worker call must stay under /internal/v1");
     expect(seen.length).toBe(before);
   });
 
-  it("passes the query, and only the headers a worker's client sends", async () => {
-    const headers = { authorization: "Bearer t", "idempotency-key": "k", "x-forwarded-for": "203.0.113.9", host: "elsewhere.example", cookie: "c=1" };
-    const answer = await answerWorkerCall(app, { method: "GET", path: "memories/default?limit=5", headers }, new AbortController().signal);
-    expect(answer.status).toBe(200);
-    expect(JSON.parse(answer.text).ip).not.toBe("203.0.113.9");
-    const { url, headers: received } = seen.at(-1)!;
-    expect(url).toBe("/internal/v1/memories/default?limit=5");
-    expect(received).toMatchObject({ authorization: "Bearer t", "idempotency-key": "k" });
-    expect(received).not.toHaveProperty("x-forwarded-for");
-    expect(received).not.toHaveProperty("cookie");
-    expect(received.host).not.toBe("elsewhere.example");
+  it("passes the route's parameters, the query, and only the headers a worker's client sends", async () => {
+    const key = "a".repeat(64);
+    const headers = { authorization: "Bearer t", "idempotency-key": key, "x-forwarded-for": "203.0.113.9", host: "elsewhere.example", cookie: "c=1" };
+    const answered = await call({ method: "GET", path: "memories/default?limit=5", headers });
+    expect(answered).toEqual({ status: 200, text: '{"ok":true}' });
+    const request = seen.at(-1)!;
+    expect(request.params).toEqual({ ns: "default" });
+    expect({ ...request.query }).toEqual({ limit: "5" });
+    expect(request.route).toBe("/internal/v1/memories/:ns");
+    expect(Object.entries(request.headers).filter(([, value]) => value !== undefined)).toEqual([
+      ["authorization", "Bearer t"],
+      ["idempotency-key", key],
+    ]);
   });
 
-  it("takes bytes as they arrive over IPC, and a cancelled call stops the work its route started", async () => {
-    await answerWorkerCall(app, { method: "POST", path: "results/default/t", headers: { "content-type": "application/json" }, body: new TextEncoder().encode("{}") }, new AbortController().signal);
-    expect(seen.at(-1)!.url).toBe("/internal/v1/results/default/t");
+  it("refuses what an HTTP request would be refused for, in the API's error shape", async () => {
+    expect(await call({ method: "GET", path: "nowhere" })).toMatchObject({ status: 404 });
+    const repeated = await call({ method: "GET", path: "memories/default?limit=1&limit=2" });
+    expect([repeated.status, message(repeated.text)]).toEqual([400, 'query parameter "limit" is given more than once; give each parameter once']);
+    const json = { "content-type": "application/json" };
+    expect(await call({ method: "POST", path: "results/default/t", headers: json, body: "{not json" })).toMatchObject({ status: 400 });
+    const empty = await call({ method: "POST", path: "results/default/t", headers: json, body: "" });
+    expect(message(empty.text)).toBe("empty request body: send a JSON object");
+    const deep = await call({ method: "POST", path: "refused/default", headers: json, body: "[".repeat(70) + "]".repeat(70) });
+    expect([deep.status, message(deep.text)]).toEqual([400, expect.stringContaining("more than 64 levels deep")]);
+    const large = await call({ method: "POST", path: "results/default/t", headers: json, body: '{"text":"more than sixteen bytes"}' });
+    expect([large.status, message(large.text)]).toEqual([413, "request body is too large"]);
+    const media = await call({ method: "POST", path: "results/default/t", headers: { "content-type": "text/html" }, body: "<p>" });
+    expect([media.status, message(media.text)]).toEqual([415, expect.stringContaining('content type "text/html" is not accepted')]);
+  });
+
+  it("takes bytes as they arrive over IPC", async () => {
+    const answered = await call({ method: "POST", path: "results/default/t", headers: { "content-type": "text/plain" }, body: new TextEncoder().encode("done") });
+    expect(answered.status).toBe(204);
+    const { body } = seen.at(-1)!;
+    expect(Buffer.isBuffer(body) && body.toString()).toBe("done");
+  });
+
+  it("answers only once the writes made before the answer are committed", async () => {
+    gate.close();
+    let answered = false;
+    const pending = call({ method: "GET", path: "memories/default" }).then(() => (answered = true));
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    gate.open();
+    await pending;
+    expect(answered).toBe(true);
+  });
+
+  it("files a refusal in the audit log, with the route and its reason", async () => {
+    const answered = await call({ method: "POST", path: "refused/default", headers: { "content-type": "application/json" }, body: "{}" });
+    expect([answered.status, message(answered.text)]).toEqual([403, "not yours"]);
+    expect(audited.at(-1)).toMatchObject({ method: "POST", path: "/internal/v1/refused/default", route: "/internal/v1/refused/:ns", status: 403, reason: "not yours" });
+  });
+
+  it("stops the work a route started when the worker gives up on the call", async () => {
     const cancel = new AbortController();
     const started = Date.now();
-    const answered = answerWorkerCall(app, { method: "POST", path: "slow", headers: { "content-type": "application/json" }, body: "{}" }, cancel.signal).catch((err: Error) => err);
+    const answered = call({ method: "POST", path: "slow", headers: { "content-type": "application/json" }, body: "{}" }, cancel.signal);
     await new Promise((resolve) => setTimeout(resolve, 50));
     cancel.abort();
     await answered;
-    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(stoppedEarly).toBe(true);
     expect(Date.now() - started).toBeLessThan(1_000);
   });

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { bindApproval } from "../../policy/approvals.ts";
 import { redact } from "../../policy/redact.ts";
@@ -13,6 +12,7 @@ import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
+import { WORKER_API_PREFIX, type WorkerRoute } from "./worker-route.ts";
 
 type Task = Resource<TaskSpec, TaskStatus>;
 const TEXT_LIMIT = 1024;
@@ -99,23 +99,30 @@ export async function approvalGate(
   return { run: { ...args, idempotencyKey: existing.id } };
 }
 
-export function registerInternalApprovalRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: { ns: string; task: string } }>("/tasks/:ns/:task/approvals", async (request) => {
-    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    const task = await authorizeToolUse(ctx, attempt, ["request_approval"], "/internal/v1/tasks/:ns/:task/approvals");
-    if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
-    const body = parseWith(requestSchema, request.body ?? {});
-    const tool = await customTool(ctx, task.metadata.namespace, body.targetTool);
-    const approval = requestFor(ctx, task, tool, body.targetArguments, { action: body.action?.trim() || `Execute ${tool.metadata.name}`, riskSummary: body.riskSummary, severity: body.severity });
-    return {
-      success: true,
-      data: {
-        approvalID: approval.id,
-        targetTool: approval.targetTool,
-        targetArgsDigest: approval.targetArgsDigest,
-        status: approval.status,
-        message: "approval requested; wait for a human decision before executing the approved action",
+export function internalApprovalRoutes(ctx: ApiContext): WorkerRoute[] {
+  const url = "/tasks/:ns/:task/approvals";
+  return [
+    {
+      method: "POST",
+      url,
+      handle: async (request) => {
+        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const task = await authorizeToolUse(ctx, attempt, ["request_approval"], WORKER_API_PREFIX + url);
+        if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
+        const body = parseWith(requestSchema, request.body ?? {});
+        const tool = await customTool(ctx, task.metadata.namespace, body.targetTool);
+        const approval = requestFor(ctx, task, tool, body.targetArguments, { action: body.action?.trim() || `Execute ${tool.metadata.name}`, riskSummary: body.riskSummary, severity: body.severity });
+        return {
+          success: true,
+          data: {
+            approvalID: approval.id,
+            targetTool: approval.targetTool,
+            targetArgsDigest: approval.targetArgsDigest,
+            status: approval.status,
+            message: "approval requested; wait for a human decision before executing the approved action",
+          },
+        };
       },
-    };
-  });
+    },
+  ];
 }

@@ -1,4 +1,3 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { MAX_BROKERED_RESULT_BYTES } from "../../mcp/calls.ts";
 import type { Resource } from "../../resources/meta.ts";
@@ -13,10 +12,9 @@ import { bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { coordinationOf } from "./approval-routes.ts";
 import { mcpToolCalled } from "./routes.ts";
+import { noContent, WORKER_API_PREFIX, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
-type TaskParams = { ns: string; task: string };
-
-const CALLS_PATH = "/internal/v1/broker/:ns/:task/calls";
+const CALLS_PATH = `${WORKER_API_PREFIX}/broker/:ns/:task/calls`;
 
 const callSchema = z.strictObject({
   tool: z.string().min(1, "tool is required").max(256),
@@ -36,42 +34,49 @@ type RecordedResult = z.infer<typeof resultSchema>;
  * result; it reports the result afterwards, which commits it only while the Task still runs. A refusal is
  * a 403 that says which check failed, and changes nothing.
  */
-export function registerInternalBrokerRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: TaskParams }>("/broker/:ns/:task/calls", async (request) => {
-    const { attempt, task } = await runningSession(ctx, request);
-    const call = parseWith(callSchema, request.body ?? {});
-    const sessionTool = allowedInSession(attempt, call.tool);
-    const custom = await unchangedCustomTool(ctx, attempt.namespace, sessionTool);
-    const grantedAs = custom?.metadata.name ?? call.tool;
-    const approvalRequired = (await coordinationOf(ctx, task))?.approvalRequiredTools ?? [];
-    if (approvalRequired.includes(call.tool) || approvalRequired.includes(grantedAs)) {
-      throw refused(`tool ${call.tool} requires approval, which coding-agent sessions cannot ask for`);
-    }
-    if (task.spec.transaction) ctx.grants.toolCall(task.spec.transaction, grantedAs, { method: "TOOL", path: CALLS_PATH, principal: attempt.task, namespace: attempt.namespace });
+export function internalBrokerRoutes(ctx: ApiContext): WorkerRoute[] {
+  return [
+    {
+      method: "POST",
+      url: "/broker/:ns/:task/calls",
+      handle: async (request) => {
+        const { attempt, task } = await runningSession(ctx, request);
+        const call = parseWith(callSchema, request.body ?? {});
+        const sessionTool = allowedInSession(attempt, call.tool);
+        const custom = await unchangedCustomTool(ctx, attempt.namespace, sessionTool);
+        const grantedAs = custom?.metadata.name ?? call.tool;
+        const approvalRequired = (await coordinationOf(ctx, task))?.approvalRequiredTools ?? [];
+        if (approvalRequired.includes(call.tool) || approvalRequired.includes(grantedAs)) {
+          throw refused(`tool ${call.tool} requires approval, which coding-agent sessions cannot ask for`);
+        }
+        if (task.spec.transaction) ctx.grants.toolCall(task.spec.transaction, grantedAs, { method: "TOOL", path: CALLS_PATH, principal: attempt.task, namespace: attempt.namespace });
 
-    const operationId = sha256Hex(`${attempt.id}:${attempt.taskUid}:${attempt.number}:${call.callId}`);
-    if (sessionTool.effect === "read_only") return { operationId };
-    const replay = reserve(ctx, attempt, call, operationId);
-    return replay ? { operationId, replay } : { operationId };
-  });
-
-  // JSON escapes a control character as six bytes: the body may be that much larger than the text it carries.
-  app.post<{ Params: TaskParams & { operationId: string } }>(
-    "/broker/:ns/:task/calls/:operationId/result",
-    { bodyLimit: 6 * MAX_BROKERED_RESULT_BYTES + 1024 },
-    async (request, reply) => {
-      const { attempt } = await runningSession(ctx, request);
-      const { operationId } = request.params;
-      if (!/^[0-9a-f]{64}$/.test(operationId)) throw new OrkaError("invalid_argument", "operationId must be the 64 hex characters the call was answered with");
-      // The body was scrubbed of the Task's Secret values before this handler: a replay gives back the scrubbed text.
-      const result = parseWith(resultSchema, request.body ?? {});
-      const bytes = Buffer.byteLength(result.text, "utf8");
-      if (bytes > MAX_BROKERED_RESULT_BYTES) throw new OrkaError("payload_too_large", `the result is ${bytes} bytes; a brokered call's result is at most ${MAX_BROKERED_RESULT_BYTES} bytes`);
-      const key = ledgerKey(attempt, operationId);
-      if (ctx.journal.effect(key)?.state === "started") ctx.journal.finishEffect(key, JSON.stringify(result));
-      return reply.code(204).send();
+        const operationId = sha256Hex(`${attempt.id}:${attempt.taskUid}:${attempt.number}:${call.callId}`);
+        if (sessionTool.effect === "read_only") return { operationId };
+        const replay = reserve(ctx, attempt, call, operationId);
+        return replay ? { operationId, replay } : { operationId };
+      },
     },
-  );
+
+    // JSON escapes a control character as six bytes: the body may be that much larger than the text it carries.
+    {
+      method: "POST",
+      url: "/broker/:ns/:task/calls/:operationId/result",
+      bodyLimit: 6 * MAX_BROKERED_RESULT_BYTES + 1024,
+      handle: async (request) => {
+        const { attempt } = await runningSession(ctx, request);
+        const { operationId } = request.params;
+        if (!/^[0-9a-f]{64}$/.test(operationId)) throw new OrkaError("invalid_argument", "operationId must be the 64 hex characters the call was answered with");
+        // The body was scrubbed of the Task's Secret values before this handler: a replay gives back the scrubbed text.
+        const result = parseWith(resultSchema, request.body ?? {});
+        const bytes = Buffer.byteLength(result.text, "utf8");
+        if (bytes > MAX_BROKERED_RESULT_BYTES) throw new OrkaError("payload_too_large", `the result is ${bytes} bytes; a brokered call's result is at most ${MAX_BROKERED_RESULT_BYTES} bytes`);
+        const key = ledgerKey(attempt, operationId);
+        if (ctx.journal.effect(key)?.state === "started") ctx.journal.finishEffect(key, JSON.stringify(result));
+        return noContent();
+      },
+    },
+  ];
 }
 
 const refused = (message: string) => new OrkaError("permission_denied", message);
@@ -81,7 +86,7 @@ const refused = (message: string) => new OrkaError("permission_denied", message)
  * this Task, and the Task is the same one (its UID), `Running` and not being deleted. A token that is no
  * worker's is unauthenticated, like on every internal route; anything else is a refusal.
  */
-async function runningSession(ctx: ApiContext, request: FastifyRequest<{ Params: TaskParams }>) {
+async function runningSession(ctx: ApiContext, request: WorkerRequest) {
   const { ns, task: name } = request.params;
   const attempt = ctx.data.attemptByTokenHash(sha256Hex(bearerToken(request)));
   if (!attempt) throw new OrkaError("unauthenticated", "invalid token");

@@ -1,27 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { StepInput, StepOwner } from "../../store/journal-store.ts";
-import { callerGone } from "./worker-calls.ts";
+import type { StepOwner } from "../../store/journal-store.ts";
 import { killAtJournalStep } from "../../util/fault-injection.ts";
 import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 import { bearerToken } from "../auth.ts";
-import { writeSteps, type JournalWrite } from "./journal-routes.ts";
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** The effect-ledger key of a worker's tool call, scoped to its Task. */
-    effectKey?: string;
-    /** The journal step a route asks to be written with the call's recorded reply, in the same commit. */
-    resultStep?: { owner: StepOwner; step: StepInput };
-  }
-  interface FastifyContextConfig {
-    /** A route's last check of a new keyed call, before the ledger records it as started (a refusal leaves no record of the call). */
-    beforeEffect?: (request: FastifyRequest) => void;
-    /** Journal steps a new keyed call carries (scrubbed by then, as every body a worker sends), written in the commit that records it as started. */
-    journalFirst?: (request: FastifyRequest) => JournalWrite | undefined;
-  }
-}
+import { writeSteps } from "./journal-routes.ts";
+import { jsonAnswer, WORKER_API_PREFIX, type WorkerAnswer, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
 interface RecordedReply {
   status: number;
@@ -30,81 +14,89 @@ interface RecordedReply {
 }
 
 /** Routes whose calls reach a service outside Orka: one that started and left no reply may have acted. */
-const REMOTE_EFFECT_ROUTES = new Set(["/internal/v1/tools/:ns/:task/:name", "/internal/v1/github/:ns/:task/:tool"]);
+const REMOTE_EFFECT_ROUTES = new Set([`${WORKER_API_PREFIX}/tools/:ns/:task/:name`, `${WORKER_API_PREFIX}/github/:ns/:task/:tool`]);
+
+/*
+ * The effect ledger (see docs/durability.md). A worker sends each tool call with an `Idempotency-Key`
+ * (Task uid, run, call index, argument digest). The first call is recorded as started, then with its
+ * reply; the same call again — a resumed attempt — gets the recorded reply and acts on nothing. A custom
+ * Tool call that started but never recorded a reply may have reached the remote service, so it is
+ * reported as `outcome unknown` instead of being sent twice.
+ */
 
 /**
- * The effect ledger (issue: crash-exact durability). A worker sends each tool call with an
- * `Idempotency-Key` (Task uid, run, call index, argument digest). The first call is recorded as
- * started, then with its reply; the same call again — a resumed attempt — gets the recorded reply
- * and acts on nothing. A custom Tool call that started but never recorded a reply may have reached
- * the remote service, so it is reported as `outcome unknown` instead of being sent twice.
+ * Before the route runs: a keyed call answered from its record, or recorded as started (with the journal
+ * steps it carries, in one commit) and undefined once that commit is made: the route acts only then, so a
+ * crash before it leaves neither.
  */
-export function registerEffectLedger(app: FastifyInstance, ctx: ApiContext): void {
-  app.addHook("preHandler", async (request, reply) => {
-    const key = request.headers["idempotency-key"];
-    if (typeof key !== "string") return;
-    if (!/^[0-9a-f]{64}$/.test(key)) throw new OrkaError("invalid_argument", "Idempotency-Key must be 64 hex characters");
-    const attempt = workerAttempt(ctx, request);
-    if (!attempt) return; // the route refuses it
-    const scoped = `${attempt.taskUid}:${key}`;
-    const effect = ctx.journal.effect(scoped);
-    if (effect?.state === "done" && effect.result) {
-      const recorded = JSON.parse(effect.result) as RecordedReply;
-      return reply.code(recorded.status).header("content-type", recorded.type ?? "application/json").header("orka-replayed", "true").send(recorded.body);
-    }
-    if (effect?.state === "started" && REMOTE_EFFECT_ROUTES.has(request.routeOptions.url ?? "")) {
-      const params = request.params as { name?: string; tool?: string };
-      return reply.send({
-        result: `outcome unknown: this call of ${params.name ?? params.tool} started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.`,
-      });
-    }
-    // The fault point before a step the control plane writes for the worker: before the commit that starts the call.
-    const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
-    if (typeof resultSeq === "number") killAtJournalStep("server", attempt.task, resultSeq);
-    const begin = () => {
-      request.routeOptions.config.beforeEffect?.(request);
-      ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.routeOptions.url ?? request.url);
-    };
-    // The journal steps a call carries and its start are one commit: a call refused here writes neither.
-    const carried = request.routeOptions.config.journalFirst?.(request);
-    if (carried) writeSteps(ctx, attempt, carried, { inSameCommit: begin });
-    else begin();
-    request.effectKey = scoped;
-    // The route acts once the call's start is committed: a crash before that leaves neither.
-    await ctx.gate.settled();
-  });
+export async function openEffect(ctx: ApiContext, route: WorkerRoute, request: WorkerRequest): Promise<WorkerAnswer | undefined> {
+  const key = request.headers["idempotency-key"];
+  if (typeof key !== "string") return undefined;
+  if (!/^[0-9a-f]{64}$/.test(key)) throw new OrkaError("invalid_argument", "Idempotency-Key must be 64 hex characters");
+  const attempt = workerAttempt(ctx, request);
+  if (!attempt) return undefined; // the route refuses it
+  const scoped = `${attempt.taskUid}:${key}`;
+  const effect = ctx.journal.effect(scoped);
+  if (effect?.state === "done" && effect.result) {
+    const recorded = JSON.parse(effect.result) as RecordedReply;
+    return { status: recorded.status, type: recorded.type ?? "application/json", text: recorded.body, replayed: true };
+  }
+  if (effect?.state === "started" && REMOTE_EFFECT_ROUTES.has(request.route)) {
+    const called = request.params.name ?? request.params.tool;
+    return jsonAnswer(200, {
+      result: `outcome unknown: this call of ${called} started earlier and its reply was not recorded (it may still be running, or the control plane went down in the middle of it), so it may or may not have reached the service. It was not sent again; check before repeating it.`,
+    });
+  }
+  // The fault point before a step the control plane writes for the worker: before the commit that starts the call.
+  const resultSeq = (request.body as { resultStep?: { seq?: unknown } } | undefined)?.resultStep?.seq;
+  if (typeof resultSeq === "number") killAtJournalStep("server", attempt.task, resultSeq);
+  const begin = () => {
+    route.beforeEffect?.(request);
+    ctx.journal.beginEffect({ namespace: attempt.namespace, task: attempt.task }, scoped, request.route);
+  };
+  // The journal steps a call carries and its start are one commit: a call refused here writes neither.
+  const carried = route.journalFirst?.(request);
+  if (carried) writeSteps(ctx, attempt, carried, { inSameCommit: begin });
+  else begin();
+  request.effectKey = scoped;
+  await ctx.gate.settled();
+  return undefined;
+}
 
-  app.addHook("onSend", async (request, reply, payload) => {
-    // Transient failures (5xx) are not outcomes: the same call may be tried again.
-    if (!request.effectKey || reply.statusCode >= 500 || !(typeof payload === "string" || payload === undefined || payload === null)) return payload;
-    const record = (body: string, resultStep?: FastifyRequest["resultStep"]) =>
-      ctx.journal.finishEffect(request.effectKey!, JSON.stringify({ status: reply.statusCode, type: reply.getHeader("content-type")?.toString(), body } satisfies RecordedReply), resultStep);
-    const step = request.resultStep;
-    if (!step) {
-      record(payload ?? "");
-      return payload;
+/**
+ * After the route: its answer recorded as the call's outcome, with the result step the route asked for
+ * in the same commit. Transient failures (5xx) are not outcomes: the same call may be tried again.
+ */
+export function closeEffect(ctx: ApiContext, request: WorkerRequest, answer: WorkerAnswer): WorkerAnswer {
+  const effectKey = request.effectKey;
+  if (!effectKey || answer.status >= 500) return answer;
+  const record = (text: string, resultStep?: WorkerRequest["resultStep"]) =>
+    ctx.journal.finishEffect(effectKey, JSON.stringify({ status: answer.status, type: answer.type, body: text } satisfies RecordedReply), resultStep);
+  const step = request.resultStep;
+  if (!step) {
+    record(answer.text);
+    return answer;
+  }
+  if (answer.status === 200 && stepStillWanted(ctx, request, step.owner)) {
+    try {
+      record(answer.text, step);
+      killAtJournalStep("server-uncommitted", step.owner.task, step.step.seq);
+      return answer;
+    } catch (err) {
+      if (!(err instanceof OrkaError && err.code === "conflict")) throw err;
     }
-    if (reply.statusCode === 200 && stepStillWanted(ctx, request, reply, step.owner)) {
-      try {
-        record(payload as string, step);
-        killAtJournalStep("server-uncommitted", step.owner.task, step.step.seq);
-        return payload;
-      } catch (err) {
-        if (!(err instanceof OrkaError && err.code === "conflict")) throw err;
-      }
-    }
-    // The step is not written after all (the attempt ended or its worker gave up meanwhile, or the run moved
-    // on): the reply is recorded, and sent, without the promise that it was.
-    const unjournalled = withoutJournalled(payload as string);
-    record(unjournalled);
-    return unjournalled;
-  });
+  }
+  // The step is not written after all (the attempt ended or its worker gave up meanwhile, or the run moved
+  // on): the reply is recorded, and sent, without the promise that it was.
+  const unjournalled = withoutJournalled(answer.text);
+  record(unjournalled);
+  return { ...answer, text: unjournalled };
 }
 
 /** A result step is written only for the attempt that asked, while it runs and still waits for the answer. */
-function stepStillWanted(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, owner: StepOwner): boolean {
+function stepStillWanted(ctx: ApiContext, request: WorkerRequest, owner: StepOwner): boolean {
   const attempt = workerAttempt(ctx, request);
-  return attempt?.taskUid === owner.taskUid && attempt.number === owner.attempt && !callerGone(request, reply).aborted;
+  return attempt?.taskUid === owner.taskUid && attempt.number === owner.attempt && !request.gone().aborted;
 }
 
 /** A tool call's reply (a JSON object) without its `journalled` flag. */
@@ -114,7 +106,7 @@ function withoutJournalled(payload: string): string {
 }
 
 /** The caller's running attempt, or undefined: the route itself refuses a bad credential with the right message. */
-export function workerAttempt(ctx: ApiContext, request: FastifyRequest) {
+export function workerAttempt(ctx: ApiContext, request: Pick<WorkerRequest, "headers">) {
   let token: string;
   try {
     token = bearerToken(request);

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { githubClientFor } from "../../github/client.ts";
 import { githubFailure } from "../../github/failure.ts";
@@ -20,10 +19,10 @@ import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
-import { callerGone } from "./worker-calls.ts";
+import { WORKER_API_PREFIX, type WorkerRoute } from "./worker-route.ts";
 
 const ROUTE = "/github/:ns/:task/:tool";
-const SITE = `/internal/v1${ROUTE}`;
+const SITE = `${WORKER_API_PREFIX}${ROUTE}`;
 
 interface RouteOperation {
   schema: z.ZodObject;
@@ -57,27 +56,33 @@ const GITHUB_OPERATIONS: Record<string, RouteOperation> = {
  * strictly; then the scope and the credential are resolved (see src/github/scope.ts) and GitHub is called
  * with a client of this call's token. What GitHub answers is scrubbed of that token and the Task's Secrets.
  */
-export function registerInternalGithubRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: { ns: string; task: string; tool: string } }>(ROUTE, async (request, reply) => {
-    const { ns, task: taskName, tool } = request.params;
-    const attempt = authorizeWorker(ctx.data, bearerToken(request), ns, taskName);
-    const entry = Object.hasOwn(GITHUB_OPERATIONS, tool) ? GITHUB_OPERATIONS[tool] : undefined;
-    if (!entry) throw new OrkaError("not_found", `"${tool}" is not a GitHub tool of this Orka build`);
-    const caller = await authorizeToolUse(ctx, attempt, [tool], SITE);
-    const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
-    const { operation: op } = entry;
-    op.check?.(args, caller);
-    const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
-    const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
-    // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
-    const client = githubClientFor(ctx.github, target.token, callerGone(request, reply));
-    try {
-      const checkOutForAttempt = (plan: CheckoutPlan) => ctx.runner.checkOutForAttempt(attempt.id, plan);
-      const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github, caller, checkOutForAttempt });
-      return JSON.parse(scrub(JSON.stringify(result ?? null)));
-    } catch (err) {
-      const failure = githubFailure(err);
-      throw new OrkaError(failure.code, scrub(failure.message));
-    }
-  });
+export function internalGithubRoutes(ctx: ApiContext): WorkerRoute[] {
+  return [
+    {
+      method: "POST",
+      url: ROUTE,
+      handle: async (request) => {
+        const { ns, task: taskName, tool } = request.params;
+        const attempt = authorizeWorker(ctx.data, bearerToken(request), ns, taskName);
+        const entry = Object.hasOwn(GITHUB_OPERATIONS, tool) ? GITHUB_OPERATIONS[tool] : undefined;
+        if (!entry) throw new OrkaError("not_found", `"${tool}" is not a GitHub tool of this Orka build`);
+        const caller = await authorizeToolUse(ctx, attempt, [tool], SITE);
+        const args = parseWith(z.strictObject(entry.schema.shape), request.body ?? {}) as never;
+        const { operation: op } = entry;
+        op.check?.(args, caller);
+        const target = await resolveGithubTarget({ store: ctx.store, grants: ctx.grants, settings: ctx.github, site: SITE }, caller, args, op.access, (task) => op.checkTask?.(args, task));
+        const scrub = (text: string) => ctx.secrets.redact(ns, attempt.task, text, [target.token]);
+        // A worker that goes away (its Task cancelled, its process lost) ends the GitHub requests it started.
+        const client = githubClientFor(ctx.github, target.token, request.gone());
+        try {
+          const checkOutForAttempt = (plan: CheckoutPlan) => ctx.runner.checkOutForAttempt(attempt.id, plan);
+          const result = await op.run(args, { client, owner: target.owner, repo: target.repo, target, settings: ctx.github, caller, checkOutForAttempt });
+          return JSON.parse(scrub(JSON.stringify(result ?? null)));
+        } catch (err) {
+          const failure = githubFailure(err);
+          throw new OrkaError(failure.code, scrub(failure.message));
+        }
+      },
+    },
+  ];
 }

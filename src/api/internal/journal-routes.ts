@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { parseWith } from "../../resources/validate.ts";
 import type { Attempt } from "../../store/data-store.ts";
@@ -8,8 +7,7 @@ import { OrkaError } from "../../util/errors.ts";
 import { authorizeWorker, bearerToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { eventBatchSchema } from "./execution-events.ts";
-
-type TaskParams = { ns: string; task: string };
+import type { WorkerRoute } from "./worker-route.ts";
 
 export const MAX_STEP_BYTES = 12 * 1024 * 1024;
 export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
@@ -71,16 +69,26 @@ function finalAnswerOf(steps: JournalWrite["steps"]): string {
 }
 
 /** The attempt journal: a worker writes each step before acting on it, and reads its run back to resume. */
-export function registerInternalJournalRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Params: TaskParams }>("/journal/:ns/:task", { bodyLimit: MAX_STEP_BYTES }, async (request) => {
-    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    const { answerIsResult, ...write } = parseWith(journalRouteSchema, request.body ?? {});
-    return writeSteps(ctx, attempt, write, { result: answerIsResult ? finalAnswerOf(write.steps) : undefined });
-  });
-
-  app.get<{ Params: TaskParams; Querystring: { run?: string } }>("/journal/:ns/:task", async (request) => {
-    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-    const { run } = parseWith(z.object({ run: z.coerce.number().int().positive() }), request.query ?? {});
-    return { steps: ctx.journal.steps(attempt.taskUid, run) };
-  });
+export function internalJournalRoutes(ctx: ApiContext): WorkerRoute[] {
+  return [
+    {
+      method: "POST",
+      url: "/journal/:ns/:task",
+      bodyLimit: MAX_STEP_BYTES,
+      handle: (request) => {
+        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const { answerIsResult, ...write } = parseWith(journalRouteSchema, request.body ?? {});
+        return writeSteps(ctx, attempt, write, { result: answerIsResult ? finalAnswerOf(write.steps) : undefined });
+      },
+    },
+    {
+      method: "GET",
+      url: "/journal/:ns/:task",
+      handle: (request) => {
+        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const { run } = parseWith(z.object({ run: z.coerce.number().int().positive() }), request.query);
+        return { steps: ctx.journal.steps(attempt.taskUid, run) };
+      },
+    },
+  ];
 }

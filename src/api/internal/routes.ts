@@ -1,5 +1,4 @@
 import { basename } from "node:path";
-import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { SecretSpec } from "../../resources/secret.ts";
 import type { Resource } from "../../resources/meta.ts";
@@ -20,11 +19,11 @@ import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { CREDENTIALS_SCOPE, GrantRefused } from "../../auth/grants.ts";
 import { approvalGate } from "./approval-routes.ts";
-import { registerInternalCompatRoutes } from "./compat-routes.ts";
+import { internalCompatRoutes } from "./compat-routes.ts";
+import { noContent, WORKER_API_PREFIX, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
 const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
-
-type TaskParams = { ns: string; task: string };
+const TOOLS_ROUTE = `${WORKER_API_PREFIX}/tools/:ns/:task/:name`;
 
 const toolCallBody = z.strictObject({
   arguments: z.record(z.string(), z.unknown()).default({}),
@@ -35,78 +34,16 @@ const toolCallBody = z.strictObject({
 });
 
 /** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
-export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const attemptOf = (request: FastifyRequest<{ Params: TaskParams }>) =>
-    authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
-  registerInternalCompatRoutes(app, ctx);
+export function internalRoutes(ctx: ApiContext): WorkerRoute[] {
+  const attemptOf = (request: WorkerRequest) => authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+  const bytesOf = (request: WorkerRequest) => (request.body as Buffer | undefined) ?? Buffer.alloc(0);
 
-  app.post<{ Params: TaskParams }>(
-    "/results/:ns/:task",
-    { bodyLimit: MAX_RESULT_BYTES + 1024 },
-    async (request, reply) => {
-      attemptOf(request);
-      const body = request.body as Buffer | undefined;
-      if (!body || body.length === 0) throw new OrkaError("invalid_argument", "empty request body");
-      refuseOversizedResult(body.length);
-      ctx.data.putResult(request.params.ns, request.params.task, body.toString("utf8"));
-      return reply.code(204).send();
-    },
-  );
-
-  app.post<{ Params: TaskParams & { file: string } }>(
-    "/artifacts/:ns/:task/:file",
-    { bodyLimit: MAX_ARTIFACT_BYTES + 1024 },
-    async (request, reply) => {
-      attemptOf(request);
-      const file = basename(request.params.file);
-      if (!file || file.startsWith(".")) throw new OrkaError("invalid_argument", "artifact file name is invalid");
-      const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
-      if (body.length > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", "artifact exceeds 10MB limit");
-      ctx.data.putArtifact(request.params.ns, request.params.task, file, body);
-      return reply.code(204).send();
-    },
-  );
-
-  app.post<{ Params: TaskParams }>("/events/:ns/task/:task", async (request, reply) => {
-    attemptOf(request);
-    // One event, or a batch of up to 500 in order.
-    const events = parseWith(z.union([eventSchema, eventBatchSchema]), request.body);
-    ctx.data.appendEvents(request.params.ns, request.params.task, [events].flat());
-    return reply.code(204).send();
-  });
-
-  app.post<{ Params: TaskParams & { name: string } }>(
-    "/tools/:ns/:task/:name",
-    {
-      // The answer that asked for the call may come with it (a journal step, as large as one written alone).
-      bodyLimit: MAX_STEP_BYTES,
-      // Checked before the effect ledger records the call as started (the caller first): a refused call leaves nothing behind.
-      preValidation: async (request) => {
-        attemptOf(request);
-        request.body = parsedToolCall(request);
-      },
-      config: {
-        journalFirst: (request: FastifyRequest) => (request.body as ToolCallBody).journalFirst,
-        beforeEffect: (request: FastifyRequest) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request as FastifyRequest<{ Params: TaskParams }>)),
-      },
-    },
-    async (request) => {
-      const attempt = attemptOf(request);
-      const { arguments: args, resultStep } = request.body as ToolCallBody;
-      const answer = await answerToolCall(request, attempt, args);
-      if (!resultStep || answer.parked) return answer;
-      // Written with the reply the effect ledger records, in one commit (effect-ledger.ts): the worker does not write it.
-      request.resultStep = { owner: stepOwnerOf(attempt), step: toolResultStep(resultStep, request.params.name, answer.result) };
-      return { ...answer, journalled: true };
-    },
-  );
-
-  async function answerToolCall(request: FastifyRequest<{ Params: TaskParams & { name: string } }>, attempt: Attempt, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
+  async function answerToolCall(request: WorkerRequest, attempt: Attempt, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
     const { ns, name } = request.params;
     const tool = await ctx.store.get<ToolSpec, unknown>("Tool", ns, name);
     const mcp = tool ? undefined : await mcpToolCalled(ctx, ns, name);
     if (mcp) return callMcpToolFor(ctx, attempt, mcp, args);
-    const task = await authorizeToolUse(ctx, attempt, [name], "/internal/v1/tools/:ns/:task/:name");
+    const task = await authorizeToolUse(ctx, attempt, [name], TOOLS_ROUTE);
     if (!tool?.spec.http) throw new OrkaError("not_found", `tool "${name}" is not an HTTP Tool in namespace ${ns}`);
     let authValue: string | undefined;
     const ref = tool.spec.http.authSecretRef;
@@ -123,13 +60,77 @@ export function registerInternalRoutes(app: FastifyInstance, ctx: ApiContext): v
     const known = authValue ? [authValue] : [];
     try {
       // The ledger checked the key's form before this handler (effect-ledger.ts).
-      const idempotencyKey = request.headers["idempotency-key"] as string | undefined;
+      const idempotencyKey = request.headers["idempotency-key"];
       const result = await callHttpTool({ spec: tool.spec.http, parameters: tool.spec.parameters, arguments: gate.run, authValue, egress: ctx.egress, idempotencyKey });
       return { result: ctx.secrets.redact(ns, attempt.task, result, known) };
     } catch (err) {
       throw new OrkaError("invalid_argument", redact(ctx.secrets.redact(ns, attempt.task, errorMessage(err), known)));
     }
   }
+
+  return [
+    ...internalCompatRoutes(ctx),
+    {
+      method: "POST",
+      url: "/results/:ns/:task",
+      bodyLimit: MAX_RESULT_BYTES + 1024,
+      handle: (request) => {
+        attemptOf(request);
+        const body = bytesOf(request);
+        if (body.length === 0) throw new OrkaError("invalid_argument", "empty request body");
+        refuseOversizedResult(body.length);
+        ctx.data.putResult(request.params.ns, request.params.task, body.toString("utf8"));
+        return noContent();
+      },
+    },
+    {
+      method: "POST",
+      url: "/artifacts/:ns/:task/:file",
+      bodyLimit: MAX_ARTIFACT_BYTES + 1024,
+      handle: (request) => {
+        attemptOf(request);
+        const file = basename(request.params.file);
+        if (!file || file.startsWith(".")) throw new OrkaError("invalid_argument", "artifact file name is invalid");
+        const body = bytesOf(request);
+        if (body.length > MAX_ARTIFACT_BYTES) throw new OrkaError("payload_too_large", "artifact exceeds 10MB limit");
+        ctx.data.putArtifact(request.params.ns, request.params.task, file, body);
+        return noContent();
+      },
+    },
+    {
+      method: "POST",
+      url: "/events/:ns/task/:task",
+      handle: (request) => {
+        attemptOf(request);
+        // One event, or a batch of up to 500 in order.
+        const events = parseWith(z.union([eventSchema, eventBatchSchema]), request.body);
+        ctx.data.appendEvents(request.params.ns, request.params.task, [events].flat());
+        return noContent();
+      },
+    },
+    {
+      method: "POST",
+      url: "/tools/:ns/:task/:name",
+      // The answer that asked for the call may come with it (a journal step, as large as one written alone).
+      bodyLimit: MAX_STEP_BYTES,
+      // Checked before the effect ledger records the call as started (the caller first): a refused call leaves nothing behind.
+      check: (request) => {
+        attemptOf(request);
+        request.body = parsedToolCall(request);
+      },
+      journalFirst: (request) => (request.body as ToolCallBody).journalFirst,
+      beforeEffect: (request) => checkResultPlace(ctx, request.body as ToolCallBody, attemptOf(request)),
+      handle: async (request) => {
+        const attempt = attemptOf(request);
+        const { arguments: args, resultStep } = request.body as ToolCallBody;
+        const answer = await answerToolCall(request, attempt, args);
+        if (!resultStep || answer.parked) return answer;
+        // Written with the reply the effect ledger records, in one commit (effect-ledger.ts): the worker does not write it.
+        request.resultStep = { owner: stepOwnerOf(attempt), step: toolResultStep(resultStep, request.params.name, answer.result) };
+        return { ...answer, journalled: true };
+      },
+    },
+  ];
 }
 
 type ToolCallBody = z.infer<typeof toolCallBody>;
@@ -137,9 +138,9 @@ type ToolCallBody = z.infer<typeof toolCallBody>;
 /** What of a tool call's body the ledger writes, and only for a new call: each needs an idempotency key. */
 const JOURNAL_FIELDS = { resultStep: "asks for its result to be journalled", journalFirst: "carries journal steps" } as const;
 
-function parsedToolCall(request: FastifyRequest): ToolCallBody {
+function parsedToolCall(request: WorkerRequest): ToolCallBody {
   const body = parseWith(toolCallBody, request.body ?? {});
-  if (typeof request.headers["idempotency-key"] === "string") return body;
+  if (request.headers["idempotency-key"] !== undefined) return body;
   for (const [field, what] of Object.entries(JOURNAL_FIELDS)) {
     if (body[field as keyof typeof JOURNAL_FIELDS]) throw new OrkaError("invalid_argument", `a tool call that ${what} (${field}) must carry an Idempotency-Key header`);
   }
@@ -175,7 +176,7 @@ async function callMcpToolFor(
 ) {
   const { tool, mcpTool } = called;
   const modelName = mcpModelToolName(tool.metadata.name, mcpTool);
-  const task = await authorizeToolUse(ctx, attempt, [modelName], "/internal/v1/tools/:ns/:task/:name", tool.metadata.name);
+  const task = await authorizeToolUse(ctx, attempt, [modelName], TOOLS_ROUTE, tool.metadata.name);
   validateArguments(called.inputSchema, args);
   const gate = await approvalGate(ctx, attempt, task, tool, args);
   if ("parked" in gate) return { result: gate.parked, parked: true };
@@ -197,7 +198,7 @@ function credentialRefusal(ctx: ApiContext, task: Resource<TaskSpec, TaskStatus>
   if (!claims) return undefined;
   try {
     ctx.grants.credentials(claims, "useCredential", task.metadata.namespace, [secret], {
-      method: "TOOL", path: "/internal/v1/tools/:ns/:task/:name", principal: task.metadata.name, namespace: task.metadata.namespace,
+      method: "TOOL", path: TOOLS_ROUTE, principal: task.metadata.name, namespace: task.metadata.namespace,
     });
     return undefined;
   } catch (err) {

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from "fastify";
 import type { ApiContext } from "../context.ts";
 import { workerAttempt } from "./effect-ledger.ts";
+import type { WorkerRequest } from "./worker-route.ts";
 
 /**
  * Everything a worker sends to the control plane — results, events, journal steps, approval requests,
@@ -8,10 +8,8 @@ import { workerAttempt } from "./effect-ledger.ts";
  * any route stores it: an upstream that echoed a key into a model answer or a tool result cannot get
  * it into anything a reader of the Task (its export, approvals, proposals, siblings) can see.
  */
-export function registerWorkerInputScrub(app: FastifyInstance, ctx: ApiContext): void {
-  app.addHook("preHandler", async (request) => {
-    if (request.body === undefined || request.body === null) return;
-    const attempt = workerAttempt(ctx, request);
-    if (attempt) request.body = ctx.secrets.redactBody(attempt.namespace, attempt.task, request.body);
-  });
+export function scrubWorkerInput(ctx: ApiContext, request: WorkerRequest): void {
+  if (request.body === undefined || request.body === null) return;
+  const attempt = workerAttempt(ctx, request);
+  if (attempt) request.body = ctx.secrets.redactBody(attempt.namespace, attempt.task, request.body);
 }
