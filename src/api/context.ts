@@ -89,10 +89,10 @@ export function namespaceOf(request: FastifyRequest): string {
   return resolveNamespace(principalOf(request), askedNamespace(request));
 }
 
-/** The namespace a request asks for, as its handler will resolve it, without refusing anything. */
 /** Where a request may name a namespace. */
 export type NamespaceSource = Pick<FastifyRequest, "principal" | "query" | "body">;
 
+/** The namespace a request asks for, as its handler will resolve it, without refusing anything. */
 export function requestedNamespace(request: NamespaceSource): string | undefined {
   return request.principal ? actingNamespace(request.principal, askedNamespace(request)) : askedNamespace(request);
 }

@@ -11,8 +11,8 @@ declare module "fastify" {
 
 /**
  * Every reply waits for the commit of the writes made before it. The hold is each route's own last
- * `onSend` hook, so it runs after every other one, including those that write (the effect ledger records
- * a reply as it goes); a not-found handler, which has no route, gets it from the instance's hooks. Register
+ * `onSend` hook, so it runs after every other one, including any that writes; a not-found handler, which
+ * has no route, gets it from the instance's hooks. Register
  * it before any route. A route that takes the response over writes it through `heldStream`. (Fastify
  * answers a URL its router cannot read before any hook or handler runs: that answer tells of nothing.)
  */

@@ -26,7 +26,7 @@ import { internalGithubRoutes } from "./internal/github-routes.ts";
 import { internalBrokerRoutes } from "./internal/broker-routes.ts";
 import { registerWorkerHttpRoutes } from "./internal/worker-http.ts";
 import { workerCallAnswerer, type WorkerCallAnswerer } from "./internal/worker-calls.ts";
-import type { WorkerRoute } from "./internal/worker-route.ts";
+import { MAX_BODY_BYTES, type WorkerRoute } from "./internal/worker-route.ts";
 import { jsonBodyParser } from "./request-input.ts";
 import { holdRepliesUntilCommitted } from "./held-output.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
@@ -60,7 +60,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 12 * 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     trustProxy: ctx.trustProxy,
     // A URL the router cannot read (too long a segment, bad encoding) has no route, and so no surface to answer

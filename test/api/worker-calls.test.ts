@@ -15,6 +15,13 @@ describe("a pooled worker's call, answered by the worker API's routes without HT
   const audited: AuditRecord[] = [];
   const gate = new HeldGate();
   let stoppedEarly = false;
+  const audit = {
+    fails: false,
+    record(entry: AuditRecord) {
+      if (this.fails) throw new Error("disk full");
+      audited.push(entry);
+    },
+  };
   const routes: WorkerRoute[] = [
     { method: "GET", url: "/memories/:ns", handle: (request) => (seen.push(request), { ok: true }) },
     { method: "POST", url: "/results/:ns/:task", bodyLimit: 16, handle: (request) => (seen.push(request), noContent()) },
@@ -35,7 +42,7 @@ describe("a pooled worker's call, answered by the worker API's routes without HT
   const ctx = {
     gate,
     data: { attemptByTokenHash: () => undefined },
-    audit: { record: (entry: AuditRecord) => audited.push(entry) },
+    audit,
     noteFailure: () => undefined,
   } as unknown as ApiContext;
   const answer = workerCallAnswerer(ctx, routes, { parseJson: jsonBodyParser(app), maxParamLength: 765, log: app.log });
@@ -82,6 +89,24 @@ describe("a pooled worker's call, answered by the worker API's routes without HT
     expect([media.status, message(media.text)]).toEqual([415, expect.stringContaining('content type "text/html" is not accepted')]);
   });
 
+  it("reads the path and query as Fastify does: bad encoding, an over-long segment, HEAD, a parameter repeated after a thousand others", async () => {
+    const badEncoding = await call({ method: "GET", path: "memories/%zz" });
+    expect([badEncoding.status, message(badEncoding.text)]).toEqual([400, "the URL path is not valid percent-encoding"]);
+    expect(await call({ method: "GET", path: `memories/${"n".repeat(766)}` })).toMatchObject({ status: 414 });
+    expect(await call({ method: "HEAD", path: "memories/default" })).toEqual({ status: 200, text: "" });
+    const many = Array.from({ length: 1000 }, (_, i) => `k${i}=1`).join("&");
+    expect(await call({ method: "GET", path: `memories/default?${many}&limit=1&limit=2` })).toMatchObject({ status: 400 });
+  });
+
+  it("takes only text headers, ignores a GET's body and refuses a body that is neither text nor bytes", async () => {
+    const answered = await call({ method: "GET", path: "memories/default", headers: { "idempotency-key": 12345 as never, "content-type": "application/json" }, body: "" });
+    expect(answered.status).toBe(200);
+    expect(seen.at(-1)!.headers["idempotency-key"]).toBeUndefined();
+    expect(seen.at(-1)!.body).toBeUndefined();
+    const odd = await call({ method: "POST", path: "results/default/t", headers: { "content-type": "application/json" }, body: { not: "bytes" } as never });
+    expect([odd.status, message(odd.text)]).toEqual([400, "a worker call's body must be text or bytes"]);
+  });
+
   it("takes bytes as they arrive over IPC", async () => {
     const answered = await call({ method: "POST", path: "results/default/t", headers: { "content-type": "text/plain" }, body: new TextEncoder().encode("done") });
     expect(answered.status).toBe(204);
@@ -104,6 +129,13 @@ describe("a pooled worker's call, answered by the worker API's routes without HT
     const answered = await call({ method: "POST", path: "refused/default", headers: { "content-type": "application/json" }, body: "{}" });
     expect([answered.status, message(answered.text)]).toEqual([403, "not yours"]);
     expect(audited.at(-1)).toMatchObject({ method: "POST", path: "/internal/v1/refused/default", route: "/internal/v1/refused/:ns", status: 403, reason: "not yours" });
+  });
+
+  it("answers a refusal as it is when the audit log cannot be written", async () => {
+    audit.fails = true;
+    const answered = await call({ method: "POST", path: "refused/default", headers: { "content-type": "application/json" }, body: "{}" });
+    audit.fails = false;
+    expect([answered.status, message(answered.text)]).toEqual([403, "not yours"]);
   });
 
   it("stops the work a route started when the worker gives up on the call", async () => {

@@ -140,7 +140,7 @@ const JOURNAL_FIELDS = { resultStep: "asks for its result to be journalled", jou
 
 function parsedToolCall(request: WorkerRequest): ToolCallBody {
   const body = parseWith(toolCallBody, request.body ?? {});
-  if (request.headers["idempotency-key"] !== undefined) return body;
+  if (typeof request.headers["idempotency-key"] === "string") return body;
   for (const [field, what] of Object.entries(JOURNAL_FIELDS)) {
     if (body[field as keyof typeof JOURNAL_FIELDS]) throw new OrkaError("invalid_argument", `a tool call that ${what} (${field}) must carry an Idempotency-Key header`);
   }

@@ -28,7 +28,7 @@ export function registerWorkerHttpRoutes(app: FastifyInstance, ctx: ApiContext, 
         });
         if (answer.refusal !== undefined) request.refusal = answer.refusal;
         if (answer.replayed) reply.header("orka-replayed", "true");
-        if (answer.type) reply.type(answer.type);
+        if (answer.type && answer.text !== "") reply.type(answer.type);
         return reply.code(answer.status).send(answer.text === "" ? undefined : answer.text);
       },
     });

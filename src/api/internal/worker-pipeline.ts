@@ -9,7 +9,8 @@ import { jsonAnswer, WorkerReply, type WorkerAnswer, type WorkerRequest, type Wo
  * Answers a worker API call, whichever way it came: the route's own check on the body as sent, the body
  * scrubbed of the Task's Secret values, the effect ledger (a keyed call answered from its record, or
  * recorded as started and committed first), the route, and its answer or error recorded as the call's
- * outcome. Nothing here waits for the commit of the writes: the way out holds the answer until then.
+ * outcome. The route runs once the ledger's record of a keyed call is committed; the way out holds the
+ * answer until the route's own writes are.
  */
 export async function answerWorkerRequest(ctx: ApiContext, route: WorkerRoute, request: WorkerRequest): Promise<WorkerAnswer> {
   let answer: WorkerAnswer;
