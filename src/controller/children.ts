@@ -289,38 +289,41 @@ function capSummary(summary: string): string {
   return summary.length > RESULT_LIMIT ? `${summary.slice(0, RESULT_LIMIT)}\n[summary truncated, full summary: ${summary.length} chars]` : summary;
 }
 
-/** Waits until every named child is terminal, or `maxWaitMs` passes; wakes on store changes, not a poll. */
-export async function waitForChildren(store: ResourceStore, data: TaskDataStore, parent: Task, names: string[], maxWaitMs: number): Promise<{ completed: boolean; results: WaitResult[] }> {
+/**
+ * Waits until every named child is terminal, or `maxWaitMs` passes; wakes on store changes, not a poll.
+ * It watches before it first reads: a child that ends while a read runs wakes another read.
+ */
+export function waitForChildren(store: ResourceStore, data: TaskDataStore, parent: Task, names: string[], maxWaitMs: number): Promise<{ completed: boolean; results: WaitResult[] }> {
   const read = async () => {
     const results: WaitResult[] = [];
     for (const name of names) results.push(describeChild(data, parent, name, await findChild(store, parent, name)));
     const completed = results.every((r) => r.phase === "Error" || isTerminalPhase(r.phase));
     return { completed, results };
   };
-  let state = await read();
-  if (state.completed || maxWaitMs <= 0) return state;
-  const deadline = Date.now() + maxWaitMs;
   const wanted = new Set(names);
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(finish, maxWaitMs);
-    // A fallback poll, should a change notification ever be missed.
-    const poll = setInterval(() => void check(), 5000);
-    const unwatch = store.watch((event) => {
-      if (event.object.kind === "Task" && wanted.has(event.object.metadata.name)) void check();
-    });
+  return new Promise((resolve, reject) => {
     let done = false;
-    async function check() {
-      state = await read();
-      if (state.completed || Date.now() >= deadline) finish();
+    const unwatch = store.watch((event) => {
+      if (event.object.kind === "Task" && wanted.has(event.object.metadata.name)) void check(false);
+    });
+    const timer = setTimeout(() => void check(true), Math.max(maxWaitMs, 0));
+    // A fallback poll, should a change notification ever be missed.
+    const poll = setInterval(() => void check(false), 5000);
+    void check(maxWaitMs <= 0);
+    async function check(last: boolean) {
+      try {
+        const state = await read();
+        if (!done && (state.completed || last)) settle(() => resolve(state));
+      } catch (err) {
+        if (!done) settle(() => reject(err));
+      }
     }
-    function finish() {
-      if (done) return;
+    function settle(answer: () => void) {
       done = true;
       clearTimeout(timer);
       clearInterval(poll);
       unwatch();
-      resolve();
+      answer();
     }
   });
-  return read();
 }
