@@ -4,7 +4,7 @@ import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 import { bearerToken } from "../auth.ts";
-import { writeSteps } from "./journal-routes.ts";
+import { writeSteps } from "./journal-write.ts";
 import { jsonAnswer, WORKER_API_PREFIX, type WorkerAnswer, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
 interface RecordedReply {

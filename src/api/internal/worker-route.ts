@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { StepInput, StepOwner } from "../../store/journal-store.ts";
-import type { JournalWrite } from "./journal-routes.ts";
+import type { JournalWrite } from "./journal-write.ts";
 
 /** The mount of the worker API: every route's path is under it. */
 export const WORKER_API_PREFIX = "/internal/v1";
