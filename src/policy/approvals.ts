@@ -8,6 +8,11 @@ const RESERVED_URL_KEY = "__orkaApprovalURL";
 const PREVIEW_LIMIT = 8 * 1024;
 
 
+/** A binding sets the URL's parameters apart under this key: no call may use it, gated or not. */
+export function refuseReservedArgument(args: Record<string, unknown>): void {
+  if (RESERVED_URL_KEY in args) throw new OrkaError("invalid_argument", `${RESERVED_URL_KEY} is reserved`);
+}
+
 export interface ApprovalBinding {
   id: string;
   argsDigest: string;
@@ -20,7 +25,7 @@ export interface ApprovalBinding {
  * canonical arguments (auth key dropped, URL parameters set apart) and the Tool's spec.
  */
 export function bindApproval(target: { namespace: string; task: string; taskUID: string }, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): ApprovalBinding {
-  if (RESERVED_URL_KEY in args) throw new OrkaError("invalid_argument", `${RESERVED_URL_KEY} is reserved`);
+  refuseReservedArgument(args);
   const http = tool.spec.http;
   const sanitized: Record<string, unknown> = { ...args };
   if (http?.authInject === "body" && http.authBodyKey) delete sanitized[http.authBodyKey];

@@ -28,6 +28,8 @@ export interface ApprovalStore {
   /** Records a request; the same call (same id) returns the existing approval. */
   request(approval: Omit<Approval, "status" | "createdAt">): Approval;
   get(namespace: string, id: string): Approval | undefined;
+  /** Whether anyone was asked to approve a call of this Tool by a Task of this name (any of its uids). */
+  askedFor(namespace: string, task: string, tool: string): boolean;
   listForTask(namespace: string, task: string, taskUID?: string): Approval[];
   /** A namespace's approvals, newest first, optionally of one status. */
   list(namespace: string, status?: ApprovalStatus, limit?: number): Approval[];

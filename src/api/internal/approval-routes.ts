@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { bindApproval } from "../../policy/approvals.ts";
+import { bindApproval, refuseReservedArgument } from "../../policy/approvals.ts";
 import { redact } from "../../policy/redact.ts";
 import type { AgentSpec } from "../../resources/agent.ts";
 import type { Resource } from "../../resources/meta.ts";
@@ -78,6 +78,9 @@ export async function approvalGate(
   args: Record<string, unknown>,
 ): Promise<{ run: Record<string, unknown> } | { parked: string }> {
   const gated = (await coordinationOf(ctx, task))?.approvalRequiredTools?.includes(tool.metadata.name) ?? false;
+  refuseReservedArgument(args);
+  // Most Tasks asked no person about this Tool: their calls need no binding, whose digests cost a little on every call.
+  if (!gated && !ctx.approvals.askedFor(task.metadata.namespace, task.metadata.name, tool.metadata.name)) return { run: args };
   const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
   const existing = ctx.approvals.get(task.metadata.namespace, binding.id);
   // An exact call a person was asked about obeys the answer, gated tool or not.

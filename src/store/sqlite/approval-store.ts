@@ -49,6 +49,12 @@ export class SqliteApprovalStore implements ApprovalStore {
     return row && toApproval(row);
   }
 
+  askedFor(namespace: string, task: string, tool: string): boolean {
+    // Without the hint SQLite walks the whole namespace by its primary key.
+    const sql = "SELECT 1 FROM approvals INDEXED BY approvals_by_task WHERE namespace = ? AND task = ? AND target_tool = ? LIMIT 1";
+    return prepared<[string, string, string], unknown>(this.db, sql).get(namespace, task, tool) !== undefined;
+  }
+
   listForTask(namespace: string, task: string, taskUID?: string): Approval[] {
     return prepared<[string, string], Row>(this.db, "SELECT * FROM approvals WHERE namespace = +? AND task = +? ORDER BY created_at, id")
       .all(namespace, task)
