@@ -21,10 +21,15 @@ export interface ApprovalBinding {
 }
 
 /**
- * Binds an approval to one exact call: the Task (by uid), the Tool, the
- * canonical arguments (auth key dropped, URL parameters set apart) and the Tool's spec.
+ * Binds an approval to one exact call: the Task (by uid), the Tool (and for an MCP Tool the server's tool
+ * called), the canonical arguments (auth key dropped, URL parameters set apart) and the Tool's spec.
  */
-export function bindApproval(target: { namespace: string; task: string; taskUID: string }, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>): ApprovalBinding {
+export function bindApproval(
+  target: { namespace: string; task: string; taskUID: string },
+  tool: Resource<ToolSpec, unknown>,
+  args: Record<string, unknown>,
+  serverTool?: string,
+): ApprovalBinding {
   refuseReservedArgument(args);
   const http = tool.spec.http;
   const sanitized: Record<string, unknown> = { ...args };
@@ -40,7 +45,8 @@ export function bindApproval(target: { namespace: string; task: string; taskUID:
   }
   const argsDigest = sha256Hex(canonicalJson(sanitized));
   const specDigest = sha256Hex(canonicalJson(tool.spec));
-  const id = sha256Hex([target.namespace, target.task, target.taskUID, tool.metadata.name, argsDigest, specDigest].join("\0"));
+  const called = serverTool === undefined ? [tool.metadata.name] : [tool.metadata.name, serverTool];
+  const id = sha256Hex([target.namespace, target.task, target.taskUID, ...called, argsDigest, specDigest].join("\0"));
   const redacted = redact(JSON.stringify(sanitized));
   const preview = redacted.length <= PREVIEW_LIMIT ? redacted : JSON.stringify({ truncated: true, preview: "[truncated sanitized approval target arguments]" });
   return { id, argsDigest, specDigest, preview };

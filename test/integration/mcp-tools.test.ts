@@ -194,7 +194,7 @@ describe("MCP Tools over Streamable HTTP, against the reference MCP server", () 
       approvals = (await orka.api("GET", "/api/v1/tasks/gated-run/approvals")).body.approvals ?? [];
     }
     expect(approvals).toHaveLength(1);
-    expect(approvals[0]).toMatchObject({ targetTool: "everything", status: "pending", targetArgsPreview: '{"message":"needs a yes"}' });
+    expect(approvals[0]).toMatchObject({ targetTool: "everything", action: 'Execute everything (its MCP tool "echo")', status: "pending", targetArgsPreview: '{"message":"needs a yes"}' });
     const results = peer.requests.filter((r) => r.body.model === "m-gated").slice(1).flatMap((r) => toolResultsOf(r.body));
     expect(results.join("\n")).not.toContain("Echo: needs a yes");
   }, 40_000);

@@ -40,8 +40,21 @@ async function customTool(ctx: ApiContext, namespace: string, name: string) {
   return tool;
 }
 
-function requestFor(ctx: ApiContext, task: Task, tool: Resource<ToolSpec, unknown>, args: Record<string, unknown>, text: { action: string; riskSummary?: string; severity: "warning" | "critical" }) {
-  const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
+/** The call an approval is for: a Tool, and for an MCP Tool the server's tool it calls. */
+interface ApprovedCall {
+  tool: Resource<ToolSpec, unknown>;
+  serverTool?: string;
+}
+
+const bindingOf = (task: Task, { tool, serverTool }: ApprovedCall, args: Record<string, unknown>) =>
+  bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args, serverTool);
+
+/** How a person is shown the call: the Tool's name, with the MCP server's tool when there is one. */
+const callName = ({ tool, serverTool }: ApprovedCall) => (serverTool === undefined ? tool.metadata.name : `${tool.metadata.name} (its MCP tool "${serverTool}")`);
+
+function requestFor(ctx: ApiContext, task: Task, call: ApprovedCall, args: Record<string, unknown>, text: { action: string; riskSummary?: string; severity: "warning" | "critical" }) {
+  const { tool } = call;
+  const binding = bindingOf(task, call, args);
   const approval = ctx.approvals.request({
     id: binding.id,
     namespace: task.metadata.namespace,
@@ -69,26 +82,28 @@ function requestFor(ctx: ApiContext, task: Task, tool: Resource<ToolSpec, unknow
  * The gate in front of custom Tool calls: a Tool listed in `approvalRequiredTools`, or
  * an exact call someone asked approval for, runs once per attempt after a person approved it;
  * otherwise it is parked or refused. `task` is the attempt's Task, as the call's authorization read it.
+ * An MCP Tool's call names the server's tool it calls: an approval of one is never spent on another.
  */
 export async function approvalGate(
   ctx: ApiContext,
   attempt: Attempt,
   task: Resource<TaskSpec, TaskStatus>,
-  tool: Resource<ToolSpec, unknown>,
+  call: ApprovedCall,
   args: Record<string, unknown>,
 ): Promise<{ run: Record<string, unknown> } | { parked: string }> {
+  const { tool } = call;
   const gated = (await coordinationOf(ctx, task))?.approvalRequiredTools?.includes(tool.metadata.name) ?? false;
   refuseReservedArgument(args);
   // Most Tasks asked no person about this Tool: their calls need no binding, whose digests cost a little on every call.
   if (!gated && !ctx.approvals.askedFor(task.metadata.namespace, task.metadata.name, tool.metadata.name)) return { run: args };
-  const binding = bindApproval({ namespace: task.metadata.namespace, task: task.metadata.name, taskUID: task.metadata.uid! }, tool, args);
+  const binding = bindingOf(task, call, args);
   const existing = ctx.approvals.get(task.metadata.namespace, binding.id);
   // An exact call a person was asked about obeys the answer, gated tool or not.
   if (!gated && !existing) return { run: args };
   if (!existing) {
-    const approval = requestFor(ctx, task, tool, args, {
-      action: `Execute ${tool.metadata.name}`,
-      riskSummary: `Human approval is required before executing ${tool.metadata.name}`,
+    const approval = requestFor(ctx, task, call, args, {
+      action: `Execute ${callName(call)}`,
+      riskSummary: `Human approval is required before executing ${callName(call)}`,
       severity: "warning",
     });
     return { parked: `approval requested for ${tool.metadata.name} (approvalID ${approval.id}); parked until a human decides` };
@@ -114,7 +129,7 @@ export function internalApprovalRoutes(ctx: ApiContext): WorkerRoute[] {
         if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
         const body = parseWith(requestSchema, request.body ?? {});
         const tool = await customTool(ctx, task.metadata.namespace, body.targetTool);
-        const approval = requestFor(ctx, task, tool, body.targetArguments, { action: body.action?.trim() || `Execute ${tool.metadata.name}`, riskSummary: body.riskSummary, severity: body.severity });
+        const approval = requestFor(ctx, task, { tool }, body.targetArguments, { action: body.action?.trim() || `Execute ${tool.metadata.name}`, riskSummary: body.riskSummary, severity: body.severity });
         return {
           success: true,
           data: {

@@ -55,7 +55,7 @@ export function internalRoutes(ctx: ApiContext): WorkerRoute[] {
       authValue = secret?.spec.data[ref.key];
       if (authValue === undefined) throw new OrkaError("invalid_argument", `tool "${name}": auth secret ${ref.name}/${ref.key} not found`);
     }
-    const gate = await approvalGate(ctx, attempt, task, tool, args);
+    const gate = await approvalGate(ctx, attempt, task, { tool }, args);
     if ("parked" in gate) return { result: gate.parked, parked: true };
     // What the Tool answers goes to the model and into events: an endpoint that echoes the credential must not leak it.
     const known = authValue ? [authValue] : [];
@@ -179,7 +179,7 @@ async function callMcpToolFor(
   const modelName = mcpModelToolName(tool.metadata.name, mcpTool);
   const task = await authorizeToolUse(ctx, attempt, [modelName], TOOLS_ROUTE, tool.metadata.name);
   validateArguments(called.inputSchema, args);
-  const gate = await approvalGate(ctx, attempt, task, tool, args);
+  const gate = await approvalGate(ctx, attempt, task, { tool, serverTool: mcpTool }, args);
   if ("parked" in gate) return { result: gate.parked, parked: true };
   try {
     // The approval's idempotency key is Orka's; an MCP tool's schema does not take it, so the model's own arguments are sent.

@@ -50,8 +50,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   }
 
   askedFor(namespace: string, task: string, tool: string): boolean {
-    // Without the hint SQLite walks the whole namespace by its primary key.
-    const sql = "SELECT 1 FROM approvals INDEXED BY approvals_by_task WHERE namespace = ? AND task = ? AND target_tool = ? LIMIT 1";
+    const sql = "SELECT 1 FROM approvals WHERE namespace = ? AND task = ? AND target_tool = ? LIMIT 1";
     return prepared<[string, string, string], unknown>(this.db, sql).get(namespace, task, tool) !== undefined;
   }
 
