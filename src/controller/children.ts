@@ -300,16 +300,17 @@ export function waitForChildren(store: ResourceStore, data: TaskDataStore, paren
     const completed = results.every((r) => r.phase === "Error" || isTerminalPhase(r.phase));
     return { completed, results };
   };
+  if (maxWaitMs <= 0) return read();
   const wanted = new Set(names);
   return new Promise((resolve, reject) => {
     let done = false;
     const unwatch = store.watch((event) => {
       if (event.object.kind === "Task" && wanted.has(event.object.metadata.name)) void check(false);
     });
-    const timer = setTimeout(() => void check(true), Math.max(maxWaitMs, 0));
+    const timer = setTimeout(() => void check(true), maxWaitMs);
     // A fallback poll, should a change notification ever be missed.
     const poll = setInterval(() => void check(false), 5000);
-    void check(maxWaitMs <= 0);
+    void check(false);
     async function check(last: boolean) {
       try {
         const state = await read();

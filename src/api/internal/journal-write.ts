@@ -40,4 +40,3 @@ export function writeSteps(ctx: ApiContext, attempt: Attempt, { steps, events }:
   for (const step of steps) killAtJournalStep("server-uncommitted", attempt.task, step.seq);
   return written;
 }
-
