@@ -55,6 +55,18 @@ export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, n
   return attempt;
 }
 
+/** The running attempt whose token the caller presents, or undefined: a route refuses a bad credential with its own message. */
+export function runningAttemptOf(data: TaskDataStore, request: { headers: { authorization?: string } }): Attempt | undefined {
+  let token: string;
+  try {
+    token = bearerToken(request);
+  } catch {
+    return undefined;
+  }
+  const attempt = data.attemptByTokenHash(sha256Hex(token));
+  return attempt?.state === "running" ? attempt : undefined;
+}
+
 /** Worker tokens: one per attempt, valid only for that attempt's Task while it runs. */
 export function authorizeWorker(data: TaskDataStore, token: string, namespace: string, task: string): Attempt {
   const attempt = data.attemptByTokenHash(sha256Hex(token));

@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { OrkaError } from "../util/errors.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/deep-json.ts";
 
+/** The server's body limit, for a route that sets none of its own, whichever way its request comes. */
+export const MAX_REQUEST_BODY_BYTES = 12 * 1024 * 1024;
+
 /** Fastify's JSON parser (with its prototype-poisoning guard), refusing bodies nested more than MAX_JSON_DEPTH levels. */
 export function registerJsonParser(app: FastifyInstance): void {
   const parseJson = jsonBodyParser(app);

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from "../util/logger.ts";
 import type { ApiContext } from "./context.ts";
 import { apiErrorAnswer, protocolErrorAnswer, sendError, type ErrorReply } from "./errors.ts";
-import { refuseNonObjectBody, refuseRepeatedQuery, registerJsonParser } from "./request-input.ts";
+import { jsonBodyParser, MAX_REQUEST_BODY_BYTES, refuseNonObjectBody, refuseRepeatedQuery, registerJsonParser } from "./request-input.ts";
 import { registerRefusalAudit } from "./refusals.ts";
 import { registerSignInLimit } from "./sign-in.ts";
 import { errorHandler, surfacePlugin, type Surface } from "./surface.ts";
@@ -26,8 +26,7 @@ import { internalGithubRoutes } from "./internal/github-routes.ts";
 import { internalBrokerRoutes } from "./internal/broker-routes.ts";
 import { registerWorkerHttpRoutes } from "./internal/worker-http.ts";
 import { workerCallAnswerer, type WorkerCallAnswerer } from "./internal/worker-calls.ts";
-import { MAX_BODY_BYTES, type WorkerRoute } from "./internal/worker-route.ts";
-import { jsonBodyParser } from "./request-input.ts";
+import type { WorkerRoute } from "./internal/worker-route.ts";
 import { holdRepliesUntilCommitted } from "./held-output.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
@@ -60,7 +59,7 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: MAX_BODY_BYTES,
+    bodyLimit: MAX_REQUEST_BODY_BYTES,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     trustProxy: ctx.trustProxy,
     // A URL the router cannot read (too long a segment, bad encoding) has no route, and so no surface to answer

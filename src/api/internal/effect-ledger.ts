@@ -1,9 +1,8 @@
 import type { StepOwner } from "../../store/journal-store.ts";
 import { killAtJournalStep } from "../../util/fault-injection.ts";
-import { sha256Hex } from "../../util/hash.ts";
 import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
-import { bearerToken } from "../auth.ts";
+import { runningAttemptOf } from "../auth.ts";
 import { writeSteps } from "./journal-write.ts";
 import { jsonAnswer, WORKER_API_PREFIX, type WorkerAnswer, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
@@ -33,7 +32,7 @@ export async function openEffect(ctx: ApiContext, route: WorkerRoute, request: W
   const key = request.headers["idempotency-key"];
   if (typeof key !== "string") return undefined;
   if (!/^[0-9a-f]{64}$/.test(key)) throw new OrkaError("invalid_argument", "Idempotency-Key must be 64 hex characters");
-  const attempt = workerAttempt(ctx, request);
+  const attempt = runningAttemptOf(ctx.data, request);
   if (!attempt) return undefined; // the route refuses it
   const scoped = `${attempt.taskUid}:${key}`;
   const effect = ctx.journal.effect(scoped);
@@ -95,7 +94,7 @@ export function closeEffect(ctx: ApiContext, request: WorkerRequest, answer: Wor
 
 /** A result step is written only for the attempt that asked, while it runs and still waits for the answer. */
 function stepStillWanted(ctx: ApiContext, request: WorkerRequest, owner: StepOwner): boolean {
-  const attempt = workerAttempt(ctx, request);
+  const attempt = runningAttemptOf(ctx.data, request);
   return attempt?.taskUid === owner.taskUid && attempt.number === owner.attempt && !request.gone().aborted;
 }
 
@@ -103,16 +102,4 @@ function stepStillWanted(ctx: ApiContext, request: WorkerRequest, owner: StepOwn
 function withoutJournalled(payload: string): string {
   const { journalled: _, ...answer } = JSON.parse(payload) as Record<string, unknown>;
   return JSON.stringify(answer);
-}
-
-/** The caller's running attempt, or undefined: the route itself refuses a bad credential with the right message. */
-export function workerAttempt(ctx: ApiContext, request: Pick<WorkerRequest, "headers">) {
-  let token: string;
-  try {
-    token = bearerToken(request);
-  } catch {
-    return undefined;
-  }
-  const attempt = ctx.data.attemptByTokenHash(sha256Hex(token));
-  return attempt?.state === "running" ? attempt : undefined;
 }

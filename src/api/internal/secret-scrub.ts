@@ -1,5 +1,5 @@
+import { runningAttemptOf } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
-import { workerAttempt } from "./effect-ledger.ts";
 import type { WorkerRequest } from "./worker-route.ts";
 
 /**
@@ -10,6 +10,6 @@ import type { WorkerRequest } from "./worker-route.ts";
  */
 export function scrubWorkerInput(ctx: ApiContext, request: WorkerRequest): void {
   if (request.body === undefined || request.body === null) return;
-  const attempt = workerAttempt(ctx, request);
+  const attempt = runningAttemptOf(ctx.data, request);
   if (attempt) request.body = ctx.secrets.redactBody(attempt.namespace, attempt.task, request.body);
 }

@@ -4,9 +4,9 @@ import { OrkaError } from "../../util/errors.ts";
 import type { ApiContext } from "../context.ts";
 import { errorBody } from "../errors.ts";
 import { auditRefusal } from "../refusals.ts";
-import { refuseRepeatedQuery } from "../request-input.ts";
+import { MAX_REQUEST_BODY_BYTES, refuseRepeatedQuery } from "../request-input.ts";
 import { answerWorkerRequest, errorAnswer } from "./worker-pipeline.ts";
-import { jsonAnswer, MAX_BODY_BYTES, WORKER_API_PREFIX, type WorkerAnswer, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
+import { jsonAnswer, WORKER_API_PREFIX, type WorkerAnswer, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
 
 /** A pooled worker's request to the worker API, as it arrives over the pool's IPC channel. */
 export interface WorkerCall {
@@ -103,7 +103,7 @@ function auditPooledRefusal(ctx: ApiContext, request: WorkerRequest, path: strin
 async function answerRoutedCall(ctx: ApiContext, route: WorkerRoute, request: WorkerRequest, call: WorkerCall, rules: WorkerBodyRules): Promise<WorkerAnswer> {
   try {
     await refuseRepeatedQuery(request);
-    request.body = bodyOf(call, request, route.bodyLimit ?? MAX_BODY_BYTES, rules);
+    request.body = bodyOf(call, request, route.bodyLimit ?? MAX_REQUEST_BODY_BYTES, rules);
   } catch (error) {
     return errorAnswer(ctx, request, error as Error);
   }

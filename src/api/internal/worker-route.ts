@@ -56,9 +56,6 @@ export class WorkerReply {
 export const created = (body: unknown) => new WorkerReply(201, body);
 export const noContent = () => new WorkerReply(204);
 
-/** The server's body limit, for a route that sets none of its own, whichever way its request comes. */
-export const MAX_BODY_BYTES = 12 * 1024 * 1024;
-
 /** What a worker API call answers, serialized, before it leaves by either way. */
 export interface WorkerAnswer {
   status: number;
