@@ -17,6 +17,7 @@
 import { fork } from "node:child_process";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
+import * as undici from "undici";
 import { openAIModel } from "../src/providers/openai.ts";
 import type { ChatMessage, ToolCall } from "../src/providers/model.ts";
 import { BatchedSender } from "../src/runner/local/batched-sender.ts";
@@ -72,8 +73,9 @@ async function serve(modelURL: string): Promise<void> {
     const key = run.callStarted(request.answer, request.callIndex, request.events);
     // The call acts only once its start is committed, as the effect ledger has it.
     await gate.settled();
-    const response = await fetch(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: request.call.arguments });
-    const result = await response.text();
+    // Through undici's request, as Orka's server calls an HTTP Tool.
+    const response = await undici.request(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: request.call.arguments });
+    const result = await response.body.text();
     run.callFinished(key, request.call.id, result);
     return { result, journalled: true };
   }

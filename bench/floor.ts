@@ -20,6 +20,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { request } from "undici";
 import { API_VERSION } from "../src/resources/meta.ts";
 import type { ExecutionEventInput } from "../src/store/data-store.ts";
 import { succeeded } from "../src/worker/attempt-io.ts";
@@ -163,9 +164,10 @@ async function createToFirstRequest(): Promise<{ p50_ms: number; p95_ms: number 
       for (let i = -LATENCY_WARM_UP; i < LATENCY_SAMPLES; i++) {
         const name = i < 0 ? `warm-up-${-i}` : `floor-${i}`;
         const sent = performance.timeOrigin + performance.now();
-        const response = await fetch(`${chain.url}/tasks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, type: "ai", agentRef: "floor", prompt: name }) });
-        if (response.status !== 201) throw new Error(`the latency floor's server answered ${response.status}`);
-        await response.text();
+        // As Orka's latency Tasks are created: through undici's request (bench/server.ts).
+        const response = await request(`${chain.url}/tasks`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, type: "ai", agentRef: "floor", prompt: name }) });
+        await response.body.text();
+        if (response.statusCode !== 201) throw new Error(`the latency floor's server answered ${response.statusCode}`);
         // The next Task starts once this one's request has reached the model, on a quiet chain.
         const arrived = await firstRequestOf(model.url, name);
         if (i >= 0) latencies.push(arrived - sent);

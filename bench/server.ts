@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import { request } from "undici";
 import { serverConfigFrom } from "../src/config.ts";
-import { isTerminalPhase } from "../src/resources/task.ts";
+import { isTerminalPhase, TERMINAL_PHASES } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
 import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { processTreeUsage } from "./process-tree.ts";
@@ -35,24 +36,36 @@ export async function declareLoop(orka: ReturnType<typeof adminClient>, toolURL:
   }
 }
 
-/** The admin's REST client of the Orka server at `url`. */
+/** How long the driver waits for an answer, and for each part of its body. */
+const ANSWER_TIMEOUT_MS = 120_000;
+
+/** A watch frame that may tell of a Task's end: any other is not parsed. */
+const TERMINAL_FRAME = new RegExp(`"phase":\\s*"(${TERMINAL_PHASES.join("|")})"`);
+
+/**
+ * The admin's REST client of the Orka server at `url`. It is built on undici's `request`, not `fetch`: the
+ * driver shares the machine's two cores with what it measures, and a call through fetch and its web
+ * streams costs it about twice the CPU (docs/performance.md).
+ */
 export function adminClient(url: string) {
+  const headers = { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` };
   /** Calls `/api/v1<path>` as the admin; a refusal throws with its answer, and so does no answer within 2 minutes. */
   async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const response = await fetch(`${url}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    const response = await request(`${url}/api/v1${path}`, {
+      method: method as "GET",
+      headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
+      headersTimeout: ANSWER_TIMEOUT_MS,
+      bodyTimeout: ANSWER_TIMEOUT_MS,
     });
-    const json = await response.json();
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
+    const json = await response.body.json();
+    if (response.statusCode < 200 || response.statusCode > 299) throw new Error(`${method} ${path}: HTTP ${response.statusCode} ${JSON.stringify(json)}`);
     return json;
   }
   /** Reads `/api/v1<path>` (an event stream) to its end as the admin. */
   async function stream(path: string): Promise<string> {
-    const response = await fetch(`${url}/api/v1${path}`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } });
-    return response.text();
+    const response = await request(`${url}/api/v1${path}`, { headers, bodyTimeout: 0 });
+    return response.body.text();
   }
   /** Creates an ai Task and follows its event stream to the end (no polling); throws unless it Succeeded. */
   async function runTask(name: string, agent: string): Promise<void> {
@@ -71,16 +84,20 @@ export function adminClient(url: string) {
     const waiting = new Map<string, (end: End) => void>();
     let gone: string | undefined;
     const abort = new AbortController();
-    const response = await fetch(`${url}/api/v1/watch/tasks`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` }, signal: abort.signal });
-    if (!response.ok || !response.body) throw new Error(`GET /watch/tasks: HTTP ${response.status}`);
+    const response = await request(`${url}/api/v1/watch/tasks`, { headers, signal: abort.signal, bodyTimeout: 0 });
+    if (response.statusCode !== 200) {
+      response.body.destroy();
+      throw new Error(`GET /watch/tasks: HTTP ${response.statusCode}`);
+    }
+    response.body.setEncoding("utf8");
     const follow = async () => {
       let pending = "";
-      for await (const text of response.body!.pipeThrough(new TextDecoderStream())) {
+      for await (const text of response.body as AsyncIterable<string>) {
         const frames = (pending + text).split("\n\n");
         pending = frames.pop()!;
         for (const frame of frames) {
           const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (!data) continue;
+          if (!data || !TERMINAL_FRAME.test(data)) continue;
           const task = JSON.parse(data) as { metadata?: { name?: string }; status?: { phase?: string } };
           const phase = task.status?.phase;
           if (phase && isTerminalPhase(phase)) waiting.get(task.metadata?.name ?? "")?.({ phase });

@@ -9,7 +9,7 @@ export type TaskType = (typeof TASK_TYPES)[number];
 
 export const TASK_PHASES = ["Pending", "Running", "Finalizing", "Succeeded", "Failed", "Scheduled", "Cancelled"] as const;
 export type TaskPhase = (typeof TASK_PHASES)[number];
-const TERMINAL_PHASES: readonly string[] = ["Succeeded", "Failed", "Cancelled"] satisfies TaskPhase[];
+export const TERMINAL_PHASES: readonly string[] = ["Succeeded", "Failed", "Cancelled"] satisfies TaskPhase[];
 
 /** Whether a phase is one a Task never leaves: Succeeded, Failed or Cancelled. No phase yet is Pending. */
 export function isTerminalPhase(phase: string | undefined): boolean {
