@@ -29,13 +29,12 @@ import { event, RunWrites } from "./run-writes.ts";
 import { startChildServer } from "./child-server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { takeNoted } from "./timed-model.ts";
-import { percentiles } from "./timing.ts";
+import { LATENCY_WARM_UP, latencySamples, percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const RUNS = QUICK ? 200 : 2000;
 const WARM_UP = 50;
-const LATENCY_SAMPLES = QUICK ? 10 : 50;
-const LATENCY_WARM_UP = 10;
+const LATENCY_SAMPLES = latencySamples(QUICK);
 /** How often the driver asks the timed model whether a Task's first request has arrived. */
 const LATENCY_POLL_MS = 5;
 

@@ -19,12 +19,12 @@ import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
 import { adminClient, declareLoop, startOrkaProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
-import { percentiles } from "./timing.ts";
+import { LATENCY_WARM_UP, latencySamples, percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const CONCURRENCIES = [1, 50] as const;
 const RUNS: Record<(typeof CONCURRENCIES)[number], number> = QUICK ? { 1: 10, 50: 50 } : { 1: 100, 50: 400 };
-const LATENCY_SAMPLES = QUICK ? 10 : 50;
+const LATENCY_SAMPLES = latencySamples(QUICK);
 /** Per tool call overhead, delegate → child end → parent wake, many concurrent Tasks against a slow model, the floor under the server. */
 const FIGURE_GROUPS = ["tool-overhead.ts", "coordination.ts", "drain.ts", "floor.ts"];
 const PAIRS = CONCURRENCIES.map((concurrency) => ({ runs: RUNS[concurrency], concurrency }));
@@ -105,7 +105,7 @@ async function bareLoopRates(model: { url: string; pid: number }, system: string
   try {
     const watch = await adminClient(bare.url).watchTasks();
     try {
-      for (let i = 0; i <= LATENCY_SAMPLES; i++) await watch.runTask(`warm-up-${i}`, "loop");
+      for (let i = 0; i < LATENCY_WARM_UP + LATENCY_SAMPLES; i++) await watch.runTask(`warm-up-${i}`, "loop");
       const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), { thread: "its stores, the group commit, the tool's HTTP call, HTTP and IPC" });
       return { system, ...rates };
     } finally {
@@ -140,8 +140,8 @@ async function measureOrkaWith(orka: ReturnType<typeof adminClient>, model: { ur
 
 /** Each Task is created through the API and followed to its end on the one watch of the namespace's Tasks. */
 async function measureRuns(orka: { runTask(name: string, agent: string): Promise<void> }, watchedURL: string, cpuNow: () => CpuSeconds) {
-  // One untimed Task first: the worker processes load their modules on their first attempt.
-  await orka.runTask("warm-up", "watched");
+  // Untimed Tasks first, as many as before the floor's: the worker processes load their modules on their first attempt.
+  for (let i = 0; i < LATENCY_WARM_UP; i++) await orka.runTask(`warm-up-${i}`, "watched");
   const created = new Map<string, number>();
   for (let i = 0; i < LATENCY_SAMPLES; i++) {
     created.set(`latency-${i}`, performance.timeOrigin + performance.now());
@@ -237,7 +237,7 @@ try {
   const after = QUICK ? [] : await measurePeers(peersDir, model.port, "after Orka");
   const peers = peerRows(before, after);
   const rows = [orka.row, bare, ...peers.flatMap(({ rows }) => rows)];
-  console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after a warm-up Task, for the latency. ` +
+  console.log(`${QUICK ? "Quick run" : "Run"}: ${PAIRS.map((p) => `${p.runs} runs at concurrency ${p.concurrency}`).join(", ")}; ${LATENCY_SAMPLES} Tasks one at a time, after ${LATENCY_WARM_UP} untimed ones, for the latency. ` +
     "Orka's server runs in its own process; each Task is created through the API and followed to its end on one watch of the namespace's Tasks. " +
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}, load average ${loadAtStart.toFixed(1)} when the run started. ` +
     `Then ${FIGURE_GROUPS.map((script) => `bench/${script}`).join(", ")}${QUICK ? ", each reduced too" : ""}.\n`);

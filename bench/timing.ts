@@ -1,3 +1,15 @@
+/**
+ * Create → first model request is timed over Tasks one at a time, each after the one before has reached the
+ * model, following this many untimed ones: the same number for Orka (bench/run.ts) and for the floor under
+ * it (bench/floor.ts), so both are timed on code V8 has had the same chance to optimize.
+ */
+export const LATENCY_WARM_UP = 10;
+
+/** How many Tasks create → first model request is timed over. */
+export function latencySamples(quick: boolean): number {
+  return quick ? 10 : 50;
+}
+
 /** p50 and p95 of measured durations, in milliseconds. */
 export function percentiles(times: number[]): { p50_ms: number; p95_ms: number } {
   const sorted = [...times].sort((a, b) => a - b);
