@@ -2,7 +2,9 @@
 // node <peer>.mjs <model port> [--no-warm-up] [--tool-over-http] <runs>:<concurrency>…
 //   --no-warm-up      no untimed loop first (one otherwise);
 //   --tool-over-http  the tool POSTs its arguments to the fake model's /noop and answers what it says, the
-//                     call Orka's custom HTTP Tool makes; without it the tool is a function that answers at once.
+//                     call Orka's custom HTTP Tool makes, through the same client (undici's request); without it
+//                     the tool is a function that answers at once.
+import { request } from "undici";
 const [port, ...rest] = process.argv.slice(2);
 const flags = new Set(rest.filter((arg) => arg.startsWith("--")));
 const pairs = rest.filter((arg) => !arg.startsWith("--"));
@@ -14,7 +16,7 @@ export const modelURL = `http://127.0.0.1:${port}`;
 
 /** The `noop` tool's work: a function, or the same HTTP call as Orka's custom HTTP Tool. */
 export const noop = flags.has("--tool-over-http")
-  ? async (args) => (await fetch(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(args) })).text()
+  ? async (args) => (await request(`${modelURL}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(args) })).body.text()
   : async ({ n }) => `ok ${n}`;
 
 /** Runs one agent loop `runs` times, `concurrency` at a time, for each `<runs>:<concurrency>` argument, printing one JSON line each. */

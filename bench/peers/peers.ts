@@ -10,7 +10,8 @@ import { ensureNpmPackages } from "../../src/util/npm-install.ts";
 const run = promisify(execFile);
 const HERE = import.meta.dirname;
 const CACHE = resolve(HERE, "../../.cache/bench-peers");
-const PACKAGES = ["@openai/agents@0.20.0", "openai@7.60.0", "@mastra/core@1.71.0", "@ai-sdk/openai@4.0.118", "zod@4.6.7"];
+// undici at Orka's own version: a peer's tool over HTTP makes its call with the client Orka's server uses for an HTTP Tool.
+const PACKAGES = ["@openai/agents@0.20.0", "openai@7.60.0", "@mastra/core@1.71.0", "@ai-sdk/openai@4.0.118", "zod@4.6.7", "undici@8.14.0"];
 const SCRIPTS = ["measure.mjs", "oa.mjs", "ma.mjs", "oa-tool-gap.mjs"];
 
 /** Each peer, with the performance goal for Orka's runs/s at 50 as a multiple of the peer's. */
