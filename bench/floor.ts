@@ -126,15 +126,18 @@ async function api(): Promise<number> {
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // The client: one watch, then each create waits for its Succeeded on it; it reports when it is done.
+  // The client: one watch, then each create waits for its Succeeded on it; it reports when it is done. It
+  // calls as the benchmark's client calls Orka (bench/server.ts), so the server reads the same requests.
   const client = `
-    const watch = await fetch("${url}/watch");
-    const reader = watch.body.pipeThrough(new TextDecoderStream()).getReader();
+    const { request } = await import("${import.meta.resolve("undici")}");
+    const watch = await request("${url}/watch", { bodyTimeout: 0 });
+    watch.body.setEncoding("utf8");
+    const chunks = watch.body[Symbol.asyncIterator]();
     let seen = 0, text = "";
-    const succeeded = async (count) => { while (seen < count) { const { value } = await reader.read(); text += value; const parts = text.split("Succeeded"); seen += parts.length - 1; text = parts.at(-1); } };
+    const succeeded = async (count) => { while (seen < count) { const { value } = await chunks.next(); text += value; const parts = text.split("Succeeded"); seen += parts.length - 1; text = parts.at(-1); } };
     for (let i = 1; i <= ${RUNS + WARM_UP}; i++) {
       if (i === ${WARM_UP + 1}) process.stdout.write("timing\\n");
-      await (await fetch("${url}/tasks", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "t" + i, type: "ai", agentRef: "loop", prompt: "t" + i }) })).text();
+      await (await request("${url}/tasks", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "t" + i, type: "ai", agentRef: "loop", prompt: "t" + i }) })).body.text();
       await succeeded(i);
     }
     process.exit(0);`;

@@ -64,7 +64,7 @@ export function adminClient(url: string) {
   }
   /** Reads `/api/v1<path>` (an event stream) to its end as the admin. */
   async function stream(path: string): Promise<string> {
-    const response = await request(`${url}/api/v1${path}`, { headers, bodyTimeout: 0 });
+    const response = await request(`${url}/api/v1${path}`, { headers, bodyTimeout: ANSWER_TIMEOUT_MS });
     return response.body.text();
   }
   /** Creates an ai Task and follows its event stream to the end (no polling); throws unless it Succeeded. */
@@ -84,10 +84,11 @@ export function adminClient(url: string) {
     const waiting = new Map<string, (end: End) => void>();
     let gone: string | undefined;
     const abort = new AbortController();
-    const response = await request(`${url}/api/v1/watch/tasks`, { headers, signal: abort.signal, bodyTimeout: 0 });
+    // Orka's stream sends a keep-alive comment every 15 s: a watch silent for the answer timeout is stuck, and ends.
+    const response = await request(`${url}/api/v1/watch/tasks`, { headers, signal: abort.signal, bodyTimeout: ANSWER_TIMEOUT_MS });
     if (response.statusCode !== 200) {
-      response.body.destroy();
-      throw new Error(`GET /watch/tasks: HTTP ${response.statusCode}`);
+      const why = await response.body.text().catch(() => "");
+      throw new Error(`GET /watch/tasks: HTTP ${response.statusCode} ${why}`);
     }
     response.body.setEncoding("utf8");
     const follow = async () => {
