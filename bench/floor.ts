@@ -130,7 +130,7 @@ async function api(): Promise<number> {
   // calls as the benchmark's client calls Orka (bench/server.ts), so the server reads the same requests.
   const client = `
     const { request } = await import("${import.meta.resolve("undici")}");
-    const watch = await request("${url}/watch", { bodyTimeout: 0 });
+    const watch = await request("${url}/watch", { bodyTimeout: 120000 });
     watch.body.setEncoding("utf8");
     const chunks = watch.body[Symbol.asyncIterator]();
     let seen = 0, text = "";

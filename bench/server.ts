@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { request } from "undici";
+import { request, type Dispatcher } from "undici";
 import { serverConfigFrom } from "../src/config.ts";
 import { isTerminalPhase, TERMINAL_PHASES } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
@@ -44,15 +44,15 @@ const TERMINAL_FRAME = new RegExp(`"phase":\\s*"(${TERMINAL_PHASES.join("|")})"`
 
 /**
  * The admin's REST client of the Orka server at `url`. It is built on undici's `request`, not `fetch`: the
- * driver shares the machine's two cores with what it measures, and a call through fetch and its web
- * streams costs it about twice the CPU (docs/performance.md).
+ * driver shares the machine's two cores with what it measures, and through fetch and its web streams it
+ * took about three times the CPU (docs/performance.md).
  */
 export function adminClient(url: string) {
   const headers = { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` };
   /** Calls `/api/v1<path>` as the admin; a refusal throws with its answer, and so does no answer within 2 minutes. */
   async function api(method: string, path: string, body?: unknown): Promise<any> {
     const response = await request(`${url}/api/v1${path}`, {
-      method: method as "GET",
+      method: method as Dispatcher.HttpMethod,
       headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
       headersTimeout: ANSWER_TIMEOUT_MS,
