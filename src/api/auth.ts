@@ -15,7 +15,7 @@ export interface SignInLimit {
 export type TrustProxy = boolean | string[];
 
 /** The caller's bearer token, from any request with headers: an HTTP request or a worker's call over IPC. */
-export function bearerToken(request: { headers: { authorization?: string } }): string {
+export function bearerToken(request: WithHeaders): string {
   return parseBearer(request.headers.authorization);
 }
 
@@ -46,9 +46,25 @@ export function requireOperator(principal: Principal, what: string): void {
   if (!isOperator(principal)) throw new OrkaError("permission_denied", `${what} needs an admin or operator token`);
 }
 
+/** A request with headers: an HTTP request, or a worker's call over IPC. */
+type WithHeaders = { headers: { authorization?: string } };
+
+/** Each request's token digest, made once: a keyed tool call's token is looked up by up to four steps of its way in. */
+const tokenDigests = new WeakMap<WithHeaders["headers"], string>();
+
+/** The attempt whose worker token the request presents (in any state), or undefined; a malformed header throws as `bearerToken` does. */
+export function attemptOfToken(data: TaskDataStore, request: WithHeaders): Attempt | undefined {
+  let digest = tokenDigests.get(request.headers);
+  if (digest === undefined) {
+    digest = sha256Hex(bearerToken(request));
+    tokenDigests.set(request.headers, digest);
+  }
+  return data.attemptByTokenHash(digest);
+}
+
 /** A worker acting on its namespace's shared data (memory, sessions): the namespace must be its own. */
-export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, namespace: string): Attempt {
-  const attempt = data.attemptByTokenHash(sha256Hex(token));
+export function authorizeWorkerInNamespace(data: TaskDataStore, request: WithHeaders, namespace: string): Attempt {
+  const attempt = attemptOfToken(data, request);
   if (!attempt) throw new OrkaError("unauthenticated", "authentication required");
   if (attempt.state !== "running") throw new OrkaError("permission_denied", "attempt is no longer running");
   if (attempt.namespace !== namespace) throw new OrkaError("permission_denied", "cross-namespace access denied");
@@ -56,20 +72,19 @@ export function authorizeWorkerInNamespace(data: TaskDataStore, token: string, n
 }
 
 /** The running attempt whose token the caller presents, or undefined: a route refuses a bad credential with its own message. */
-export function runningAttemptOf(data: TaskDataStore, request: { headers: { authorization?: string } }): Attempt | undefined {
-  let token: string;
+export function runningAttemptOf(data: TaskDataStore, request: WithHeaders): Attempt | undefined {
+  let attempt: Attempt | undefined;
   try {
-    token = bearerToken(request);
+    attempt = attemptOfToken(data, request);
   } catch {
     return undefined;
   }
-  const attempt = data.attemptByTokenHash(sha256Hex(token));
   return attempt?.state === "running" ? attempt : undefined;
 }
 
 /** Worker tokens: one per attempt, valid only for that attempt's Task while it runs. */
-export function authorizeWorker(data: TaskDataStore, token: string, namespace: string, task: string): Attempt {
-  const attempt = data.attemptByTokenHash(sha256Hex(token));
+export function authorizeWorker(data: TaskDataStore, request: WithHeaders, namespace: string, task: string): Attempt {
+  const attempt = attemptOfToken(data, request);
   if (!attempt) throw new OrkaError("unauthenticated", "invalid token");
   if (attempt.namespace !== namespace) throw new OrkaError("permission_denied", "namespace not allowed");
   if (attempt.task !== task) throw new OrkaError("permission_denied", `token is not valid for task ${task}`);

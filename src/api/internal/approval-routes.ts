@@ -9,7 +9,7 @@ import { parseWith } from "../../resources/validate.ts";
 import type { Attempt } from "../../store/data-store.ts";
 import { BUILTIN_TOOL_NAMES } from "../../tools/registry.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { authorizeWorker, bearerToken } from "../auth.ts";
+import { authorizeWorker } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { WORKER_API_PREFIX, type WorkerRoute } from "./worker-route.ts";
@@ -124,7 +124,7 @@ export function internalApprovalRoutes(ctx: ApiContext): WorkerRoute[] {
       method: "POST",
       url,
       handle: async (request) => {
-        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const attempt = authorizeWorker(ctx.data, request, request.params.ns, request.params.task);
         const task = await authorizeToolUse(ctx, attempt, ["request_approval"], WORKER_API_PREFIX + url);
         if (!(await coordinationOf(ctx, task))?.autonomous) throw new OrkaError("permission_denied", "human approval tools require autonomous coordination mode");
         const body = parseWith(requestSchema, request.body ?? {});

@@ -8,7 +8,7 @@ import { customToolDigest } from "../../runtimes/tool-digest.ts";
 import type { Attempt, SessionTool } from "../../store/data-store.ts";
 import { OrkaError } from "../../util/errors.ts";
 import { canonicalDigest, sha256Hex } from "../../util/hash.ts";
-import { bearerToken } from "../auth.ts";
+import { attemptOfToken } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { coordinationOf } from "./approval-routes.ts";
 import { mcpToolCalled } from "./routes.ts";
@@ -88,7 +88,7 @@ const refused = (message: string) => new OrkaError("permission_denied", message)
  */
 async function runningSession(ctx: ApiContext, request: WorkerRequest) {
   const { ns, task: name } = request.params;
-  const attempt = ctx.data.attemptByTokenHash(sha256Hex(bearerToken(request)));
+  const attempt = attemptOfToken(ctx.data, request);
   if (!attempt) throw new OrkaError("unauthenticated", "invalid token");
   if (attempt.namespace !== ns || attempt.task !== name) throw refused(`the session's token is not valid for task ${ns}/${name}`);
   if (attempt.state !== "running") throw refused("the task is not running: the session's attempt has ended");

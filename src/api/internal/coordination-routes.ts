@@ -10,7 +10,7 @@ import { namespaceName } from "../../resources/meta.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { containerArgs, createAgentArgs, delegateArgs } from "../../tools/coordination/schemas.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { authorizeWorker, authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
+import { authorizeWorker, authorizeWorkerInNamespace } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { created, noContent, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
@@ -22,7 +22,7 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 export function internalCoordinationRoutes(ctx: ApiContext): WorkerRoute[] {
   /** The calling Task, checked against its attempt token: a worker acts only as its own Task, through tools it was given. */
   const callerTask = async (request: WorkerRequest, tools?: readonly string[]) => {
-    const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+    const attempt = authorizeWorker(ctx.data, request, request.params.ns, request.params.task);
     if (tools) return { attempt, task: await authorizeToolUse(ctx, attempt, tools, request.route) };
     const task = await ctx.store.get<TaskSpec, TaskStatus>("Task", attempt.namespace, attempt.task);
     if (!task) throw new OrkaError("not_found", "task not found");
@@ -112,7 +112,7 @@ export function internalCoordinationRoutes(ctx: ApiContext): WorkerRoute[] {
       method: "POST",
       url: "/messages/:ns",
       handle: async (request) => {
-        const attempt = authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
+        const attempt = authorizeWorkerInNamespace(ctx.data, request, request.params.ns);
         await authorizeToolUse(ctx, attempt, ["send_message"], request.route);
         const body = parseWith(z.object({ toTask: z.string().trim().min(1, "to_task and content are required"), content: z.string().min(1, "to_task and content are required") }), request.body ?? {});
         if (Buffer.byteLength(body.content) > MAX_MESSAGE_BYTES) throw new OrkaError("invalid_argument", `message content exceeds ${MAX_MESSAGE_BYTES} bytes`);

@@ -16,7 +16,7 @@ import { runValidationArgs } from "../../tools/monitors/validation-args.ts";
 import { runValidation } from "../../github/validation.ts";
 import type { CheckoutPlan } from "../../workspace/checkout.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { authorizeWorker, bearerToken } from "../auth.ts";
+import { authorizeWorker } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { WORKER_API_PREFIX, type WorkerRoute } from "./worker-route.ts";
@@ -63,7 +63,7 @@ export function internalGithubRoutes(ctx: ApiContext): WorkerRoute[] {
       url: ROUTE,
       handle: async (request) => {
         const { ns, task: taskName, tool } = request.params;
-        const attempt = authorizeWorker(ctx.data, bearerToken(request), ns, taskName);
+        const attempt = authorizeWorker(ctx.data, request, ns, taskName);
         const entry = Object.hasOwn(GITHUB_OPERATIONS, tool) ? GITHUB_OPERATIONS[tool] : undefined;
         if (!entry) throw new OrkaError("not_found", `"${tool}" is not a GitHub tool of this Orka build`);
         const caller = await authorizeToolUse(ctx, attempt, [tool], SITE);

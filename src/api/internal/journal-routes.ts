@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { authorizeWorker, bearerToken } from "../auth.ts";
+import { authorizeWorker } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { journalWriteSchema, writeSteps, type JournalWrite } from "./journal-write.ts";
 import type { WorkerRoute } from "./worker-route.ts";
@@ -37,7 +37,7 @@ export function internalJournalRoutes(ctx: ApiContext): WorkerRoute[] {
       url: "/journal/:ns/:task",
       bodyLimit: MAX_STEP_BYTES,
       handle: (request) => {
-        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const attempt = authorizeWorker(ctx.data, request, request.params.ns, request.params.task);
         const { answerIsResult, ...write } = parseWith(journalRouteSchema, request.body ?? {});
         return writeSteps(ctx, attempt, write, { result: answerIsResult ? finalAnswerOf(write.steps) : undefined });
       },
@@ -46,7 +46,7 @@ export function internalJournalRoutes(ctx: ApiContext): WorkerRoute[] {
       method: "GET",
       url: "/journal/:ns/:task",
       handle: (request) => {
-        const attempt = authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+        const attempt = authorizeWorker(ctx.data, request, request.params.ns, request.params.task);
         const { run } = parseWith(z.object({ run: z.coerce.number().int().positive() }), request.query);
         return { steps: ctx.journal.steps(attempt.taskUid, run) };
       },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { createProposal, proposalInputSchema, stringList } from "../../memory/rules.ts";
 import { parseWith } from "../../resources/validate.ts";
 import { OrkaError } from "../../util/errors.ts";
-import { authorizeWorkerInNamespace, bearerToken } from "../auth.ts";
+import { authorizeWorkerInNamespace } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { created, type WorkerRequest, type WorkerRoute } from "./worker-route.ts";
@@ -34,7 +34,7 @@ const transcriptMessage = z.object({ role: z.enum(["user", "assistant", "tool", 
 
 /** Memory and transcripts for workers: read memories, propose, search — never review or apply. */
 export function internalMemoryRoutes(ctx: ApiContext): WorkerRoute[] {
-  const attemptOf = (request: WorkerRequest) => authorizeWorkerInNamespace(ctx.data, bearerToken(request), request.params.ns);
+  const attemptOf = (request: WorkerRequest) => authorizeWorkerInNamespace(ctx.data, request, request.params.ns);
   /** Reached through one of `tools`; holding any one is enough. */
   const toolAttempt = async (request: WorkerRequest, tools: readonly string[]) => {
     const attempt = attemptOf(request);

@@ -15,7 +15,7 @@ import { EVENT_LIMITS } from "../../store/data-store.ts";
 import { eventBatchSchema, eventSchema } from "./execution-events.ts";
 import { MAX_RESULT_BYTES, MAX_STEP_BYTES, refuseOversizedResult } from "./journal-routes.ts";
 import { journalWriteSchema } from "./journal-write.ts";
-import { authorizeWorker, bearerToken } from "../auth.ts";
+import { authorizeWorker } from "../auth.ts";
 import type { ApiContext } from "../context.ts";
 import { authorizeToolUse } from "./tool-use.ts";
 import { CREDENTIALS_SCOPE, GrantRefused } from "../../auth/grants.ts";
@@ -36,7 +36,7 @@ const toolCallBody = z.strictObject({
 
 /** /internal/v1: the worker's side of the control plane, every call checked against the attempt's token. */
 export function internalRoutes(ctx: ApiContext): WorkerRoute[] {
-  const attemptOf = (request: WorkerRequest) => authorizeWorker(ctx.data, bearerToken(request), request.params.ns, request.params.task);
+  const attemptOf = (request: WorkerRequest) => authorizeWorker(ctx.data, request, request.params.ns, request.params.task);
   const bytesOf = (request: WorkerRequest) => (request.body as Buffer | undefined) ?? Buffer.alloc(0);
 
   async function answerToolCall(request: WorkerRequest, attempt: Attempt, args: Record<string, unknown>): Promise<{ result: string; parked?: boolean }> {
