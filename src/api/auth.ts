@@ -1,7 +1,6 @@
 import { boundNamespace, canReadNamespace, type Principal } from "../auth/principal.ts";
-import { sha256Hex } from "../util/hash.ts";
 import { parseBearer } from "../auth/authenticator.ts";
-import type { Attempt, TaskDataStore } from "../store/data-store.ts";
+import { hashToken, type Attempt, type TaskDataStore } from "../store/data-store.ts";
 import { OrkaError } from "../util/errors.ts";
 import { DEFAULT_NAMESPACE } from "../resources/meta.ts";
 
@@ -56,7 +55,7 @@ const tokenDigests = new WeakMap<WithHeaders["headers"], string>();
 export function attemptOfToken(data: TaskDataStore, request: WithHeaders): Attempt | undefined {
   let digest = tokenDigests.get(request.headers);
   if (digest === undefined) {
-    digest = sha256Hex(bearerToken(request));
+    digest = hashToken(bearerToken(request));
     tokenDigests.set(request.headers, digest);
   }
   return data.attemptByTokenHash(digest);

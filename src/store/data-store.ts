@@ -1,5 +1,11 @@
 /** Per-Task data kept beside the resources: results, execution events, logs, artifacts, attempts. */
+import { sha256Hex } from "../util/hash.ts";
 import { clipText } from "../util/text.ts";
+
+/** What the store keeps of a worker's bearer token, and looks its attempt up by (`attemptByTokenHash`). */
+export function hashToken(token: string): string {
+  return sha256Hex(token);
+}
 
 export type EventSeverity = "info" | "warning" | "error";
 

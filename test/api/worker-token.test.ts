@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { authorizeWorker, authorizeWorkerInNamespace, runningAttemptOf } from "../../src/api/auth.ts";
-import { hashToken } from "../../src/controller/task/start-attempt.ts";
+import { hashToken } from "../../src/store/data-store.ts";
 import { tempStore } from "../helpers/store.ts";
 
 const attemptOf = (task: string) => ({ id: `attempt-${task}`, namespace: "default", task, taskUid: `uid-${task}`, number: 1, allowedTools: [] });

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashToken } from "../../src/controller/task/start-attempt.ts";
+import { hashToken } from "../../src/store/data-store.ts";
 import { BrokerRefusal, type BrokerCallResult, type BrokeredCallRunner } from "../../src/mcp/calls.ts";
 import { API_VERSION } from "../../src/resources/meta.ts";
 import type { TaskSpec, TaskStatus } from "../../src/resources/task.ts";

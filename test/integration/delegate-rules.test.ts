@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashToken } from "../../src/controller/task/start-attempt.ts";
+import { hashToken } from "../../src/store/data-store.ts";
 import { API_VERSION, type Resource } from "../../src/resources/meta.ts";
 import type { RunningOrka } from "../../src/server.ts";
 import { EMBEDDED_ADMIN_TOKEN, startEmbeddedOrka } from "../helpers/embedded.ts";

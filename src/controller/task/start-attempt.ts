@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { ANNOTATION } from "../../resources/meta.ts";
 import { attemptEnv } from "../../runner/attempt-config.ts";
 import type { AttemptDirs, AttemptFiles } from "../../runner/runner.ts";
-import { sha256Hex } from "../../util/hash.ts";
+import { hashToken } from "../../store/data-store.ts";
 import type { StartPlan } from "../admission.ts";
 import type { Task } from "../../resources/task.ts";
 import { errorMessage } from "../../util/errors.ts";
@@ -14,11 +14,6 @@ import { keyOf } from "./keys.ts";
 import type { Transition } from "./status.ts";
 import { defaultTimeoutNote, timeoutMs } from "./timeout.ts";
 import { prepareWorkspace, type WorkspacePreparation } from "./workspace.ts";
-
-/** What the store keeps of a worker's bearer token. */
-export function hashToken(token: string): string {
-  return sha256Hex(token);
-}
 
 /**
  * Starts the Task's next attempt: its directories and files, its configuration, its record in the
