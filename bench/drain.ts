@@ -6,8 +6,10 @@
 // /proc every 100 ms: peak resident memory of the server and all its descendants, and their CPU time
 // during the drain, split into the server (and its main thread) and its worker processes, beside the fake
 // model's and this driver's; from these, what the server may spend per Task for the drain to end within
-// 1.5× the ideal. Then the same loops, all at once, in each in-process peer. `node bench/drain.ts
-// [--quick]` prints its tables; asserts nothing.
+// 1.5× the ideal. Then the same loops, all at once, through the bare loop (bench/bare-loop.ts: Orka's
+// stores, IPC and OpenAI client, every step durable, no logic), which shows what a durable loop built of
+// Orka's pieces can do here, and in each in-process peer. `node bench/drain.ts [--quick]` prints its
+// tables; asserts nothing.
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isTerminalPhase } from "../src/resources/task.ts";
@@ -15,7 +17,8 @@ import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
-import { declareLoop, startOrkaProcess } from "./server.ts";
+import { adminClient, declareLoop, startOrkaProcess } from "./server.ts";
+import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -71,7 +74,7 @@ function drainBudget(used: CpuSeconds, tasks: number): string {
  * freshly started server does: a warm-up loop would wait 4 s on the slow model for what is small beside
  * the 4 s every loop waits.
  */
-async function peersDraining(modelPort: string): Promise<string> {
+async function peersDraining(modelPort: string): Promise<string[][]> {
   const dir = await preparePeers().catch((err: Error) => err);
   const rows: string[][] = [];
   for (const peer of PEERS) {
@@ -79,8 +82,43 @@ async function peersDraining(modelPort: string): Promise<string> {
     if (figure instanceof Error) rows.push([peer.name, `not run: ${figure.message.split("\n")[0]}`, "", ""]);
     else rows.push([peer.name, `${(TASKS / figure.runs_per_s).toFixed(1)} s`, `${(TASKS / figure.runs_per_s / (IDEAL_MS / 1000)).toFixed(2)}×`, figure.cpu_ms_per_run.toFixed(2)]);
   }
-  return `The same ${TASKS} loops at once in each in-process peer (its one process, nothing durable), against the same model:\n\n` +
-    markdownTable(["system", "all ended", "÷ ideal 4 s", "its process's CPU per loop, ms"], rows);
+  return rows;
+}
+
+/**
+ * The same Tasks through the bare loop, created at once and heard ending on its watch: what a loop that
+ * journals every step through Orka's stores and processes, with nothing else, takes to drain them here.
+ * Timed to the last end heard (the bare server keeps no list to read completion times from), which counts
+ * the watch's last frame against it. A bare loop that cannot run, or a Task that does not Succeed, is a row
+ * that says so.
+ */
+async function bareLoopDraining(model: { url: string; pid: number }): Promise<string[]> {
+  const system = "the bare loop (Orka's stores, IPC and OpenAI client, every step durable, no logic)";
+  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url], WORKER_NODE_FLAGS).catch((err: Error) => err);
+  if (bare instanceof Error) return [system, `not run: ${bare.message.split("\n")[0]}`, "", ""];
+  try {
+    const client = adminClient(bare.url);
+    const watch = await client.watchTasks();
+    const names = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);
+    const ends = names.map((name) => watch.ended(name));
+    const cpuBefore = cpuNow(bare.pid, model.pid);
+    const firstCreate = Date.now();
+    await Promise.all(names.map((name) => client.api("POST", "/tasks", { name, prompt: name })));
+    const allCreated = Date.now();
+    const phases = await Promise.race([Promise.all(ends), sleep(DRAIN_DEADLINE_MS, undefined, { ref: false })]);
+    const drainMs = Date.now() - firstCreate;
+    const used = cpuSince(cpuBefore, bare.pid, model.pid);
+    await watch.close();
+    const failed = phases ? phases.filter((end) => end.phase !== "Succeeded").length : TASKS;
+    if (failed > 0) return [system, phases ? `${failed} of ${TASKS} did not Succeed` : `not all ended after ${DRAIN_DEADLINE_MS / 1000} s`, "", ""];
+    const perTask = (seconds: number) => ((seconds * 1000) / TASKS).toFixed(2);
+    return [system, `${(drainMs / 1000).toFixed(1)} s (the last create answered after ${((allCreated - firstCreate) / 1000).toFixed(1)} s)`, `${(drainMs / IDEAL_MS).toFixed(2)}×`,
+      `${perTask(used.tree)} (its server ${perTask(used.server)}, its worker ${perTask(used.tree - used.server)}; the fake model ${perTask(used.model)})`];
+  } catch (err) {
+    return [system, `not run to its end: ${(err as Error).message.split("\n")[0]}`, "", ""];
+  } finally {
+    await bare.close();
+  }
 }
 
 /** The drain itself: Orka's server in its own process, the Tasks created at once and heard ending on one watch; prints its tables. */
@@ -144,7 +182,9 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
 const model = await startChildServer(join(import.meta.dirname, "peers", "fake-model.ts"), [String(ANSWER_DELAY_MS)]);
 try {
   await drainOrka(model);
-  console.log(`\n${await peersDraining(model.port)}`);
+  const rows = [await bareLoopDraining(model), ...(await peersDraining(model.port))];
+  console.log(`\nThe same ${TASKS} loops at once through the bare loop (durable, no logic; timed to the last end heard on its watch) and in each in-process peer (its one process, nothing durable), against the same model:\n`);
+  console.log(markdownTable(["system", "all ended", "÷ ideal 4 s", "CPU per loop, ms"], rows));
 } finally {
   model.close();
 }
