@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
 import { Agent, fetch, interceptors, request, type Dispatcher } from "undici";
 
@@ -41,6 +42,27 @@ function dispatchersWithin(limitMs: number): Dispatchers {
   return found;
 }
 
+/** The signal of the SDK call under way in this async context (see `abortableSdkCall`). */
+const callSignals = new AsyncLocalStorage<AbortSignal>();
+
+/**
+ * Runs `call`, a call of an SDK client built with `sdkTransport`, so that its requests end when `signal`
+ * aborts, and fails with the signal's reason when it has. The SDK itself is not given the signal: it would
+ * compose it with its own through `AbortSignal.any` (weak references and a finalizer per call), which cost
+ * about a seventh of the CPU of a model call in a worker (docs/performance.md). The transport takes the
+ * call's signal in place of the SDK's, whose only cause to abort is its own timeout, set past the call's
+ * deadline.
+ */
+export async function abortableSdkCall<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+  if (!signal) return call();
+  try {
+    return await callSignals.run(signal, call);
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    throw err;
+  }
+}
+
 /** Statuses whose response has no body: a Response made with one would be refused. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -54,11 +76,12 @@ type FetchInit = NonNullable<Parameters<typeof fetch>[1]>;
  * does: with the signal's reason when aborted, else with a TypeError whose cause is undici's error.
  */
 function requestFetch({ plain, following }: Dispatchers): typeof globalThis.fetch {
-  const viaFetch = (input: FetchInput, init?: FetchInit) => fetch(input, { ...init, dispatcher: plain });
+  const viaFetch = (input: FetchInput, init: FetchInit, signal: AbortSignal | null | undefined) => fetch(input, { ...init, signal, dispatcher: plain });
   const call = async (input: FetchInput, init: FetchInit = {}) => {
-    const { body, signal, redirect } = init;
+    const { body, redirect } = init;
+    const signal = callSignals.getStore() ?? init.signal;
     const textBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
-    if (!(typeof input === "string" || input instanceof URL) || !textBody || (redirect !== undefined && redirect !== "follow")) return viaFetch(input, init);
+    if (!(typeof input === "string" || input instanceof URL) || !textBody || (redirect !== undefined && redirect !== "follow")) return viaFetch(input, init, signal);
     signal?.throwIfAborted();
     let response: Dispatcher.ResponseData | undefined;
     try {

@@ -62,6 +62,43 @@ async function startServer(answer: (req: http.IncomingMessage, res: http.ServerR
   };
 }
 
+// The SDKs are not given a call's signal (they would compose it through AbortSignal.any, which costs the
+// garbage collector dearly): their transport takes it, and must end the request with it.
+describe("a model call's signal", () => {
+  const clients: [string, (url: string) => ModelClient][] = [
+    ["openai", (url) => openAIModel({ apiKey: API_KEY, baseURL: `${url}/v1`, timeoutMs: 10_000 })],
+    ["anthropic", (url) => anthropicModel({ apiKey: API_KEY, baseURL: url, timeoutMs: 10_000 })],
+  ];
+  const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [], maxTokens: 10 };
+
+  it.each(clients)("ends a %s call under way when it aborts: the request's connection is closed and the call fails with the signal's reason", async (_name, client) => {
+    const silent = await startServer(() => undefined); // never answers
+    try {
+      const connectionClosed = new Promise<void>((resolve) => silent.onConnection((socket) => socket.on("close", () => resolve())));
+      const caller = new AbortController();
+      const call = client(silent.url).complete({ ...request, signal: caller.signal }).catch((err: unknown) => err);
+      await expect.poll(() => silent.heard.length).toBe(1);
+      const stopped = new Error("the attempt was stopped");
+      caller.abort(stopped);
+      expect(await call).toBe(stopped);
+      await connectionClosed;
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it.each(clients)("sends nothing for a %s call whose signal has already aborted", async (_name, client) => {
+    const server = await startServer((_req, res) => res.writeHead(500).end());
+    try {
+      const stopped = new Error("stopped before the call");
+      expect(await client(server.url).complete({ ...request, signal: AbortSignal.abort(stopped) }).catch((err: unknown) => err)).toBe(stopped);
+      expect(server.heard).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 // The SDKs' fetch is built on undici's request (cheaper per call than undici's fetch); it must keep fetch's contract.
 describe("the SDKs' fetch", () => {
   const { fetch } = sdkTransport(10_000);
