@@ -71,7 +71,7 @@ type FetchInit = NonNullable<Parameters<typeof fetch>[1]>;
 
 /**
  * fetch for the SDKs on undici's `request`: a request costs about a third of the CPU it costs through
- * undici's fetch (docs/performance.md). The SDKs send a URL and a text body; anything else (a Request, a
+ * undici's fetch (docs/performance-history.md). The SDKs send a URL and a text body; anything else (a Request, a
  * streamed or form body, a redirect mode of its own) goes through undici's fetch. It fails as fetch
  * does: with the signal's reason when aborted, else with a TypeError whose cause is undici's error.
  */

@@ -11,7 +11,7 @@ export interface CallSignalOptions {
  * Runs `call` with a signal that aborts when a parent does or its time is up, and that lets go of its
  * parents and its timer as soon as the call settles. `AbortSignal.any` over `AbortSignal.timeout` keeps
  * both alive long after a quick call has ended (a timer for the whole timeout, weak links the garbage
- * collector must trace), at three to ten times the CPU per call of this (docs/performance.md): every
+ * collector must trace), at three to ten times the CPU per call of this (docs/performance-history.md): every
  * call to a model, the control plane, an egress URL, GitHub, a search API or a brokered tool has its
  * signal from here.
  */

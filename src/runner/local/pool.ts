@@ -17,7 +17,7 @@ const WORKER_ENTRY = fileURLToPath(new URL("./worker-process.ts", import.meta.ur
  * A worker allocates fast and keeps little: with V8's default, its young generation grows to 128 MiB of
  * mostly garbage. 8 MiB semi-spaces keep the resident memory near what is live, at no measured cost
  * in speed (bin/orka starts the server the same way, and the benchmark's bare loop both its processes;
- * docs/performance.md).
+ * docs/performance-history.md).
  */
 export const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
 /** How long a worker process may take to remove a directory before the pool does it itself (it may be stuck). */

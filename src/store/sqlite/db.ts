@@ -23,7 +23,7 @@ export function openDatabase(path: string, upgrading?: (fromVersion: number, toV
   }
   // Under a group commit every transaction is a savepoint, and SQLite keeps a copy of each page a savepoint
   // changes until it ends. Past 64 KiB those copies went to a temporary file, written a page at a time:
-  // about 80 pages a Task at 50 Tasks at once, each two writes on the server's thread (docs/performance.md).
+  // about 80 pages a Task at 50 Tasks at once, each two writes on the server's thread (docs/performance-history.md).
   // In memory they cost a copy each, and a transaction holds as many as the pages it changes: large deletes
   // go in batches (`deleteTaskRows`). Set after the migrations, whose index builds sort whole tables.
   db.pragma("temp_store = MEMORY");
