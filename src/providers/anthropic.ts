@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
 import { jsonDepth, MAX_JSON_DEPTH, stringifyJson } from "../util/deep-json.ts";
 import { KEY_SENT_PER_REQUEST, sharedClient } from "./shared-clients.ts";
-import { sdkTransport, abortableSdkCall } from "./transport.ts";
+import { abortableSdkCall, sdkTransport } from "./transport.ts";
 
 type AnthropicMessage = Anthropic.MessageParam;
 type ContentBlock = Anthropic.ContentBlockParam;
@@ -25,7 +25,7 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string; time
     async complete(request: ModelRequest): Promise<ModelResponse> {
       let reply;
       try {
-        reply = await abortableSdkCall(request.signal, () => client.messages.create(
+        reply = await abortableSdkCall(request.signal, (options) => client.messages.create(
           {
             model: request.model,
             max_tokens: request.maxTokens,
@@ -36,7 +36,7 @@ export function anthropicModel(options: { apiKey: string; baseURL?: string; time
               ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as Anthropic.Tool.InputSchema })) }
               : {}),
           },
-          { headers: credential },
+          { ...options, headers: credential },
         ).withResponse());
       } catch (err) {
         throw toModelApiError(err, options.apiKey, err instanceof Anthropic.APIConnectionError);

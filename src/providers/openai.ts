@@ -2,7 +2,7 @@ import OpenAI, { AzureOpenAI } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { type ChatMessage, type FinishReason, type ModelClient, type ModelRequest, type ModelResponse, toModelApiError, unusableBody } from "./model.ts";
 import { KEY_SENT_PER_REQUEST, sharedClient } from "./shared-clients.ts";
-import { sdkTransport, abortableSdkCall } from "./transport.ts";
+import { abortableSdkCall, sdkTransport } from "./transport.ts";
 
 export interface OpenAIOptions {
   apiKey: string;
@@ -51,7 +51,7 @@ export function openAIModel(options: OpenAIOptions): ModelClient {
       };
       let reply;
       try {
-        reply = await abortableSdkCall(request.signal, () => client.chat.completions.create(body, { headers: credential }).withResponse());
+        reply = await abortableSdkCall(request.signal, (options) => client.chat.completions.create(body, { ...options, headers: credential }).withResponse());
       } catch (err) {
         throw toModelApiError(err, options.apiKey, err instanceof OpenAI.APIConnectionError);
       }

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
 import { Agent, fetch, interceptors, request, type Dispatcher } from "undici";
 
@@ -42,21 +41,32 @@ function dispatchersWithin(limitMs: number): Dispatchers {
   return found;
 }
 
-/** The signal of the SDK call under way in this async context (see `abortableSdkCall`). */
-const callSignals = new AsyncLocalStorage<AbortSignal>();
+/** The key under which a call's signal rides to the transport in the options an SDK hands its fetch. */
+const CALL_SIGNAL: unique symbol = Symbol("call signal");
+
+/** Where a request's options may carry its call's signal. */
+type CarriesCallSignal = { [CALL_SIGNAL]?: AbortSignal };
+
+/** Request options for an SDK call, which the SDK hands its fetch as they are. */
+export interface SdkCallOptions {
+  fetchOptions?: Record<never, never>;
+}
 
 /**
- * Runs `call`, a call of an SDK client built with `sdkTransport`, so that its requests end when `signal`
- * aborts, and fails with the signal's reason when it has. The SDK itself is not given the signal: it would
- * compose it with its own through `AbortSignal.any` (weak references and a finalizer per call), which cost
- * about a seventh of the CPU of a model call in a worker (docs/performance.md). The transport takes the
- * call's signal in place of the SDK's, whose only cause to abort is its own timeout, set past the call's
- * deadline.
+ * Runs `call`, a call of an SDK client built with `sdkTransport` made with `options`, so that its requests end
+ * when `signal` aborts, and fails with the signal's reason when it has. The SDK itself is not given the
+ * signal: the OpenAI SDK would compose it with its own through `AbortSignal.any` and the Anthropic SDK
+ * register a finalizer for it, on every call, which leaves the garbage collector weak references to trace
+ * (docs/performance.md). The signal goes in the request's `fetchOptions`, which both SDKs hand their fetch,
+ * and the transport ends the request with it in place of the SDK's own: the SDK's timeout no longer ends
+ * the request, so `signal` must carry the call's deadline (a model call's does, through `withRetries`); the
+ * dispatcher's header and idle-body timeouts still apply.
  */
-export async function abortableSdkCall<T>(signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
-  if (!signal) return call();
+export async function abortableSdkCall<T>(signal: AbortSignal | undefined, call: (options: SdkCallOptions) => Promise<T>): Promise<T> {
+  if (!signal) return call({});
   try {
-    return await callSignals.run(signal, call);
+    const fetchOptions: CarriesCallSignal = { [CALL_SIGNAL]: signal };
+    return await call({ fetchOptions });
   } catch (err) {
     if (signal.aborted) throw signal.reason;
     throw err;
@@ -79,7 +89,7 @@ function requestFetch({ plain, following }: Dispatchers): typeof globalThis.fetc
   const viaFetch = (input: FetchInput, init: FetchInit, signal: AbortSignal | null | undefined) => fetch(input, { ...init, signal, dispatcher: plain });
   const call = async (input: FetchInput, init: FetchInit = {}) => {
     const { body, redirect } = init;
-    const signal = callSignals.getStore() ?? init.signal;
+    const signal = (init as CarriesCallSignal)[CALL_SIGNAL] ?? init.signal;
     const textBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
     if (!(typeof input === "string" || input instanceof URL) || !textBody || (redirect !== undefined && redirect !== "follow")) return viaFetch(input, init, signal);
     signal?.throwIfAborted();

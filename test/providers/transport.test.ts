@@ -62,28 +62,55 @@ async function startServer(answer: (req: http.IncomingMessage, res: http.ServerR
   };
 }
 
-// The SDKs are not given a call's signal (they would compose it through AbortSignal.any, which costs the
-// garbage collector dearly): their transport takes it, and must end the request with it.
+// The SDKs are not given a call's signal (they would compose it with their own through AbortSignal.any or a
+// finalizer on every call): it reaches their transport in the request's fetch options, and must end the request.
 describe("a model call's signal", () => {
+  // Deadlines far past the test's: only the call's signal can end these calls in time.
   const clients: [string, (url: string) => ModelClient][] = [
-    ["openai", (url) => openAIModel({ apiKey: API_KEY, baseURL: `${url}/v1`, timeoutMs: 10_000 })],
-    ["anthropic", (url) => anthropicModel({ apiKey: API_KEY, baseURL: url, timeoutMs: 10_000 })],
+    ["openai", (url) => openAIModel({ apiKey: API_KEY, baseURL: `${url}/v1`, timeoutMs: 60_000 })],
+    ["anthropic", (url) => anthropicModel({ apiKey: API_KEY, baseURL: url, timeoutMs: 60_000 })],
   ];
   const request = { model: "m", messages: [{ role: "user" as const, content: "hi" }], tools: [], maxTokens: 10 };
+  const PROMPTLY_MS = 2_000;
 
-  it.each(clients)("ends a %s call under way when it aborts: the request's connection is closed and the call fails with the signal's reason", async (_name, client) => {
+  /** Starts a call to `server`, aborts its signal once `ready` says so, and checks the call failed with the reason, promptly, its connection closed. */
+  async function abortedOnceUnderWay(client: ModelClient, server: Awaited<ReturnType<typeof startServer>>, ready: () => Promise<void>): Promise<void> {
+    const connectionClosed = new Promise<void>((resolve) => server.onConnection((socket) => socket.on("close", () => resolve())));
+    const caller = new AbortController();
+    const call = client.complete({ ...request, signal: caller.signal }).catch((err: unknown) => err);
+    await ready();
+    const stopped = new Error("the attempt was stopped");
+    const abortedAt = Date.now();
+    caller.abort(stopped);
+    expect(await call).toBe(stopped);
+    await connectionClosed;
+    expect(Date.now() - abortedAt).toBeLessThan(PROMPTLY_MS);
+  }
+
+  it.each(clients)("ends a %s call waiting for its answer when it aborts: the connection is closed and the call fails with the signal's reason", async (_name, client) => {
     const silent = await startServer(() => undefined); // never answers
     try {
-      const connectionClosed = new Promise<void>((resolve) => silent.onConnection((socket) => socket.on("close", () => resolve())));
-      const caller = new AbortController();
-      const call = client(silent.url).complete({ ...request, signal: caller.signal }).catch((err: unknown) => err);
-      await expect.poll(() => silent.heard.length).toBe(1);
-      const stopped = new Error("the attempt was stopped");
-      caller.abort(stopped);
-      expect(await call).toBe(stopped);
-      await connectionClosed;
+      await abortedOnceUnderWay(client(silent.url), silent, () => expect.poll(() => silent.heard.length).toBe(1));
     } finally {
       await silent.close();
+    }
+  });
+
+  it.each(clients)("ends a %s call reading its answer's body when it aborts, the same way", async (_name, client) => {
+    let bodyStarted = false;
+    const halfway = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"id":', () => (bodyStarted = true)); // and never more
+    });
+    try {
+      // The headers and the first bytes are on their way; a moment later the client is reading the body.
+      const reading = async () => {
+        await expect.poll(() => bodyStarted).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      };
+      await abortedOnceUnderWay(client(halfway.url), halfway, reading);
+    } finally {
+      await halfway.close();
     }
   });
 
