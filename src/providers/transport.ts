@@ -47,14 +47,14 @@ const CALL_SIGNAL: unique symbol = Symbol("call signal");
 /** Where a request's options may carry its call's signal. */
 type CarriesCallSignal = { [CALL_SIGNAL]?: AbortSignal };
 
-/** Request options for an SDK call, which the SDK hands its fetch as they are. */
+/** Request options for an SDK call, which the SDK hands its fetch as they are. Typed empty: the SDKs' own types know no key of the transport's. */
 export interface SdkCallOptions {
   fetchOptions?: Record<never, never>;
 }
 
 /**
- * Runs `call`, a call of an SDK client built with `sdkTransport` made with `options`, so that its requests end
- * when `signal` aborts, and fails with the signal's reason when it has. The SDK itself is not given the
+ * Runs `call`, a call of an SDK client built with `sdkTransport` made with the options it is given, so that
+ * its requests end when `signal` aborts, and fails with the signal's reason when it has. The SDK itself is not given the
  * signal: the OpenAI SDK would compose it with its own through `AbortSignal.any` and the Anthropic SDK
  * register a finalizer for it, on every call, which leaves the garbage collector weak references to trace
  * (docs/performance.md). The signal goes in the request's `fetchOptions`, which both SDKs hand their fetch,
