@@ -27,6 +27,11 @@ const ANSWER_DELAY_MS = 1000;
 const IDEAL_MS = 4 * ANSWER_DELAY_MS;
 const SAMPLE_EVERY_MS = 100;
 const DRAIN_DEADLINE_MS = 180_000;
+/** The Tasks of a drain, Orka's and the bare loop's alike. */
+const TASK_NAMES = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);
+
+/** CPU seconds spent over the drain, as ms per Task. */
+const msPerTask = (seconds: number) => ((seconds * 1000) / TASKS).toFixed(2);
 
 const phasesOf = (tasks: { status?: { phase?: string } }[]) =>
   Object.entries(Object.groupBy(tasks, (task) => task.status?.phase ?? "Pending")).map(([phase, group]) => [phase, group!.length] as const);
@@ -56,15 +61,14 @@ function cpuSince(before: CpuSeconds, serverPid: number, modelPid: number): CpuS
  * goal (1.5× the ideal): the machine's cores over that time, less what the worker processes, the fake
  * model and this driver took, and never more than that time (the server's JavaScript runs on one thread).
  */
-function drainBudget(used: CpuSeconds, tasks: number): string {
-  const perTask = (seconds: number) => ((seconds * 1000) / tasks).toFixed(2);
+function drainBudget(used: CpuSeconds): string {
   const goalSeconds = (1.5 * IDEAL_MS) / 1000;
   const workers = used.tree - used.server;
   const budget = Math.min(cpus().length * goalSeconds - workers - used.model - used.driver, goalSeconds);
-  return `CPU per Task during the drain, ms: the server process ${perTask(used.server)} (its main thread ${perTask(used.serverThread)}), ` +
-    `its worker processes ${perTask(workers)}, the fake model ${perTask(used.model)}, this driver (its creates, its watch, its /proc sampling) ${perTask(used.driver)}. ` +
+  return `CPU per Task during the drain, ms: the server process ${msPerTask(used.server)} (its main thread ${msPerTask(used.serverThread)}), ` +
+    `its worker processes ${msPerTask(workers)}, the fake model ${msPerTask(used.model)}, this driver (its creates, its watch, its /proc sampling) ${msPerTask(used.driver)}. ` +
     `To drain in 1.5× the ideal (${goalSeconds} s), the ${cpus().length} cores give ${cpus().length * goalSeconds} s; what the worker processes, the fake model and this driver took leaves the server's ` +
-    `whole process (its main thread, its garbage collection and helper threads) at most ${perTask(Math.max(budget, 0))} ms per Task. The floor under its work per run (bench/floor.ts) is ` +
+    `whole process (its main thread, its garbage collection and helper threads) at most ${msPerTask(Math.max(budget, 0))} ms per Task. The floor under its work per run (bench/floor.ts) is ` +
     "main-thread time alone, so comparing the two favours the goal.";
 }
 
@@ -99,11 +103,10 @@ async function bareLoopDraining(model: { url: string; pid: number }): Promise<st
   try {
     const client = adminClient(bare.url);
     const watch = await client.watchTasks();
-    const names = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);
-    const ends = names.map((name) => watch.ended(name));
+    const ends = TASK_NAMES.map((name) => watch.ended(name));
     const cpuBefore = cpuNow(bare.pid, model.pid);
     const firstCreate = Date.now();
-    await Promise.all(names.map((name) => client.api("POST", "/tasks", { name, prompt: name })));
+    await Promise.all(TASK_NAMES.map((name) => client.api("POST", "/tasks", { name, prompt: name })));
     const allCreated = Date.now();
     const phases = await Promise.race([Promise.all(ends), sleep(DRAIN_DEADLINE_MS, undefined, { ref: false })]);
     const drainMs = Date.now() - firstCreate;
@@ -111,9 +114,8 @@ async function bareLoopDraining(model: { url: string; pid: number }): Promise<st
     await watch.close();
     const failed = phases ? phases.filter((end) => end.phase !== "Succeeded").length : TASKS;
     if (failed > 0) return [system, phases ? `${failed} of ${TASKS} did not Succeed` : `not all ended after ${DRAIN_DEADLINE_MS / 1000} s`, "", ""];
-    const perTask = (seconds: number) => ((seconds * 1000) / TASKS).toFixed(2);
     return [system, `${(drainMs / 1000).toFixed(1)} s (the last create answered after ${((allCreated - firstCreate) / 1000).toFixed(1)} s)`, `${(drainMs / IDEAL_MS).toFixed(2)}×`,
-      `${perTask(used.tree)} (its server ${perTask(used.server)}, its worker ${perTask(used.tree - used.server)}; the fake model ${perTask(used.model)})`];
+      `${msPerTask(used.tree)} (its server ${msPerTask(used.server)}, its worker ${msPerTask(used.tree - used.server)}; the fake model ${msPerTask(used.model)})`];
   } catch (err) {
     return [system, `not run to its end: ${(err as Error).message.split("\n")[0]}`, "", ""];
   } finally {
@@ -133,13 +135,12 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
     await declareLoop(orka, model.url, { slow: model.url });
 
     const watch = await orka.watchTasks();
-    const names = Array.from({ length: TASKS }, (_, i) => `drain-${i}`);
     // Each Task's end is heard on the one watch, as a client running many Tasks hears it.
     const deadline = sleep(DRAIN_DEADLINE_MS, undefined, { ref: false }).then(() => ({ gone: `not ended after ${DRAIN_DEADLINE_MS / 1000} s` }));
-    const ends = names.map((name) => Promise.race([watch.ended(name), deadline]));
+    const ends = TASK_NAMES.map((name) => Promise.race([watch.ended(name), deadline]));
     const cpuBefore = cpuNow(orka.pid, model.pid);
     const firstCreate = Date.now();
-    const creates = await Promise.allSettled(names.map((name) => orka.api("POST", "/tasks", { name, type: "ai", agentRef: "slow", prompt: name })));
+    const creates = await Promise.allSettled(TASK_NAMES.map((name) => orka.api("POST", "/tasks", { name, type: "ai", agentRef: "slow", prompt: name })));
     const allCreated = Date.now();
     const refused = creates.filter((create) => create.status === "rejected");
     if (refused.length > 0) console.log(`\n${refused.length} creates failed; the first: ${(refused[0].reason as Error).message}`);
@@ -165,7 +166,7 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
       `${(peak.rssBytes / 2 ** 20).toFixed(0)} MiB (${peak.processes} processes)`,
       `${cpu.toFixed(1)} s, ${((cpu / ((ended - firstCreate) / 1000)) * 100).toFixed(0)}% of one core`,
     ]]));
-    console.log(`\n${drainBudget(used, TASKS)}`);
+    console.log(`\n${drainBudget(used)}`);
     const unsuccessful = tasks.filter((task) => task.status?.phase !== "Succeeded");
     for (const [message, group] of Object.entries(Object.groupBy(unsuccessful, (task) => `${task.status?.phase ?? "Pending"}: ${task.status?.message ?? "no message"}`))) {
       // Where one of them stopped: its events in order, with the seconds since the first create.
