@@ -14,6 +14,16 @@ export interface RetryOptions {
   onRetry?: (attempt: number, error: ModelApiError, delayMs: number) => void;
 }
 
+/** The time limits of one model call and its retries. */
+interface CallLimits {
+  /** How long one try may take. */
+  timeoutMs: number;
+  /** How long the call, its retries and the waits between them may take. */
+  budgetMs: number;
+  /** When that budget is spent (epoch ms). */
+  budgetEndsAt: number;
+}
+
 /**
  * Gives each try `timeoutMs` to answer, and retries what the provider may answer next time (429,
  * 500, 502, 503, 529, unusable bodies, a dropped connection, silence) three times with jittered
@@ -24,50 +34,58 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
   const budgetMs = options.timeoutMs * CALL_BUDGET_DEADLINES;
   return {
     provider: client.provider,
-    complete: (request: ModelRequest): Promise<ModelResponse> => withCallSignal({ timeoutMs: budgetMs }, async (budget) => {
-      const started = Date.now();
+    complete: async (request: ModelRequest): Promise<ModelResponse> => {
+      const limits: CallLimits = { timeoutMs: options.timeoutMs, budgetMs, budgetEndsAt: Date.now() + budgetMs };
       for (let attempt = 0; ; attempt++) {
         try {
-          return await tryWithinDeadline(client, request, { timeoutMs: options.timeoutMs, budget, budgetMs });
+          return await tryWithinDeadline(client, request, limits);
         } catch (err) {
-          if (!(err instanceof ModelApiError) || !err.retryable || attempt >= MAX_RETRIES || budget.aborted || request.signal?.aborted) throw err;
+          const budgetLeftMs = limits.budgetEndsAt - Date.now();
+          if (!(err instanceof ModelApiError) || !err.retryable || attempt >= MAX_RETRIES || budgetLeftMs <= 0 || request.signal?.aborted) throw err;
           const backoff = Math.min(MAX_DELAY_MS, options.baseDelayMs * 2 ** attempt);
           const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
-          if (delayMs >= budgetMs - (Date.now() - started)) throw err;
+          if (delayMs >= budgetLeftMs) throw err;
           options.onRetry?.(attempt + 1, err, delayMs);
-          await withCallSignal({ parents: [request.signal, budget] }, (signal) => sleep(delayMs, signal)).catch((reason) => {
-            throw budget.aborted && !request.signal?.aborted ? err : reason;
-          });
+          await sleep(delayMs, request.signal);
         }
       }
-    }),
+    },
   };
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or fails with the reason `signal` aborts with. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
+    const stop = () => {
       clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
   });
 }
 
 /**
  * One try, given `timeoutMs` (and no more than the call's budget leaves) to answer, whether or not
- * the vendor client honours the abort: a provider that stays silent is a provider error like a 503.
+ * the vendor client honours the abort: a provider that stays silent is a provider error like a 503,
+ * and a call stopped by its caller fails with the caller's reason. One signal serves the try: thousands
+ * of model calls wait at once in one worker process.
  */
-function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: { timeoutMs: number; budget: AbortSignal; budgetMs: number }): Promise<ModelResponse> {
-  return withCallSignal({ timeoutMs: limits.timeoutMs, parents: [limits.budget] }, (deadline) => {
-    // Listening before the client's signal is made: at the deadline this rejects first, so a client that
-    // fails at once on its abort still reads as a provider that stayed silent, which is retried.
-    const silence = new Promise<never>((_resolve, reject) => {
-      deadline.addEventListener("abort", () => {
-        const within = limits.budget.aborted ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
+function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: CallLimits): Promise<ModelResponse> {
+  const budgetLeftMs = limits.budgetEndsAt - Date.now();
+  const within = budgetLeftMs < limits.timeoutMs ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
+  return withCallSignal({ timeoutMs: Math.min(limits.timeoutMs, budgetLeftMs), parents: [request.signal] }, (signal) => {
+    // Listening before the client is given the signal: at the deadline this rejects first, so a client
+    // that fails at once on its abort still reads as a provider that stayed silent, which is retried.
+    const ended = new Promise<never>((_resolve, reject) => {
+      signal.addEventListener("abort", () => {
+        if (request.signal?.aborted) return reject(request.signal.reason);
         reject(new ModelApiError(`provider did not answer within ${within}`, undefined, { retryable: true, code: "deadline_exceeded" }));
       }, { once: true });
     });
-    return withCallSignal({ parents: [request.signal, deadline] }, (signal) => Promise.race([client.complete({ ...request, signal }), silence]));
+    return Promise.race([client.complete({ ...request, signal }), ended]);
   });
 }

@@ -1,5 +1,8 @@
 import { setLongTimeout } from "./timer.ts";
 
+/** What a call that ran out of time fails with: the error `AbortSignal.timeout` aborts with. */
+export const timeoutError = () => new DOMException("The operation was aborted due to timeout", "TimeoutError");
+
 export interface CallSignalOptions {
   /** Aborts with a TimeoutError (as `AbortSignal.timeout` does) after this long. */
   timeoutMs?: number;
@@ -25,7 +28,7 @@ export async function withCallSignal<T>(options: CallSignalOptions, call: (signa
   const timer =
     options.timeoutMs === undefined
       ? undefined
-      : setLongTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), options.timeoutMs);
+      : setLongTimeout(() => controller.abort(timeoutError()), options.timeoutMs);
   try {
     return await call(controller.signal);
   } finally {

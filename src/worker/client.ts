@@ -1,7 +1,6 @@
 import type { ExecutionEventInput } from "../store/data-store.ts";
 import type { CallOptions, ControlPlane } from "../tools/define.ts";
 import { errorCodeOfStatus, OrkaError } from "../util/errors.ts";
-import { withCallSignal } from "../util/call-signal.ts";
 import type { CarriedJournal, JournalledCall } from "./tool-call.ts";
 import type { ControlPlaneReply, ControlPlaneTransport } from "./transport.ts";
 
@@ -82,7 +81,7 @@ export class ControlPlaneClient implements ControlPlane {
         ...(contentType ? { "content-type": contentType } : {}),
         ...(this.options.idempotencyKey ? { "idempotency-key": this.options.idempotencyKey } : {}),
       };
-      reply = await withCallSignal({ timeoutMs, parents: [options.signal] }, (signal) => this.options.transport.send({ method, path, headers, body }, signal));
+      reply = await this.options.transport.send({ method, path, headers, body }, { timeoutMs, signal: options.signal });
     } catch (err) {
       // An abort's DOMException has a read-only message; the caller gets an error it can report.
       if (options.signal?.aborted) throw new OrkaError("deadline_exceeded", "the call was cancelled before the control plane answered");

@@ -37,6 +37,17 @@ describe("model call retries", () => {
     expect([provider.tries, retries]).toEqual([4, [1, 2, 3]]);
   });
 
+  it("ends a try at once when its caller stops it, with the caller's reason, even from a client that ignores the abort", async () => {
+    const provider = faultyProvider("hang");
+    const caller = new AbortController();
+    const call = withRetries(provider.client, { baseDelayMs: 1, timeoutMs: 60_000 }).complete({ ...request, signal: caller.signal });
+    const started = Date.now();
+    setTimeout(() => caller.abort(new Error("the attempt was stopped")), 20);
+    await expect(call).rejects.toThrow("the attempt was stopped");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(provider.tries).toBe(1);
+  });
+
   it("reads a try cut at its deadline as silence, even from a client that fails at once when aborted", async () => {
     let tries = 0;
     const abortsAtOnce: ModelClient = {

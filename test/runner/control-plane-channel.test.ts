@@ -30,26 +30,33 @@ describe("the pool's control-plane channel", () => {
     for (const call of calls) expect(call.headers.authorization).toBe("Bearer attempt-token");
   });
 
-  it("gives up on a call at its signal and cancels it at the runner, drops the late answer, and fails what waits when the runner goes", async () => {
+  it("gives up on a call at its time or its signal and cancels it at the runner, drops the late answer, and fails what waits when the runner goes", async () => {
     const sent: FromWorker[] = [];
     const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
     const transport = channel.transportFor("a-1");
     const request = { method: "GET", path: "plans/default/t", headers: {} };
     const callIds = () => sent.flatMap((message) => (message.type === "call" ? [message.id] : []));
 
-    const timedOut = transport.send(request, AbortSignal.timeout(20)).catch((err: Error) => err.name);
+    const timedOut = transport.send(request, { timeoutMs: 20 }).catch((err: Error) => err.name);
     expect(await timedOut).toBe("TimeoutError");
     expect(sent.at(-1)).toEqual({ type: "cancel", id: callIds()[0] });
     channel.answer({ type: "reply", id: callIds()[0], status: 200, text: "late" });
 
-    const answered = transport.send(request, new AbortController().signal);
-    channel.answer({ type: "reply", id: callIds()[1], status: 200, text: "{}" });
+    const caller = new AbortController();
+    const abandoned = transport.send(request, { timeoutMs: 60_000, signal: caller.signal }).catch((err: unknown) => err);
+    caller.abort(new Error("the caller gave up"));
+    expect(await abandoned).toEqual(new Error("the caller gave up"));
+    expect(sent.at(-1)).toEqual({ type: "cancel", id: callIds()[1] });
+
+    const answered = transport.send(request, { timeoutMs: 60_000, signal: new AbortController().signal });
+    channel.answer({ type: "reply", id: callIds()[2], status: 200, text: "{}" });
     expect(await answered).toEqual({ status: 200, text: "{}" });
 
-    const waiting = transport.send(request, new AbortController().signal).catch((err: unknown) => err);
+    const waiting = transport.send(request, { timeoutMs: 60_000 }).catch((err: unknown) => err);
     channel.close("runner went away");
     expect(await waiting).toEqual(new OrkaError("unavailable", "runner went away"));
-    expect(callIds()).toHaveLength(3);
+    expect(callIds()).toHaveLength(4);
+    expect(sent.filter((message) => message.type === "cancel")).toHaveLength(2);
   });
 
   it("gives a stopped attempt's calls a few seconds, not the channel's two minutes, and leaves other attempts' calls waiting", async () => {
@@ -58,12 +65,17 @@ describe("the pool's control-plane channel", () => {
       const sent: FromWorker[] = [];
       const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
       const request = { method: "POST", path: "events/default/t/task/t", headers: {} };
-      const stopped = channel.transportFor("a-stopped").send(request, new AbortController().signal).catch((err: OrkaError) => err);
-      const other = channel.transportFor("a-other").send(request, new AbortController().signal);
+      const stoppedTransport = channel.transportFor("a-stopped");
+      const stopped = stoppedTransport.send(request, { timeoutMs: 60_000 }).catch((err: OrkaError) => err);
+      const other = channel.transportFor("a-other").send(request, { timeoutMs: 60_000 });
       channel.stopping("a-stopped");
       vi.advanceTimersByTime(5_000);
       expect(await stopped).toMatchObject({ code: "unavailable", message: "the attempt was stopped and the control plane did not answer within 5s" });
       expect(sent.filter((message) => message.type === "cancel")).toHaveLength(1);
+      // A call it makes after that is refused at once, and nothing is sent for it.
+      const sentBefore = sent.length;
+      expect(await stoppedTransport.send(request, { timeoutMs: 60_000 }).catch((err: OrkaError) => err)).toMatchObject({ code: "unavailable" });
+      expect(sent).toHaveLength(sentBefore);
       const otherId = sent.flatMap((message) => (message.type === "call" ? [message.id] : [])).at(-1)!;
       channel.answer({ type: "reply", id: otherId, status: 204, text: "" });
       expect(await other).toEqual({ status: 204, text: "" });
@@ -74,7 +86,7 @@ describe("the pool's control-plane channel", () => {
 
   it("refuses at once when the runner cannot be reached", async () => {
     const channel = new ControlPlaneChannel(() => false);
-    const refused = await channel.transportFor("a-1").send({ method: "GET", path: "plans/default/t", headers: {} }, new AbortController().signal).catch((err: OrkaError) => err);
+    const refused = await channel.transportFor("a-1").send({ method: "GET", path: "plans/default/t", headers: {} }, { timeoutMs: 60_000 }).catch((err: OrkaError) => err);
     expect(refused).toMatchObject({ code: "unavailable", message: "the runner is not reachable" });
   });
 });

@@ -1,6 +1,7 @@
 import { OrkaError } from "../../util/errors.ts";
-import { withCallSignal } from "../../util/call-signal.ts";
-import type { ControlPlaneReply, ControlPlaneRequest, ControlPlaneTransport } from "../../worker/transport.ts";
+import { timeoutError } from "../../util/call-signal.ts";
+import { setLongTimeout } from "../../util/timer.ts";
+import type { ControlPlaneReply, ControlPlaneRequest, ControlPlaneTransport, ControlPlaneWait } from "../../worker/transport.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 /**
@@ -16,16 +17,32 @@ const CHANNEL_TIMEOUT_MS = 120_000;
  */
 const STOPPING_CALL_MS = 5_000;
 
+/** One attempt's side of the channel: once it was stopped and its few seconds are over, why its calls fail. */
+interface AttemptCalls {
+  refused?: OrkaError;
+}
+
+/** A call waiting for its answer. */
+interface WaitingCall {
+  attempt: AttemptCalls;
+  resolve: (reply: ControlPlaneReply) => void;
+  /** Fails the call without telling the runner (it went away). */
+  reject: (err: unknown) => void;
+  /** Fails the call and tells the runner to stop what it started. */
+  giveUp: (reason: unknown) => void;
+}
+
 /**
  * A worker process's way to the control plane: each request goes to the runner over the pool's IPC
  * channel and is answered there by the same routes, with the same checks, as over HTTP. A call given up
- * on (its deadline, its attempt stopped) is cancelled at the runner too, so what it started there stops.
+ * on (its deadline, its signal, its attempt stopped) is cancelled at the runner too, so what it started
+ * there stops. A call costs a timer and, when it has a signal, one listener: thousands of attempts make
+ * calls at once in one worker process.
  */
 export class ControlPlaneChannel {
   private nextId = 1;
-  private readonly waiting = new Map<number, { resolve: (reply: ControlPlaneReply) => void; reject: (err: unknown) => void }>();
-  /** Per attempt: aborted some time after the attempt was told to stop. */
-  private readonly stopped = new Map<string, AbortController>();
+  private readonly waiting = new Map<number, WaitingCall>();
+  private readonly attempts = new Map<string, AttemptCalls>();
   private readonly send: (message: FromWorker) => boolean;
 
   constructor(send: (message: FromWorker) => boolean) {
@@ -34,41 +51,45 @@ export class ControlPlaneChannel {
 
   /** The transport of one attempt's calls. */
   transportFor(attemptId: string): ControlPlaneTransport {
-    const stopped = new AbortController();
-    this.stopped.set(attemptId, stopped);
-    return {
-      timeoutMs: CHANNEL_TIMEOUT_MS,
-      send: (request, signal) => withCallSignal({ parents: [signal, stopped.signal] }, (callSignal) => this.call(request, callSignal)),
-    };
+    const attempt: AttemptCalls = {};
+    this.attempts.set(attemptId, attempt);
+    return { timeoutMs: CHANNEL_TIMEOUT_MS, send: (request, wait) => this.call(attempt, request, wait) };
   }
 
   /** The attempt was told to stop: its calls, waiting or to come, get a few seconds more at most. */
   stopping(attemptId: string): void {
-    const stopped = this.stopped.get(attemptId);
-    const reason = () => new OrkaError("unavailable", `the attempt was stopped and the control plane did not answer within ${STOPPING_CALL_MS / 1000}s`);
-    if (stopped) setTimeout(() => stopped.abort(reason()), STOPPING_CALL_MS).unref();
+    const attempt = this.attempts.get(attemptId);
+    if (!attempt) return;
+    setTimeout(() => {
+      attempt.refused = new OrkaError("unavailable", `the attempt was stopped and the control plane did not answer within ${STOPPING_CALL_MS / 1000}s`);
+      for (const call of [...this.waiting.values()]) if (call.attempt === attempt) call.giveUp(attempt.refused);
+    }, STOPPING_CALL_MS).unref();
   }
 
   /** The attempt ended. */
   forget(attemptId: string): void {
-    this.stopped.delete(attemptId);
+    this.attempts.delete(attemptId);
   }
 
-  private call(request: ControlPlaneRequest, signal: AbortSignal): Promise<ControlPlaneReply> {
+  private call(attempt: AttemptCalls, request: ControlPlaneRequest, { timeoutMs, signal }: ControlPlaneWait): Promise<ControlPlaneReply> {
     return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
+      const refused = attempt.refused ?? (signal?.aborted ? signal.reason : undefined);
+      if (refused) return reject(refused);
       const id = this.nextId++;
       const settle = () => {
         this.waiting.delete(id);
-        signal.removeEventListener("abort", abort);
+        timer.clear();
+        signal?.removeEventListener("abort", onAbort);
       };
-      const abort = () => {
+      const giveUp = (reason: unknown) => {
         settle();
         this.send({ type: "cancel", id });
-        reject(signal.reason);
+        reject(reason);
       };
-      signal.addEventListener("abort", abort, { once: true });
-      this.waiting.set(id, { resolve: (reply) => (settle(), resolve(reply)), reject: (err) => (settle(), reject(err)) });
+      const onAbort = () => giveUp(signal!.reason);
+      const timer = setLongTimeout(() => giveUp(timeoutError()), timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiting.set(id, { attempt, resolve: (reply) => (settle(), resolve(reply)), reject: (err) => (settle(), reject(err)), giveUp });
       if (!this.send({ type: "call", id, ...request })) this.waiting.get(id)?.reject(new OrkaError("unavailable", "the runner is not reachable"));
     });
   }
