@@ -1,7 +1,9 @@
 // The benchmark's loop through Orka's own pieces with no logic between them: what Orka's throughput could
 // reach on this machine if its controller, checks, API framework and policies cost nothing, while every
 // step stays durable. `node bench/bare-loop.ts server <model URL>` serves it and prints `port <n>`; it
-// forks itself as the worker (`… worker <model URL>`). bench/run.ts drives it as it drives Orka.
+// forks itself as the worker (`… worker <model URL>`). bench/run.ts, bench/drain.ts and
+// bench/tool-overhead.ts drive it as they drive Orka, against the fake model of bench/peers/ or the timed
+// model (bench/timed-model.ts): both ask for the `noop` tool three times and serve it at `<model URL>/noop`.
 // - The server (a bare node:http server, Orka's SQLite stores with its group commit, one commit per turn
 //   of the event loop, and nothing leaving the process before it): `POST /api/v1/tasks` creates the Task
 //   Pending with its event and answers 201; then the attempt is recorded, the Task set Running and the
@@ -41,6 +43,8 @@ type ToWorker = { type: "start"; task: string; prompt: string } | { type: "reply
 type FromWorker = { type: "ready" } | { type: "call"; id: number; task: string; body: string } | { type: "exit"; task: string; failure?: string };
 
 const SYSTEM_PROMPT = "x";
+/** The model asked for: the timed model picks its script by this name (the fake model answers any name alike). */
+const MODEL_NAME = NOOP_TOOL.name;
 
 async function serve(modelURL: string): Promise<void> {
   const die = (why: string) => {
@@ -150,7 +154,7 @@ function work(modelURL: string): void {
     await ask(task, { kind: "request", system: SYSTEM_PROMPT, messages, events: [event("WorkerStarted", "attempt 1"), event("ModelRequestStarted", "turn 1")] });
     let sinceLastWrite: ExecutionEventInput[] = [];
     for (let turn = 1; ; turn++) {
-      const reply = await model.complete({ model: "fake", system: SYSTEM_PROMPT, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
+      const reply = await model.complete({ model: MODEL_NAME, system: SYSTEM_PROMPT, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
       if (reply.toolCalls.length === 0) {
         await ask(task, { kind: "final", text: reply.text, events: [...sinceLastWrite, event("ModelRequestCompleted", "0 tool calls"), event("ModelMessage", reply.text, reply.text), ...succeeded(reply.text)] });
         break;

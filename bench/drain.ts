@@ -17,8 +17,7 @@ import { startChildServer } from "./child-server.ts";
 import { cpus } from "node:os";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
-import { adminClient, declareLoop, startOrkaProcess } from "./server.ts";
-import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
+import { declareLoop, startBareLoop, startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
 
 const QUICK = process.argv.includes("--quick");
@@ -98,15 +97,14 @@ async function peersDraining(modelPort: string): Promise<string[][]> {
  */
 async function bareLoopDraining(model: { url: string; pid: number }): Promise<string[]> {
   const system = "the bare loop (Orka's stores, IPC and OpenAI client, every step durable, no logic)";
-  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url], WORKER_NODE_FLAGS).catch((err: Error) => err);
+  const bare = await startBareLoop(model.url).catch((err: Error) => err);
   if (bare instanceof Error) return [system, `not run: ${bare.message.split("\n")[0]}`, "", ""];
   try {
-    const client = adminClient(bare.url);
-    const watch = await client.watchTasks();
+    const watch = await bare.watchTasks();
     const ends = TASK_NAMES.map((name) => watch.ended(name));
     const cpuBefore = cpuNow(bare.pid, model.pid);
     const firstCreate = Date.now();
-    await Promise.all(TASK_NAMES.map((name) => client.api("POST", "/tasks", { name, prompt: name })));
+    await Promise.all(TASK_NAMES.map((name) => bare.api("POST", "/tasks", { name, prompt: name })));
     const allCreated = Date.now();
     const phases = await Promise.race([Promise.all(ends), sleep(DRAIN_DEADLINE_MS, undefined, { ref: false })]);
     const drainMs = Date.now() - firstCreate;

@@ -15,8 +15,7 @@ import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { PEERS, preparePeers, runPeer, TOOL_MODES, type PeerFigure } from "./peers/peers.ts";
 import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
-import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
-import { adminClient, declareLoop, startOrkaProcess } from "./server.ts";
+import { adminClient, declareLoop, startBareLoop, startOrkaProcess } from "./server.ts";
 import { takeNoted } from "./timed-model.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { LATENCY_WARM_UP, latencySamples, percentiles } from "./timing.ts";
@@ -101,9 +100,9 @@ async function measureBareLoop(model: { url: string; pid: number }): Promise<Row
 }
 
 async function bareLoopRates(model: { url: string; pid: number }, system: string): Promise<Row> {
-  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", model.url], WORKER_NODE_FLAGS);
+  const bare = await startBareLoop(model.url);
   try {
-    const watch = await adminClient(bare.url).watchTasks();
+    const watch = await bare.watchTasks();
     try {
       for (let i = 0; i < LATENCY_WARM_UP + LATENCY_SAMPLES; i++) await watch.runTask(`warm-up-${i}`, "loop");
       const rates = await measureRates(watch, cpuOf(bare.pid, model.pid), { thread: "its stores, the group commit, the tool's HTTP call, HTTP and IPC" });

@@ -9,6 +9,8 @@ import { request, type Dispatcher } from "undici";
 import { serverConfigFrom } from "../src/config.ts";
 import { isTerminalPhase, TERMINAL_PHASES } from "../src/resources/task.ts";
 import { startOrka } from "../src/server.ts";
+import { WORKER_NODE_FLAGS } from "../src/runner/local/pool.ts";
+import { startChildServer } from "./child-server.ts";
 import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { processTreeUsage } from "./process-tree.ts";
 
@@ -209,4 +211,13 @@ export async function startOrkaProcess(name: string, env: Record<string, string>
     await close();
     throw err;
   }
+}
+
+/**
+ * The bare loop (bench/bare-loop.ts) against the model at `modelURL`, in processes of its own with Orka's
+ * node flags, and the admin's client of it (it takes the client's requests as Orka does, checking nothing).
+ */
+export async function startBareLoop(modelURL: string) {
+  const bare = await startChildServer(join(import.meta.dirname, "bare-loop.ts"), ["server", modelURL], WORKER_NODE_FLAGS);
+  return { ...adminClient(bare.url), pid: bare.pid, close: bare.close };
 }

@@ -5,7 +5,7 @@
 // - a tool's name (`noop`, `recall_memory`): three calls of that tool, then "done";
 // - `delegate`: delegate_task to the Agent `child`, then wait_for_tasks on that child, then "done";
 // - anything else: "done" at once.
-// `POST /tool` is the HTTP tool (`{n, conversation}` → `ok <n>`); `GET /log` answers what was noted
+// `POST /noop` is the HTTP tool (`{n, conversation}` → `ok <n>`), where the fake model of bench/peers/ serves it too; `GET /log` answers what was noted
 // since the last `GET /log`. `node bench/timed-model.ts` serves it and prints `port <n>`.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -70,7 +70,7 @@ export async function startTimedModel() {
       const body = JSON.parse(raw || "{}");
       let note: Omit<Noted, "answeredAt">;
       let out: string;
-      if (req.url === "/tool") {
+      if (req.url === "/noop") {
         note = { kind: "tool", conversation: String(body.conversation), turn: Number(body.n), arrivedAt };
         out = `ok ${body.n}`;
       } else {

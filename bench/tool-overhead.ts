@@ -3,13 +3,15 @@
 // timed model on its own clock, minus the tool's own work where it is measurable: for an HTTP tool, its
 // endpoint's handling time (request in → answer sent). Orka: a custom HTTP Tool and the built-in
 // recall_memory (its work, a control-plane query of an empty memory store, is counted as overhead), Tasks
-// created through the API one at a time, every step durable. Beside it, @openai/agents in process with the
-// same loop: a function tool that does nothing, and one that calls the same HTTP endpoint.
+// created through the API one at a time, every step durable. Beside it, the bare loop (bench/bare-loop.ts:
+// the same HTTP tool through Orka's stores, IPC and OpenAI client, every step durable, no logic), which is
+// what a durable loop built of Orka's pieces leaves between two model turns here, and @openai/agents in
+// process with the same loop: a function tool that does nothing, and one that calls the same HTTP endpoint.
 // `node bench/tool-overhead.ts [--quick]` prints one table; asserts nothing.
 import { join } from "node:path";
 import { startChildServer } from "./child-server.ts";
 import { preparePeers, runPeerScript } from "./peers/peers.ts";
-import { startOrkaProcess } from "./server.ts";
+import { startBareLoop, startOrkaProcess } from "./server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
 import { takeNoted, type Noted } from "./timed-model.ts";
 import { percentiles } from "./timing.ts";
@@ -51,7 +53,7 @@ async function measureOrka(modelURL: string): Promise<{ http: Gaps; builtin: Gap
     await orka.api("POST", "/secrets", { name: "key", stringData: { "api-key": "k" } });
     await orka.api("POST", "/providers", { metadata: { name: "timed" }, spec: { type: "openai", baseURL: `${modelURL}/v1`, secretRef: { name: "key" } } });
     const parameters = { type: "object", properties: { n: { type: "number" }, conversation: { type: "string" } } };
-    await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters, http: { url: `${modelURL}/tool` } } });
+    await orka.api("POST", "/tools", { metadata: { name: "noop" }, spec: { description: "no-op", parameters, http: { url: `${modelURL}/noop` } } });
     // The model name picks the timed model's script: three calls of the tool of that name.
     await orka.api("POST", "/agents", { metadata: { name: "http-tool" }, spec: { providerRef: { name: "timed" }, model: { name: "noop" }, tools: [{ name: "noop" }] } });
     await orka.api("POST", "/agents", { metadata: { name: "built-in" }, spec: { providerRef: { name: "timed" }, model: { name: "recall_memory" } } });
@@ -67,6 +69,24 @@ async function measureOrka(modelURL: string): Promise<{ http: Gaps; builtin: Gap
     };
   } finally {
     await orka.close();
+  }
+}
+
+/** The bare loop's gaps for the same HTTP tool, `LOOPS` Tasks one at a time after a warm-up Task, followed on one watch. */
+async function measureBare(modelURL: string): Promise<Gaps | Error> {
+  try {
+    const bare = await startBareLoop(modelURL);
+    try {
+      const watch = await bare.watchTasks();
+      await watch.runTask("warm-up-bare", "loop");
+      for (let i = 0; i < LOOPS; i++) await watch.runTask(`bare-${i}`, "loop");
+      await watch.close();
+      return toolGaps(await takeNoted(modelURL), (c) => c.startsWith("bare-"), true);
+    } finally {
+      await bare.close();
+    }
+  } catch (err) {
+    return err as Error;
   }
 }
 
@@ -86,22 +106,28 @@ async function measurePeer(modelURL: string): Promise<{ http: Gaps; function: Ga
 const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
 try {
   const orka = await measureOrka(model.url);
+  const bare = await measureBare(model.url);
   const peer = await measurePeer(model.url);
   const endpointTime = (gaps: Gaps) => (gaps.endpoint.length ? percentiles(gaps.endpoint).p50_ms.toFixed(2) : "–");
   const ratio = (mine: Gaps, theirs: Gaps | undefined) => (theirs ? `${(percentiles(mine.overhead).p50_ms / percentiles(theirs.overhead).p50_ms).toFixed(1)}×` : "");
   const row = (system: string, tool: string, gaps: Gaps, versus?: Gaps) => [system, tool, String(gaps.overhead.length), p50p95(percentiles(gaps.overhead)), endpointTime(gaps), ratio(gaps, versus)];
+  const notRun = (system: string, err: Error) => [system, `not run: ${err.message.split("\n")[0]}`, "", "", "", ""];
   const peerHTTP = peer instanceof Error ? undefined : peer.http;
   const peerFunction = peer instanceof Error ? undefined : peer.function;
   const rows = [
     row("Orka", "custom HTTP Tool (POST to the endpoint)", orka.http, peerHTTP),
     row("Orka", "built-in recall_memory (empty memory store)", orka.builtin, peerFunction),
+    bare instanceof Error ? notRun("the bare loop", bare) : row("the bare loop", "the same HTTP tool, every step durable, no logic", bare),
     ...(peer instanceof Error
-      ? [["@openai/agents", `not run: ${peer.message.split("\n")[0]}`, "", "", "", ""]]
+      ? [notRun("@openai/agents", peer)]
       : [row("@openai/agents", "function tool calling the same HTTP endpoint", peer.http), row("@openai/agents", "function tool doing nothing", peer.function)]),
   ];
+  const beyondBare = bare instanceof Error ? "" : `; Orka's HTTP Tool takes ${(percentiles(orka.http.overhead).p50_ms - percentiles(bare.overhead).p50_ms).toFixed(2)} ms more at p50`;
   console.log(`\nPer tool call overhead: ${LOOPS} loops of ${CALLS_PER_LOOP} tool calls one at a time per row, after a warm-up loop (the model answers at once). ` +
     "Overhead = model answer asking for the tool (sent) → next model request (arrived), minus the endpoint's handling time for HTTP tools. " +
-    "Orka ÷ peer compares the HTTP Tool with the peer's HTTP function tool, recall_memory with the peer's empty function tool.\n");
+    "Orka ÷ peer compares the HTTP Tool with the peer's HTTP function tool, recall_memory with the peer's empty function tool. " +
+    "The bare loop (bench/bare-loop.ts) makes the same HTTP tool's call through Orka's stores, IPC and OpenAI client, every step durable and nothing else: " +
+    `what a durable loop of Orka's pieces leaves between two model turns here${beyondBare}.\n`);
   console.log(markdownTable(["system", "tool", "calls", "overhead per call p50 / p95 ms", "endpoint's own time p50 ms", "Orka ÷ peer at p50"], rows));
 } finally {
   model.close();

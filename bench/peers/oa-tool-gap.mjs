@@ -1,7 +1,7 @@
 // @openai/agents, in process: `runs` loops one at a time against the timed model (model "noop": three
 // tool calls, then "done"), for the gap each tool call leaves between two model turns.
 // node oa-tool-gap.mjs <model port> <runs> <function|http> — `function`: the tool does nothing;
-// `http`: the tool POSTs to the timed model's /tool, as Orka's custom HTTP Tool does, through the same client
+// `http`: the tool POSTs to the timed model's /noop, as Orka's custom HTTP Tool does, through the same client
 // (undici's request). One warm-up loop first.
 import { request } from "undici";
 import { Agent, run, tool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from "@openai/agents";
@@ -11,7 +11,7 @@ const base = `http://127.0.0.1:${port}`;
 setDefaultOpenAIClient(new OpenAI({ apiKey: "k", baseURL: `${base}/v1` }));
 setOpenAIAPI("chat_completions"); setTracingDisabled(true);
 const execute = kind === "http"
-  ? async (args) => (await request(`${base}/tool`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(args) })).body.text()
+  ? async (args) => (await request(`${base}/noop`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(args) })).body.text()
   : async ({ n }) => `ok ${n}`;
 const noop = tool({ name: "noop", description: "no-op", parameters: z.object({ n: z.number(), conversation: z.string() }), execute });
 const agent = new Agent({ name: "a", instructions: "x", model: "noop", tools: [noop] });
