@@ -20,7 +20,7 @@ interface CallLimits {
   timeoutMs: number;
   /** How long the call, its retries and the waits between them may take. */
   budgetMs: number;
-  /** When that budget is spent (epoch ms). */
+  /** When that budget is spent, on the monotonic clock (`performance.now()`): a step of the wall clock does not spend it. */
   budgetEndsAt: number;
 }
 
@@ -35,12 +35,12 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
   return {
     provider: client.provider,
     complete: async (request: ModelRequest): Promise<ModelResponse> => {
-      const limits: CallLimits = { timeoutMs: options.timeoutMs, budgetMs, budgetEndsAt: Date.now() + budgetMs };
+      const limits: CallLimits = { timeoutMs: options.timeoutMs, budgetMs, budgetEndsAt: performance.now() + budgetMs };
       for (let attempt = 0; ; attempt++) {
         try {
           return await tryWithinDeadline(client, request, limits);
         } catch (err) {
-          const budgetLeftMs = limits.budgetEndsAt - Date.now();
+          const budgetLeftMs = limits.budgetEndsAt - performance.now();
           if (!(err instanceof ModelApiError) || !err.retryable || attempt >= MAX_RETRIES || budgetLeftMs <= 0 || request.signal?.aborted) throw err;
           const backoff = Math.min(MAX_DELAY_MS, options.baseDelayMs * 2 ** attempt);
           const delayMs = Math.min(MAX_DELAY_MS, err.retryAfterMs ?? Math.round(backoff / 2 + Math.random() * (backoff / 2)));
@@ -56,6 +56,7 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
 /** Waits `ms`, or fails with the reason `signal` aborts with. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
     const stop = () => {
       clearTimeout(timer);
       reject(signal!.reason);
@@ -75,7 +76,9 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * of model calls wait at once in one worker process.
  */
 function tryWithinDeadline(client: ModelClient, request: ModelRequest, limits: CallLimits): Promise<ModelResponse> {
-  const budgetLeftMs = limits.budgetEndsAt - Date.now();
+  // An aborted signal sends no event: a try already stopped would otherwise wait on its client for ever.
+  if (request.signal?.aborted) return Promise.reject(request.signal.reason);
+  const budgetLeftMs = limits.budgetEndsAt - performance.now();
   const within = budgetLeftMs < limits.timeoutMs ? `${limits.budgetMs} ms, the budget of the call and its retries` : `${limits.timeoutMs} ms`;
   return withCallSignal({ timeoutMs: Math.min(limits.timeoutMs, budgetLeftMs), parents: [request.signal] }, (signal) => {
     // Listening before the client is given the signal: at the deadline this rejects first, so a client

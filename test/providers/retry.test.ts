@@ -48,6 +48,15 @@ describe("model call retries", () => {
     expect(provider.tries).toBe(1);
   });
 
+  it("ends at once a call whose caller had already stopped it, even with a client that ignores the abort", async () => {
+    const provider = faultyProvider("hang");
+    const stopped = AbortSignal.abort(new Error("the attempt was stopped"));
+    const started = Date.now();
+    await expect(withRetries(provider.client, { baseDelayMs: 1, timeoutMs: 60_000 }).complete({ ...request, signal: stopped })).rejects.toThrow("the attempt was stopped");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(provider.tries).toBe(0);
+  });
+
   it("reads a try cut at its deadline as silence, even from a client that fails at once when aborted", async () => {
     let tries = 0;
     const abortsAtOnce: ModelClient = {

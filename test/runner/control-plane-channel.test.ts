@@ -1,9 +1,11 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import { attemptEnv } from "../../src/runner/attempt-config.ts";
 import type { AttemptExit } from "../../src/runner/runner.ts";
 import { ControlPlaneChannel } from "../../src/runner/local/control-plane-channel.ts";
 import type { ControlPlaneCall, FromWorker } from "../../src/runner/local/messages.ts";
 import { OrkaError } from "../../src/util/errors.ts";
+import { ControlPlaneClient } from "../../src/worker/client.ts";
 import { scriptedAiAttempt } from "../helpers/attempt-config.ts";
 import { poolPerTest } from "../helpers/pool.ts";
 import { storedResult } from "../helpers/stand-in-control-plane.ts";
@@ -82,6 +84,46 @@ describe("the pool's control-plane channel", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("lets go of a call's signal however the call ends, and refuses at once a call whose signal has aborted", async () => {
+    const sent: FromWorker[] = [];
+    const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
+    const transport = channel.transportFor("a-1");
+    const request = { method: "GET", path: "plans/default/t", headers: {} };
+    const lastCallId = () => sent.flatMap((message) => (message.type === "call" ? [message.id] : [])).at(-1)!;
+
+    const answeredSignal = new AbortController().signal;
+    const answered = transport.send(request, { timeoutMs: 60_000, signal: answeredSignal });
+    expect(getEventListeners(answeredSignal, "abort")).toHaveLength(1);
+    channel.answer({ type: "reply", id: lastCallId(), status: 204, text: "" });
+    await answered;
+    expect(getEventListeners(answeredSignal, "abort")).toHaveLength(0);
+
+    const timedOutSignal = new AbortController().signal;
+    await transport.send(request, { timeoutMs: 10, signal: timedOutSignal }).catch(() => undefined);
+    expect(getEventListeners(timedOutSignal, "abort")).toHaveLength(0);
+
+    const closedSignal = new AbortController().signal;
+    const closed = transport.send(request, { timeoutMs: 60_000, signal: closedSignal }).catch(() => undefined);
+    channel.close("runner went away");
+    await closed;
+    expect(getEventListeners(closedSignal, "abort")).toHaveLength(0);
+
+    // Whatever its reason, even none worth the name.
+    const sentBefore = sent.length;
+    expect(await transport.send(request, { timeoutMs: 60_000, signal: AbortSignal.abort(null) }).then(() => "sent", (reason: unknown) => reason)).toBeNull();
+    expect(sent).toHaveLength(sentBefore);
+  });
+
+  it("fails a call the control plane does not answer in time as the worker's client reports it: the call's deadline, in seconds", async () => {
+    const sent: FromWorker[] = [];
+    const channel = new ControlPlaneChannel((message) => (sent.push(message), true));
+    const client = new ControlPlaneClient({ transport: channel.transportFor("a-1"), token: "t", namespace: "default", task: "t" });
+    const failed = await client.post("plans/default/t", {}, { timeoutMs: 50 }).then(() => undefined, (err: unknown) => err);
+    expect(failed).toEqual(new OrkaError("deadline_exceeded", "the control plane did not answer within 0.05s"));
+    // The runner is told to stop what the call started.
+    expect(sent.map((message) => message.type)).toEqual(["call", "cancel"]);
   });
 
   it("refuses at once when the runner cannot be reached", async () => {

@@ -17,14 +17,14 @@ const CHANNEL_TIMEOUT_MS = 120_000;
  */
 const STOPPING_CALL_MS = 5_000;
 
-/** One attempt's side of the channel: once it was stopped and its few seconds are over, why its calls fail. */
+/** One attempt's side of the channel: its calls waiting, and, once it was stopped and its few seconds are over, why its calls fail. */
 interface AttemptCalls {
+  waiting: Set<WaitingCall>;
   refused?: OrkaError;
 }
 
 /** A call waiting for its answer. */
 interface WaitingCall {
-  attempt: AttemptCalls;
   resolve: (reply: ControlPlaneReply) => void;
   /** Fails the call without telling the runner (it went away). */
   reject: (err: unknown) => void;
@@ -51,7 +51,7 @@ export class ControlPlaneChannel {
 
   /** The transport of one attempt's calls. */
   transportFor(attemptId: string): ControlPlaneTransport {
-    const attempt: AttemptCalls = {};
+    const attempt: AttemptCalls = { waiting: new Set() };
     this.attempts.set(attemptId, attempt);
     return { timeoutMs: CHANNEL_TIMEOUT_MS, send: (request, wait) => this.call(attempt, request, wait) };
   }
@@ -62,7 +62,7 @@ export class ControlPlaneChannel {
     if (!attempt) return;
     setTimeout(() => {
       attempt.refused = new OrkaError("unavailable", `the attempt was stopped and the control plane did not answer within ${STOPPING_CALL_MS / 1000}s`);
-      for (const call of [...this.waiting.values()]) if (call.attempt === attempt) call.giveUp(attempt.refused);
+      for (const call of [...attempt.waiting]) call.giveUp(attempt.refused);
     }, STOPPING_CALL_MS).unref();
   }
 
@@ -73,11 +73,12 @@ export class ControlPlaneChannel {
 
   private call(attempt: AttemptCalls, request: ControlPlaneRequest, { timeoutMs, signal }: ControlPlaneWait): Promise<ControlPlaneReply> {
     return new Promise((resolve, reject) => {
-      const refused = attempt.refused ?? (signal?.aborted ? signal.reason : undefined);
-      if (refused) return reject(refused);
+      if (attempt.refused) return reject(attempt.refused);
+      if (signal?.aborted) return reject(signal.reason);
       const id = this.nextId++;
       const settle = () => {
         this.waiting.delete(id);
+        attempt.waiting.delete(call);
         timer.clear();
         signal?.removeEventListener("abort", onAbort);
       };
@@ -89,7 +90,9 @@ export class ControlPlaneChannel {
       const onAbort = () => giveUp(signal!.reason);
       const timer = setLongTimeout(() => giveUp(timeoutError()), timeoutMs);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiting.set(id, { attempt, resolve: (reply) => (settle(), resolve(reply)), reject: (err) => (settle(), reject(err)), giveUp });
+      const call: WaitingCall = { resolve: (reply) => (settle(), resolve(reply)), reject: (err) => (settle(), reject(err)), giveUp };
+      this.waiting.set(id, call);
+      attempt.waiting.add(call);
       if (!this.send({ type: "call", id, ...request })) this.waiting.get(id)?.reject(new OrkaError("unavailable", "the runner is not reachable"));
     });
   }
