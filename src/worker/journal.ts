@@ -94,12 +94,14 @@ export class AttemptJournal {
 
   /**
    * Before asking the model: the messages it has not journalled yet (and, first time, the system
-   * prompt). A turn that adds nothing new (tool results are journalled as they come) writes nothing.
+   * prompt), with `closing` after the events waiting to be sent. A turn that adds nothing new (tool
+   * results are journalled as they come) writes nothing. Answers whether it wrote.
    */
-  async request(messages: ChatMessage[], system?: string): Promise<void> {
+  async request(messages: ChatMessage[], system?: string, closing: ExecutionEventInput[] = []): Promise<boolean> {
     const fresh = messages.filter((m) => !this.written.has(m));
-    if (fresh.length === 0 && this.lastSeq() > 0) return;
-    await this.write("request", fresh, this.lastSeq() === 0 ? { system: system ?? "" } : {});
+    if (fresh.length === 0 && this.lastSeq() > 0) return false;
+    await this.write("request", fresh, this.lastSeq() === 0 ? { system: system ?? "" } : {}, false, closing);
+    return true;
   }
 
   /**
@@ -204,8 +206,8 @@ export class AttemptJournal {
       try {
         await this.client.post(`journal/${this.client.taskPath()}`, { steps, events, ...(answerIsResult ? { answerIsResult } : {}) });
       } catch (err) {
-        // A write whose reply was lost (a timeout) may have been stored, and the closing events with it, which
-        // say the attempt ended well: then it did. The journal says which.
+        // A write whose reply was lost (a timeout) may have been stored, and the closing events with it (the
+        // attempt ended well, the model is asked): then it was, and what they tell of goes on. The journal says which.
         if (closing.length === 0 || !(await this.isWritten(steps.at(-1)!))) throw err;
       }
     }, closing);

@@ -40,7 +40,8 @@ export interface LoopOptions {
 }
 
 export interface LoopJournal {
-  request(messages: ChatMessage[], system?: string): Promise<void>;
+  /** Writes what the model has not seen journalled yet, if anything, with `closing` after it; answers whether it wrote. */
+  request(messages: ChatMessage[], system?: string, closing?: ExecutionEventInput[]): Promise<boolean>;
   response(message: ChatMessage): Promise<void>;
   toolStarted(call: ToolCall, key: string): Promise<void>;
   /** A call's place: the steps it acts on (written before it acts, or carried by it), and its result step, which the control plane may write with the call's reply. */
@@ -74,8 +75,12 @@ export async function runToolLoop(options: LoopOptions): Promise<LoopResult> {
     if (stop !== undefined) return { text: stop, usage };
   }
   for (let turn = state.turn + 1; turn <= options.turnBudget; turn++) {
-    await options.journal?.request(messages, options.system);
-    const response = await requestTurn(options, messages, state.nudged ? [] : options.tools, turn);
+    const tools = state.nudged ? [] : options.tools;
+    // Told with the step written before the request, when there is one: one call to the control plane, and
+    // a watcher sees the model asked without waiting for the events sent on their own.
+    const started: ExecutionEventInput = { type: "ModelRequestStarted", summary: `turn ${turn}: ${messages.length} messages, ${tools.length} tools` };
+    if (!(await options.journal?.request(messages, options.system, [started]))) options.emit(started);
+    const response = await requestTurn(options, messages, tools, turn);
     usage.inputTokens += response.usage?.inputTokens ?? 0;
     usage.outputTokens += response.usage?.outputTokens ?? 0;
     if (response.toolCalls.length === 0) refuseIncomplete(response);
@@ -133,7 +138,6 @@ async function requestTurn(options: LoopOptions, messages: ChatMessage[], tools:
     temperature: options.temperature,
     signal: options.signal,
   };
-  options.emit({ type: "ModelRequestStarted", summary: `turn ${turn}: ${messages.length} messages, ${tools.length} tools` });
   let response: ModelResponse;
   try {
     response = await options.model.complete({ ...request, messages });

@@ -65,7 +65,13 @@ describe("a custom Tool call's result step in the worker", () => {
   });
   afterAll(() => controlPlane.close());
 
-  async function run(mode: Answering): Promise<{ outcome: AttemptOutcome; steps: Step[]; toolCall: { resultStep?: unknown; journalFirst?: { events: { type: string }[] } }; result?: string }> {
+  async function run(mode: Answering): Promise<{
+    outcome: AttemptOutcome;
+    steps: Step[];
+    firstWrite: { events: { type: string }[] };
+    toolCall: { resultStep?: unknown; journalFirst?: { events: { type: string }[] } };
+    result?: string;
+  }> {
     answering = mode;
     const { url, seen } = controlPlane;
     seen.splice(0);
@@ -78,6 +84,7 @@ describe("a custom Tool call's result step in the worker", () => {
       return {
         outcome,
         steps: stepsSent(seen),
+        firstWrite: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/journal/"))!.body),
         toolCall: JSON.parse(seen.find((r) => r.path.startsWith("/internal/v1/tools/"))!.body),
         result: storedResult(seen),
       };
@@ -87,13 +94,14 @@ describe("a custom Tool call's result step in the worker", () => {
   }
 
   it("sends the answer that asked for the call and the place of the result with the call, writes neither step itself, and goes on after it", async () => {
-    const { outcome, steps, toolCall, result } = await run("journalled");
+    const { outcome, steps, firstWrite, toolCall, result } = await run("journalled");
     expect([outcome, result]).toEqual([{ exitCode: 0 }, "done: pong"]);
     expect(toolCall.resultStep).toEqual(TOOL_STEP);
     // request, the answer with the call (carried by it), step 3 written by the control plane, final answer.
     expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [4, "response", "journal"]]);
-    // The events since the first step go with the answer they follow, journalled at it.
-    expect(toolCall.journalFirst?.events.map((e) => e.type)).toEqual(["ModelRequestStarted", "ModelRequestCompleted", "ToolCallStarted"]);
+    // The model's first request is told with the step written before it; the events since go with the answer they follow, journalled at it.
+    expect(firstWrite.events.map((e) => e.type)).toEqual(["WorkerStarted", "ModelRequestStarted"]);
+    expect(toolCall.journalFirst?.events.map((e) => e.type)).toEqual(["ModelRequestCompleted", "ToolCallStarted"]);
   });
 
   it("writes the result step itself when the control plane did not", async () => {
