@@ -15,8 +15,9 @@ export interface CallSignalOptions {
  * parents and its timer as soon as the call settles. `AbortSignal.any` over `AbortSignal.timeout` keeps
  * both alive long after a quick call has ended (a timer for the whole timeout, weak links the garbage
  * collector must trace), at three to ten times the CPU per call of this (docs/performance-history.md): every
- * call to a model, the control plane, an egress URL, GitHub, a search API or a brokered tool has its
- * signal from here.
+ * call to a model, an egress URL, GitHub, a search API or a brokered tool, and to the control plane over
+ * HTTP, has its signal from here (over the pool's IPC channel a call needs none: a timer and its caller's
+ * signal end it).
  */
 export async function withCallSignal<T>(options: CallSignalOptions, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();

@@ -23,6 +23,16 @@ function stepsSent(seen: SeenCall[]): Step[] {
   });
 }
 
+/** Every event the worker sent, in order: with its journal writes, carried by the custom Tool's call, or on their own. */
+function eventsSent(seen: SeenCall[]): { type: string; summary: string }[] {
+  return seen.flatMap(({ path, body }) => {
+    if (path.startsWith("/internal/v1/tools/")) return JSON.parse(body).journalFirst?.events ?? [];
+    if (path.startsWith("/internal/v1/journal/") && body) return JSON.parse(body).events;
+    if (path.startsWith("/internal/v1/events/")) return JSON.parse(body);
+    return [];
+  });
+}
+
 const MODEL_KEY = "sk-model-key-0123456789";
 const TOOL_STEP = { run: 1, seq: 3, toolCallId: "call_1_1" };
 
@@ -102,6 +112,9 @@ describe("a custom Tool call's result step in the worker", () => {
     // The model's first request is told with the step written before it; the events since go with the answer they follow, journalled at it.
     expect(firstWrite.events.map((e) => e.type)).toEqual(["WorkerStarted", "ModelRequestStarted"]);
     expect(toolCall.journalFirst?.events.map((e) => e.type)).toEqual(["ModelRequestCompleted", "ToolCallStarted"]);
+    // Each model request is told once: the first with its step, the second (no step before it) on its own.
+    const started = eventsSent(controlPlane.seen).filter((event) => event.type === "ModelRequestStarted");
+    expect(started.map((event) => event.summary)).toEqual([expect.stringMatching(/^turn 1:/), expect.stringMatching(/^turn 2:/)]);
   });
 
   it("writes the result step itself when the control plane did not", async () => {
@@ -125,13 +138,7 @@ describe("a custom Tool call's result step in the worker", () => {
     expect(outcome).toEqual({ exitCode: 0 });
     expect(steps.map((s) => [s.seq, s.kind, s.via])).toEqual([[1, "request", "journal"], [2, "response", "call"], [3, "tool_result", "journal"], [4, "response", "journal"]]);
     expect(result).toBe('done: Error executing tool: tool "ping": the endpoint answered HTTP 500');
-    const sent = controlPlane.seen.flatMap(({ path, body }) => {
-      if (path.startsWith("/internal/v1/tools/")) return JSON.parse(body).journalFirst.events as { type: string }[];
-      if (path.startsWith("/internal/v1/journal/") && body) return JSON.parse(body).events as { type: string }[];
-      if (path.startsWith("/internal/v1/events/")) return JSON.parse(body) as { type: string }[];
-      return [];
-    });
-    expect(sent.filter((event) => event.type === "ToolCallStarted")).toHaveLength(1);
+    expect(eventsSent(controlPlane.seen).filter((event) => event.type === "ToolCallStarted")).toHaveLength(1);
   });
 
   it("stops, failing closed, when the journalled result holds a secret the attempt carries: the model never sees it", async () => {
