@@ -19,6 +19,7 @@ import { mainThreadCpuSeconds, processTreeUsage } from "./process-tree.ts";
 import { PEERS, preparePeers, runPeer } from "./peers/peers.ts";
 import { declareLoop, startBareLoop, startOrkaProcess } from "./server.ts";
 import { markdownTable } from "./table.ts";
+import { percentiles } from "./timing.ts";
 
 const QUICK = process.argv.includes("--quick");
 const TASKS = QUICK ? 100 : 1000;
@@ -147,20 +148,23 @@ async function drainOrka(model: { url: string; pid: number }): Promise<void> {
     const used = cpuSince(cpuBefore, orka.pid, model.pid);
     const cpu = used.tree;
     await watch.close();
-    const tasks: { metadata: { name: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = (await orka.api("GET", "/tasks?limit=0")).items;
+    const tasks: { metadata: { name: string; creationTimestamp: string }; status?: { phase?: string; completionTime?: string; message?: string } }[] = (await orka.api("GET", "/tasks?limit=0")).items;
     const allEnded = tasks.every((task) => isTerminalPhase(task.status?.phase));
     const succeeded = tasks.filter((task) => task.status?.phase === "Succeeded");
     const drained = succeeded.length === TASKS;
     const drainMs = Math.max(...succeeded.map((task) => Date.parse(task.status!.completionTime!))) - firstCreate;
+    // What each Task's creator waited: how far a burst being admitted holds up the Tasks already in it.
+    const ownTimes = percentiles(succeeded.map((task) => Date.parse(task.status!.completionTime!) - Date.parse(task.metadata.creationTimestamp)));
     console.log(`\n${TASKS} concurrent Tasks${QUICK ? " (quick run; the full run has 1,000)" : ""}, each the 3-tool-call loop against a model that answers in ${ANSWER_DELAY_MS} ms: ` +
       `ideal drain ${IDEAL_MS / 1000} s (four model answers per Task). Orka server in its own process, freshly started, ORKA_WORKER_SLOTS=${TASKS}; ` +
       `all ${TASKS} created through the API at once (the last create answered ${((allCreated - firstCreate) / 1000).toFixed(1)} s after the first was sent). ` +
       `Peak RSS and CPU: the server's process tree from /proc every ${SAMPLE_EVERY_MS} ms (not the fake model, not this driver; RSS summed over its processes, so a page they share counts in each); CPU over first create → all ended (${((ended - firstCreate) / 1000).toFixed(1)} s), in % of one core.\n`);
-    console.log(markdownTable(["Tasks", "ended by phase", "drain: first create → last Succeeded", "÷ ideal 4 s", "peak RSS of Orka's process tree", "Orka's CPU during the drain"], [[
+    console.log(markdownTable(["Tasks", "ended by phase", "drain: first create → last Succeeded", "÷ ideal 4 s", "each Task, created → Succeeded, p50 / p95", "peak RSS of Orka's process tree", "Orka's CPU during the drain"], [[
       String(TASKS),
       phasesOf(tasks).map(([phase, count]) => `${phase} ${count}`).join(", ") + (allEnded ? "" : ` (not all ended after ${DRAIN_DEADLINE_MS / 1000} s)`),
       succeeded.length ? `${(drainMs / 1000).toFixed(1)} s${drained ? "" : " (not all Succeeded)"}` : "–",
       drained ? `${(drainMs / IDEAL_MS).toFixed(2)}×` : "–",
+      succeeded.length ? `${(ownTimes.p50_ms / 1000).toFixed(1)} / ${(ownTimes.p95_ms / 1000).toFixed(1)} s` : "–",
       `${(peak.rssBytes / 2 ** 20).toFixed(0)} MiB (${peak.processes} processes)`,
       `${cpu.toFixed(1)} s, ${((cpu / ((ended - firstCreate) / 1000)) * 100).toFixed(0)}% of one core`,
     ]]));
