@@ -2,7 +2,8 @@ import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { nextTurn, takeTurnsWithTheEventLoop } from "../../src/api/request-turns.ts";
 
-const BURST = 12;
+/** Well over a burst's share of one turn. */
+const BURST = 48;
 
 /** Keeps the thread busy for `ms`, as handling a request does. */
 function spin(ms: number): void {
@@ -11,12 +12,12 @@ function spin(ms: number): void {
 }
 
 /**
- * A request's work in a burst: 2 ms of it. The first arms a timer, as a worker's call or a model's
+ * A request's work in a burst: 1 ms of it. The first arms a timer, as a worker's call or a model's
  * answer arriving meanwhile would be: it must not wait for the whole burst.
  */
 function work(i: number, order: string[]): void {
   if (i === 0) setTimeout(() => order.push("timer"), 0);
-  spin(2);
+  spin(1);
   order.push(`request ${i}`);
 }
 
@@ -39,6 +40,15 @@ describe("requests taking turns with the event loop", () => {
     }
     await Promise.all(handled);
     expectTurnsTaken(order);
+  });
+
+  it("holds none of a few requests handled in one turn, however long they take", async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    const held = Array.from({ length: 10 }, () => {
+      spin(2);
+      return nextTurn();
+    });
+    expect(held.every((turn) => turn === undefined)).toBe(true);
   });
 
   it("holds no request while the loop goes round freely", async () => {
