@@ -1,51 +1,64 @@
-import type { FastifyInstance } from "fastify";
+import type { onRequestHookHandler } from "fastify";
 
-/**
- * A burst is this many requests handled in one turn of the event loop; under a steady load of many
- * clients a turn rarely handles more than a few.
- */
-const BURST_REQUESTS = 16;
-/** How long a burst may keep the event loop before the rest of it waits for the loop to go round. */
-const SLICE_MS = 5;
+/** Requests a turn of the event loop always lets in: under a steady load a turn rarely handles more. */
+const REQUESTS_PER_TURN = 16;
+/** Past its REQUESTS_PER_TURN, a turn lets requests in for this long, counted from its first request. */
+const TURN_MS = 5;
 
-/** What this turn of the event loop has handled so far: since when, and how many requests. */
-let slice: { startedAt: number; requests: number } | undefined;
+/** What the current turn of the event loop has let in: since when, and how many requests. */
+interface Turn {
+  startedAt: number;
+  requests: number;
+}
 
-/** The current turn's slice: the first request after the loop last went round starts one. */
-function currentSlice(): { startedAt: number; requests: number } {
-  if (!slice) {
-    slice = { startedAt: performance.now(), requests: 0 };
-    setImmediate(() => {
-      slice = undefined;
-    });
+// One event loop serves every server of the process, so the turn and the line are the process's own.
+let turn: Turn | undefined;
+/** Requests held for a later turn, in the order they came. */
+const line: (() => void)[] = [];
+
+function startTurn(): Turn {
+  turn = { startedAt: performance.now(), requests: 0 };
+  // Runs once the loop has gone round: the next turn lets in the first of the line.
+  setImmediate(endTurn);
+  return turn;
+}
+
+function endTurn(): void {
+  turn = undefined;
+  if (line.length === 0) return;
+  const next = startTurn();
+  for (const letIn of line.splice(0, REQUESTS_PER_TURN)) {
+    next.requests++;
+    letIn();
   }
-  return slice;
+}
+
+function spent({ startedAt, requests }: Turn): boolean {
+  return requests >= REQUESTS_PER_TURN && performance.now() - startedAt >= TURN_MS;
 }
 
 /**
- * Undefined when this request may be handled now; once a burst has had its slice, settles after the
- * event loop has gone round (and this request's turn has come).
+ * Undefined when the request may be handled now; otherwise settles once its turn has come, after the
+ * requests held before it.
  */
-export function nextTurn(): Promise<void> | undefined {
-  const current = currentSlice();
-  if (current.requests < BURST_REQUESTS || performance.now() - current.startedAt < SLICE_MS) {
+export function waitForTurn(): Promise<void> | undefined {
+  const current = turn ?? startTurn();
+  if (line.length === 0 && !spent(current)) {
     current.requests++;
     return undefined;
   }
-  return new Promise<void>((resolve) => setImmediate(resolve)).then(nextTurn);
+  return new Promise<void>((resolve) => line.push(resolve));
 }
 
 /**
  * A burst of requests ready at once (a thousand Task creates, say) would be handled in one turn of the
  * event loop, a second or more during which nothing else is read: not the pooled workers' calls over
- * their IPC channels, not the timers. So a burst takes turns: once it has had a few milliseconds, the
- * rest of it waits for the loop to go round, and running Tasks go on while it is admitted
- * (docs/performance.md, the 1,000-Task drain).
+ * their IPC channels, not the timers. So a busy turn holds the rest of a burst for the next ones, and
+ * running Tasks go on while it is admitted (docs/performance.md, the 1,000-Task drain). For the public
+ * surfaces only: a worker's calls and the health probes are never held behind a burst.
  */
-export function takeTurnsWithTheEventLoop(app: FastifyInstance): void {
-  app.addHook("onRequest", (_request, _reply, done) => {
-    const turn = nextTurn();
-    if (turn) void turn.then(() => done());
-    else done();
-  });
-}
+export const takeTurns: onRequestHookHandler = (_request, _reply, done) => {
+  const held = waitForTurn();
+  if (held) void held.then(() => done());
+  else done();
+};

@@ -27,7 +27,6 @@ import { internalBrokerRoutes } from "./internal/broker-routes.ts";
 import { registerWorkerHttpRoutes } from "./internal/worker-http.ts";
 import { workerCallAnswerer, type WorkerCallAnswerer } from "./internal/worker-calls.ts";
 import type { WorkerRoute } from "./internal/worker-route.ts";
-import { takeTurnsWithTheEventLoop } from "./request-turns.ts";
 import { holdRepliesUntilCommitted } from "./held-output.ts";
 import { anthropicError, registerAnthropicCompat } from "./compat/anthropic.ts";
 import { openAIError, registerOpenAICompat } from "./compat/openai.ts";
@@ -72,8 +71,8 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   }) as unknown as FastifyInstance;
   app.setErrorHandler(rootErrors);
 
-  // What every surface shares: JSON bodies, the route list, turns taken with the event loop, single query
-  // parameters, the refusal audit, open event streams, and one count of failed sign-ins per client.
+  // What every surface shares: JSON bodies, the route list, single query parameters, the refusal audit,
+  // open event streams, and one count of failed sign-ins per client.
   app.removeContentTypeParser("text/plain");
   registerJsonParser(app);
   app.decorateRequest("principal", undefined);
@@ -81,7 +80,6 @@ export function buildApi(ctx: ApiContext, logger: Logger, routes: ApiRoute[] = [
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
   });
-  takeTurnsWithTheEventLoop(app);
   holdRepliesUntilCommitted(app, ctx.gate);
   app.addHook("preValidation", refuseRepeatedQuery);
   registerRefusalAudit(app, ctx);

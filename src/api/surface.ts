@@ -6,6 +6,7 @@ import { requestedNamespace, type ApiContext } from "./context.ts";
 import { notFound, type ErrorAnswer, type ErrorReply } from "./errors.ts";
 import { noteRefusal } from "./refusals.ts";
 import { signInHook, type SignInFailures } from "./sign-in.ts";
+import { takeTurns } from "./request-turns.ts";
 
 /** One HTTP surface, mounted at its prefix: it owns every path under it, its routes under /v1. */
 export interface Surface {
@@ -26,13 +27,14 @@ export interface Surface {
   v1: (v1: FastifyInstance) => void;
 }
 
-/** The surface as an encapsulated plugin: its error handler, its not-found handler and, when public, its caller checks. */
+/** The surface as an encapsulated plugin: its error handler, its not-found handler and, when public, its callers' turns and checks. */
 export function surfacePlugin(ctx: ApiContext, surface: Surface, failures: SignInFailures): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(errorHandler(ctx, surface.errorAnswer));
     app.setNotFoundHandler(notFound(surface.errorReply));
     if (surface.public) {
       app.addHook("onRoute", requireRouteAction);
+      app.addHook("onRequest", takeTurns);
       app.addHook("onRequest", signInHook(ctx, failures, surface));
       app.addHook("preHandler", authorizeRoute(ctx));
     }
