@@ -1,3 +1,4 @@
+import { setTimeout } from "node:timers/promises";
 import { type ModelClient, type ModelRequest, type ModelResponse, ModelApiError } from "./model.ts";
 import { withCallSignal } from "../util/call-signal.ts";
 
@@ -53,19 +54,10 @@ export function withRetries(client: ModelClient, options: RetryOptions): ModelCl
   };
 }
 
-/** Waits `ms`, or fails with the reason `signal` aborts with. */
+/** Waits `ms`, or fails with the reason `signal` aborts with (node's own timer fails with an AbortError instead). */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", stop, { once: true });
+  return setTimeout(ms, undefined, { signal }).catch(() => {
+    throw signal!.reason;
   });
 }
 

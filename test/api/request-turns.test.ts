@@ -89,7 +89,7 @@ describe("requests taking turns with the event loop", () => {
     expect(held.every((turn) => turn === undefined)).toBe(true);
   });
 
-  it("holds every request of a server it is a hook of", async () => {
+  it("holds a burst to its turns as a server's hook on every request", async () => {
     const app = Fastify();
     app.addHook("onRequest", takeTurns);
     const order: string[] = [];

@@ -57,6 +57,17 @@ describe("model call retries", () => {
     expect(provider.tries).toBe(0);
   });
 
+  it("ends the wait before a retry at once when its caller stops it, with the caller's reason", async () => {
+    const provider = faultyProvider(new ModelApiError("provider returned HTTP 503: busy", 503, { retryAfterMs: 20_000 }));
+    const caller = new AbortController();
+    const call = withRetries(provider.client, { baseDelayMs: 1, timeoutMs: 60_000 }).complete({ ...request, signal: caller.signal });
+    const started = Date.now();
+    setTimeout(() => caller.abort(new Error("the attempt was stopped")), 20);
+    await expect(call).rejects.toThrow("the attempt was stopped");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(provider.tries).toBe(1);
+  });
+
   it("reads a try cut at its deadline as silence, even from a client that fails at once when aborted", async () => {
     let tries = 0;
     const abortsAtOnce: ModelClient = {
