@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { poolPerTest } from "../helpers/pool.ts";
 
 /** The environment of this process's pooled worker, read from /proc once it is running. */
@@ -24,6 +24,7 @@ describe("a pooled worker's environment", () => {
   const newPool = poolPerTest("pool-env");
   afterEach(() => {
     for (const name of Object.keys(secrets)) delete process.env[name];
+    vi.unstubAllEnvs();
   });
 
   it("holds none of the server's secrets, only what the worker reads (PATH, HOME, the log level)", async () => {
@@ -33,5 +34,13 @@ describe("a pooled worker's environment", () => {
     for (const value of Object.values(secrets)) expect(Object.values(env)).not.toContain(value);
     expect(Object.keys(env).filter((name) => name.startsWith("ORKA_"))).toEqual(["ORKA_LOG_LEVEL"]);
     expect(env.PATH).toBe(process.env.PATH);
+  });
+
+  it("keeps the server's compile cache settings, so a worker's modules load from where the server's do", async () => {
+    vi.stubEnv("NODE_COMPILE_CACHE", "/var/cache/orka-compile-cache");
+    vi.stubEnv("XDG_CACHE_HOME", "/var/cache/orka-user");
+    newPool();
+    const env = await workerEnviron();
+    expect([env.NODE_COMPILE_CACHE, env.XDG_CACHE_HOME]).toEqual(["/var/cache/orka-compile-cache", "/var/cache/orka-user"]);
   });
 });

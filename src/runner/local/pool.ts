@@ -28,13 +28,13 @@ const CLOSE_GRACE_MS = 3_000;
 const KILL_GRACE_MS = 10_000;
 
 /**
- * What a worker reads from its environment: where programs are (bubblewrap, git, npm), its home and temporary
- * directory (npm's cache, the tools' scratch directories), locale and time zone, Node's and npm's own
- * settings (CA certificates, proxies, the registry), the log level and the tests' fault switch. Everything
- * else of the server's environment (its admin token, GitHub token, marker secrets) stays in the server: an
- * attempt's configuration comes over IPC.
+ * What a worker reads from its environment: where programs are (bubblewrap, git, npm), its home, temporary
+ * and cache directories (npm's cache, the tools' scratch directories, the compile cache), locale and time
+ * zone, Node's and npm's own settings (CA certificates, proxies, the registry, the compile cache), the log
+ * level and the tests' fault switch. Everything else of the server's environment (its admin token, GitHub
+ * token, marker secrets) stays in the server: an attempt's configuration comes over IPC.
  */
-const WORKER_VARIABLES = /^(PATH|HOME|TMPDIR|LANG|LC_[A-Z]+|TZ|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_USE_ENV_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|(HTTPS?|NO)_PROXY|(https?|no)_proxy|npm_config_[A-Za-z0-9_]+|NPM_CONFIG_[A-Z0-9_]+|ORKA_LOG_LEVEL|ORKA_FAULT_INJECTION)$/;
+const WORKER_VARIABLES = /^(PATH|HOME|TMPDIR|LANG|LC_[A-Z]+|TZ|NODE_OPTIONS|NODE_COMPILE_CACHE|NODE_DISABLE_COMPILE_CACHE|XDG_CACHE_HOME|NODE_EXTRA_CA_CERTS|NODE_USE_ENV_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|(HTTPS?|NO)_PROXY|(https?|no)_proxy|npm_config_[A-Za-z0-9_]+|NPM_CONFIG_[A-Z0-9_]+|ORKA_LOG_LEVEL|ORKA_FAULT_INJECTION)$/;
 
 export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => WORKER_VARIABLES.test(entry[0]) && entry[1] !== undefined));
