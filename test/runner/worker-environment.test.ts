@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { poolPerTest } from "../helpers/pool.ts";
 
@@ -37,10 +39,10 @@ describe("a pooled worker's environment", () => {
   });
 
   it("keeps the server's compile cache settings, so a worker's modules load from where the server's do", async () => {
-    vi.stubEnv("NODE_COMPILE_CACHE", "/var/cache/orka-compile-cache");
-    vi.stubEnv("XDG_CACHE_HOME", "/var/cache/orka-user");
+    const settings = { NODE_COMPILE_CACHE: join(tmpdir(), "orka-unused-compile-cache"), NODE_DISABLE_COMPILE_CACHE: "1", XDG_CACHE_HOME: join(tmpdir(), "orka-unused-cache-home") };
+    for (const [name, value] of Object.entries(settings)) vi.stubEnv(name, value);
     newPool();
     const env = await workerEnviron();
-    expect([env.NODE_COMPILE_CACHE, env.XDG_CACHE_HOME]).toEqual(["/var/cache/orka-compile-cache", "/var/cache/orka-user"]);
+    expect(Object.fromEntries(Object.keys(settings).map((name) => [name, env[name]]))).toEqual(settings);
   });
 });
