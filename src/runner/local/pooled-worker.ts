@@ -1,4 +1,5 @@
-// A pooled worker process: runs many attempts at once (model calls are I/O bound), each with its own abort signal (worker-process.ts loads it).
+// A pooled worker process (worker-process.ts loads it): runs many attempts at once (model calls are I/O
+// bound), each with its own abort signal.
 import { rm } from "node:fs/promises";
 import { runFromEnv } from "../../worker/run-from-env.ts";
 import { errorMessage, OrkaError } from "../../util/errors.ts";
