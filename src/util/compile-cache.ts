@@ -16,7 +16,7 @@ export async function loadWithCompileCache(entry: URL): Promise<void> {
   const directory = cacheNamed ? undefined : ownCacheDirectory();
   if (directory) enableCompileCache(directory);
   await import(entry.href);
-  // Node writes the cache when a process exits normally, and the pool kills the worker processes it stops.
+  // Node writes the cache only when a process exits normally, and the pool stops an idle worker with SIGKILL.
   flushCompileCache();
 }
 
