@@ -7,9 +7,14 @@
 // the same HTTP tool through Orka's stores, IPC and OpenAI client, every step durable, no logic), which is
 // what a durable loop built of Orka's pieces leaves between two model turns here, and @openai/agents in
 // process with the same loop: a function tool that does nothing, and one that calls the same HTTP endpoint.
+// Under them all, Orka's OpenAI client alone: each tool's result handed back at once, nothing durable and no
+// tool, so its gap is what the client and HTTP leave between two model turns, the part no loop using it can avoid.
 // `node bench/tool-overhead.ts [--quick]` prints one table; asserts nothing.
 import { join } from "node:path";
+import type { ChatMessage } from "../src/providers/model.ts";
+import { openAIModel } from "../src/providers/openai.ts";
 import { startChildServer } from "./child-server.ts";
+import { NOOP_TOOL } from "./peers/fake-model.ts";
 import { preparePeers, runPeerScript } from "./peers/peers.ts";
 import { startBareLoop, startOrkaProcess } from "./server.ts";
 import { markdownTable, p50p95 } from "./table.ts";
@@ -103,11 +108,30 @@ async function measurePeer(modelURL: string): Promise<{ http: Gaps; function: Ga
   }
 }
 
+/**
+ * Orka's OpenAI client alone, in this process: `LOOPS` conversations of the timed model's `noop` script one at
+ * a time after a warm-up one, each tool call answered with its result at once.
+ */
+async function measureClientAlone(modelURL: string): Promise<Gaps> {
+  const client = openAIModel({ apiKey: "k", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
+  for (let i = -1; i < LOOPS; i++) {
+    const messages: ChatMessage[] = [{ role: "user", content: i < 0 ? "warm-up-client" : `client-${i}` }];
+    for (;;) {
+      const reply = await client.complete({ model: NOOP_TOOL.name, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
+      if (reply.toolCalls.length === 0) break;
+      messages.push({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls });
+      for (const call of reply.toolCalls) messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: "ok" });
+    }
+  }
+  return toolGaps(await takeNoted(modelURL), (c) => c.startsWith("client-"), false);
+}
+
 const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
 try {
   const orka = await measureOrka(model.url);
   const bare = await measureBare(model.url);
   const peer = await measurePeer(model.url);
+  const clientAlone = await measureClientAlone(model.url);
   const endpointTime = (gaps: Gaps) => (gaps.endpoint.length ? percentiles(gaps.endpoint).p50_ms.toFixed(2) : "–");
   const ratio = (mine: Gaps, theirs: Gaps | undefined) => (theirs ? `${(percentiles(mine.overhead).p50_ms / percentiles(theirs.overhead).p50_ms).toFixed(1)}×` : "");
   const row = (system: string, tool: string, gaps: Gaps, versus?: Gaps) => [system, tool, String(gaps.overhead.length), p50p95(percentiles(gaps.overhead)), endpointTime(gaps), ratio(gaps, versus)];
@@ -121,13 +145,15 @@ try {
     ...(peer instanceof Error
       ? [notRun("@openai/agents", peer)]
       : [row("@openai/agents", "function tool calling the same HTTP endpoint", peer.http), row("@openai/agents", "function tool doing nothing", peer.function)]),
+    row("Orka's OpenAI client alone", "none: each result handed back at once, nothing durable", clientAlone),
   ];
   const beyondBare = bare instanceof Error ? "" : `; Orka's HTTP Tool takes ${(percentiles(orka.http.overhead).p50_ms - percentiles(bare.overhead).p50_ms).toFixed(2)} ms more at p50`;
   console.log(`\nPer tool call overhead: ${LOOPS} loops of ${CALLS_PER_LOOP} tool calls one at a time per row, after a warm-up loop (the model answers at once). ` +
     "Overhead = model answer asking for the tool (sent) → next model request (arrived), minus the endpoint's handling time for HTTP tools. " +
     "Orka ÷ peer compares the HTTP Tool with the peer's HTTP function tool, recall_memory with the peer's empty function tool. " +
     "The bare loop (bench/bare-loop.ts) makes the same HTTP tool's call through Orka's stores, IPC and OpenAI client, every step durable and nothing else: " +
-    `what a durable loop of Orka's pieces leaves between two model turns here${beyondBare}.\n`);
+    `what a durable loop of Orka's pieces leaves between two model turns here${beyondBare}. ` +
+    "Orka's OpenAI client alone, in one process with no tool and nothing durable, is the part of the gap that the client and HTTP take, which no loop using that client avoids.\n");
   console.log(markdownTable(["system", "tool", "calls", "overhead per call p50 / p95 ms", "endpoint's own time p50 ms", "Orka ÷ peer at p50"], rows));
 } finally {
   model.close();
