@@ -112,18 +112,22 @@ async function measurePeer(modelURL: string): Promise<{ http: Gaps; function: Ga
  * Orka's OpenAI client alone, in this process: `LOOPS` conversations of the timed model's `noop` script one at
  * a time after a warm-up one, each tool call answered with its result at once.
  */
-async function measureClientAlone(modelURL: string): Promise<Gaps> {
-  const client = openAIModel({ apiKey: "k", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
-  for (let i = -1; i < LOOPS; i++) {
-    const messages: ChatMessage[] = [{ role: "user", content: i < 0 ? "warm-up-client" : `client-${i}` }];
-    for (;;) {
-      const reply = await client.complete({ model: NOOP_TOOL.name, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
-      if (reply.toolCalls.length === 0) break;
-      messages.push({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls });
-      for (const call of reply.toolCalls) messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: "ok" });
+async function measureClientAlone(modelURL: string): Promise<Gaps | Error> {
+  try {
+    const client = openAIModel({ apiKey: "k", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
+    for (let i = -1; i < LOOPS; i++) {
+      const messages: ChatMessage[] = [{ role: "user", content: i < 0 ? "warm-up-client" : `client-${i}` }];
+      for (;;) {
+        const reply = await client.complete({ model: NOOP_TOOL.name, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
+        if (reply.toolCalls.length === 0) break;
+        messages.push({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls });
+        for (const call of reply.toolCalls) messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: "ok" });
+      }
     }
+    return toolGaps(await takeNoted(modelURL), (c) => c.startsWith("client-"), false);
+  } catch (err) {
+    return err as Error;
   }
-  return toolGaps(await takeNoted(modelURL), (c) => c.startsWith("client-"), false);
 }
 
 const model = await startChildServer(join(import.meta.dirname, "timed-model.ts"));
@@ -145,7 +149,9 @@ try {
     ...(peer instanceof Error
       ? [notRun("@openai/agents", peer)]
       : [row("@openai/agents", "function tool calling the same HTTP endpoint", peer.http), row("@openai/agents", "function tool doing nothing", peer.function)]),
-    row("Orka's OpenAI client alone", "none: each result handed back at once, nothing durable", clientAlone),
+    clientAlone instanceof Error
+      ? notRun("Orka's OpenAI client alone", clientAlone)
+      : row("Orka's OpenAI client alone", "none: each result handed back at once, nothing durable", clientAlone),
   ];
   const beyondBare = bare instanceof Error ? "" : `; Orka's HTTP Tool takes ${(percentiles(orka.http.overhead).p50_ms - percentiles(bare.overhead).p50_ms).toFixed(2)} ms more at p50`;
   console.log(`\nPer tool call overhead: ${LOOPS} loops of ${CALLS_PER_LOOP} tool calls one at a time per row, after a warm-up loop (the model answers at once). ` +
