@@ -116,8 +116,11 @@ async function measureClientAlone(modelURL: string): Promise<Gaps | Error> {
   try {
     const client = openAIModel({ apiKey: "k", baseURL: `${modelURL}/v1`, timeoutMs: 60_000 });
     for (let i = -1; i < LOOPS; i++) {
-      const messages: ChatMessage[] = [{ role: "user", content: i < 0 ? "warm-up-client" : `client-${i}` }];
-      for (;;) {
+      const conversation = i < 0 ? "warm-up-client" : `client-${i}`;
+      const messages: ChatMessage[] = [{ role: "user", content: conversation }];
+      // The script answers after its tool calls; a model that kept asking would be a broken timed model.
+      for (let turn = 0; ; turn++) {
+        if (turn > CALLS_PER_LOOP) throw new Error(`the timed model did not answer "${conversation}" after ${CALLS_PER_LOOP} tool calls`);
         const reply = await client.complete({ model: NOOP_TOOL.name, messages, tools: [NOOP_TOOL], maxTokens: 1024 });
         if (reply.toolCalls.length === 0) break;
         messages.push({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls });
@@ -140,18 +143,17 @@ try {
   const ratio = (mine: Gaps, theirs: Gaps | undefined) => (theirs ? `${(percentiles(mine.overhead).p50_ms / percentiles(theirs.overhead).p50_ms).toFixed(1)}×` : "");
   const row = (system: string, tool: string, gaps: Gaps, versus?: Gaps) => [system, tool, String(gaps.overhead.length), p50p95(percentiles(gaps.overhead)), endpointTime(gaps), ratio(gaps, versus)];
   const notRun = (system: string, err: Error) => [system, `not run: ${err.message.split("\n")[0]}`, "", "", "", ""];
+  const rowOrNotRun = (system: string, tool: string, gaps: Gaps | Error) => (gaps instanceof Error ? notRun(system, gaps) : row(system, tool, gaps));
   const peerHTTP = peer instanceof Error ? undefined : peer.http;
   const peerFunction = peer instanceof Error ? undefined : peer.function;
   const rows = [
     row("Orka", "custom HTTP Tool (POST to the endpoint)", orka.http, peerHTTP),
     row("Orka", "built-in recall_memory (empty memory store)", orka.builtin, peerFunction),
-    bare instanceof Error ? notRun("the bare loop", bare) : row("the bare loop", "the same HTTP tool, every step durable, no logic", bare),
+    rowOrNotRun("the bare loop", "the same HTTP tool, every step durable, no logic", bare),
     ...(peer instanceof Error
       ? [notRun("@openai/agents", peer)]
       : [row("@openai/agents", "function tool calling the same HTTP endpoint", peer.http), row("@openai/agents", "function tool doing nothing", peer.function)]),
-    clientAlone instanceof Error
-      ? notRun("Orka's OpenAI client alone", clientAlone)
-      : row("Orka's OpenAI client alone", "none: each result handed back at once, nothing durable", clientAlone),
+    rowOrNotRun("Orka's OpenAI client alone", "none: each result handed back at once, nothing durable", clientAlone),
   ];
   const beyondBare = bare instanceof Error ? "" : `; Orka's HTTP Tool takes ${(percentiles(orka.http.overhead).p50_ms - percentiles(bare.overhead).p50_ms).toFixed(2)} ms more at p50`;
   console.log(`\nPer tool call overhead: ${LOOPS} loops of ${CALLS_PER_LOOP} tool calls one at a time per row, after a warm-up loop (the model answers at once). ` +
